@@ -1,0 +1,187 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# stockade build: bpf/*.bpf.c -> build/bpf/*.bpf.o -> (bpftool gen object)
+# build/stockade.bpf.o -> build/stockade.skel.h -> ./stockade.
+#
+# All BPF sources link into ONE object (libbpf's static linker, `bpftool gen
+# object`), because every concern shares the ring buffer, the sequence
+# counter and the sandbox map: one skeleton keeps them one set of maps.
+#
+# vmlinux.h: generated, not checked in, from the build machine's BTF
+# (/sys/kernel/btf/vmlinux). The programs use CO-RE, so the object built
+# against 6.18's BTF loads on the 6.1 test-VM kernel too. Override with
+# VMLINUX_BTF=/path/to/btf.
+
+OUT		?= build
+# The agent binary; the VM build links a static one elsewhere (mk/vm.mk).
+BIN		?= stockade
+CLANG		?= clang
+LLVM_STRIP	?= llvm-strip
+BPFTOOL		?= bpftool
+CC		?= gcc
+VMLINUX_BTF	?= /sys/kernel/btf/vmlinux
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+WARN		:= -Wall -Wextra -Werror -Wmissing-field-initializers -Werror=undef
+INCLUDES	:= -Iinclude -Ipolicy -Iagent -I$(OUT)
+CFLAGS		?= -g -O2
+CFLAGS		+= $(WARN) $(INCLUDES) -D_GNU_SOURCE -std=gnu11
+LDLIBS		:= -lbpf -lelf -lz -lyaml
+ifeq ($(STATIC),1)
+LDFLAGS		+= -static
+LDLIBS		+= -lzstd
+endif
+BPF_CFLAGS	:= -g -O2 -target bpf -D__TARGET_ARCH_x86 -mcpu=v3 $(WARN) \
+		   -Wno-unused-parameter -Iinclude -I$(OUT)
+
+BPF_SRCS	:= $(wildcard bpf/*.bpf.c)
+BPF_OBJS	:= $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
+POLICY_SRCS	:= $(wildcard policy/*.c)
+# Userspace code with no BPF skeleton dependency: the unit tests link it.
+LIB_SRCS	:= $(POLICY_SRCS) agent/json.c agent/net_rules.c
+AGENT_SRCS	:= $(filter-out $(LIB_SRCS),$(wildcard agent/*.c))
+LIB_OBJS	:= $(patsubst %.c,$(OUT)/obj/%.o,$(LIB_SRCS))
+AGENT_OBJS	:= $(patsubst %.c,$(OUT)/obj/%.o,$(AGENT_SRCS))
+ASAN_FLAGS	:= -fsanitize=address,undefined -fno-omit-frame-pointer \
+		   -fno-sanitize-recover=all
+ASAN_OBJS	:= $(patsubst %.c,$(OUT)/asan/%.o,$(LIB_SRCS))
+UNIT_SRCS	:= $(wildcard tests/unit/test_*.c)
+UNIT_BINS	:= $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
+UNIT_ASAN	:= $(patsubst tests/unit/%.c,$(OUT)/tests/asan-%,$(UNIT_SRCS))
+TOOL_SRCS	:= $(wildcard tools/*.c)
+TOOL_BINS	:= $(patsubst tools/%.c,$(OUT)/tools/%,$(TOOL_SRCS))
+
+# Debian packages the build, the tests and the demo need.
+DEB_PKGS	:= clang llvm gcc make pkg-config libbpf-dev bpftool libelf-dev \
+		   zlib1g-dev libzstd-dev libyaml-dev libcmocka-dev \
+		   libclang-rt-14-dev iproute2 util-linux qemu-system-x86 \
+		   busybox-static cpio
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all deps test unit-test unit-test-asan live-test fuzz fuzz-run \
+	demo clean vm-test vm-shell tools
+
+all: $(BIN) tools
+
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+			grep -q '^install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "deps: installing:$$missing"; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+$(OUT)/vmlinux.h: | $(OUT)
+	$(call msg,GEN,$@)
+	$(Q)test -r $(VMLINUX_BTF) || { echo "no BTF at $(VMLINUX_BTF): set VMLINUX_BTF=" >&2; exit 1; }
+	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
+
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(OUT)/vmlinux.h $(wildcard include/*.h bpf/*.h) | $(OUT)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
+	$(Q)$(LLVM_STRIP) -g $@.tmp -o $@ && rm -f $@.tmp
+
+$(OUT)/stockade.bpf.o: $(BPF_OBJS)
+	$(call msg,LINK-BPF,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(OUT)/stockade.skel.h: $(OUT)/stockade.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name stockade > $@
+
+$(OUT)/obj/%.o: %.c $(wildcard include/*.h policy/*.h agent/*.h) | $(OUT)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(AGENT_OBJS): $(OUT)/stockade.skel.h
+
+$(BIN): $(AGENT_OBJS) $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUT)/tools/%: tools/%.c $(wildcard include/*.h) | $(OUT)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -o $@
+
+tools: $(TOOL_BINS)
+
+$(OUT):
+	$(Q)mkdir -p $(OUT)
+
+# ---- unit tests (cmocka), plain and under ASan/UBSan ----
+$(OUT)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $^ -lyaml -lcmocka -o $@
+
+$(OUT)/asan/%.o: %.c $(wildcard include/*.h policy/*.h agent/*.h)
+	$(call msg,CC-ASAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(ASAN_FLAGS) -c $< -o $@
+
+$(OUT)/tests/asan-test_%: tests/unit/test_%.c $(ASAN_OBJS)
+	$(call msg,CC-ASAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(ASAN_FLAGS) $^ -lyaml -lcmocka -o $@
+
+unit-test: $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+unit-test-asan: $(UNIT_ASAN)
+	@set -e; for t in $(UNIT_ASAN); do echo "== $$t"; \
+		ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $$t; done
+
+# ---- libFuzzer target for the policy loader ----
+FUZZ_FLAGS	:= -g -O1 -fsanitize=fuzzer,address,undefined $(WARN) $(INCLUDES) -D_GNU_SOURCE
+$(OUT)/fuzz/policy_fuzz: tests/fuzz/policy_fuzz.c $(POLICY_SRCS)
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)clang $(FUZZ_FLAGS) $^ -lyaml -o $@
+
+fuzz: $(OUT)/fuzz/policy_fuzz
+
+# A short run from the seed corpus proves the target still works; run it
+# longer by hand with FUZZ_TIME=600.
+FUZZ_TIME	?= 20
+fuzz-run: $(OUT)/fuzz/policy_fuzz
+	$(Q)mkdir -p $(OUT)/fuzz/corpus
+	$(Q)$(OUT)/fuzz/policy_fuzz -max_total_time=$(FUZZ_TIME) \
+		$(OUT)/fuzz/corpus tests/fuzz/corpus policy/examples
+
+# ---- live tests on this machine's kernel (root) ----
+live-test: $(BIN) tools
+	$(Q)sh tests/live/run.sh
+
+# Unit tests, host live tests, then the VM suite, in that order; each step
+# runs even when an earlier one failed (so CI shows every result), and the
+# target fails if any did.
+test: deps
+	@rc=0; \
+	$(MAKE) unit-test unit-test-asan fuzz-run || rc=1; \
+	$(MAKE) live-test || rc=1; \
+	$(MAKE) vm-test || rc=1; \
+	if [ $$rc = 0 ]; then echo "make test: all suites passed"; \
+	else echo "make test: FAILED (see above)"; fi; exit $$rc
+
+demo: deps
+	$(MAKE) $(BIN) tools
+	$(Q)sh tools/demo.sh
+
+clean:
+	rm -rf $(OUT) stockade
+
+# The test VM (tests/vm): vm-test, vm-shell and their helpers.
+include mk/vm.mk

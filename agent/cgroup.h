@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * cgroup v2 discovery: find the mount, walk it, match selectors.
+ * A cgroup's id, as BPF sees it (bpf_get_current_cgroup_id()), is the
+ * inode number of its directory on cgroup2.
+ */
+#ifndef STOCKADE_CGROUP_H
+#define STOCKADE_CGROUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <limits.h>
+
+/*
+ * Find the cgroup2 mount: `want` if given (it must be cgroup2), else
+ * /sys/fs/cgroup, else /sys/fs/cgroup/unified (hybrid hosts), else the
+ * first cgroup2 line of /proc/self/mountinfo. 0 or -ENOENT/-EINVAL with a
+ * message that names the fix.
+ */
+int cgroup_root__find(const char *want, char *out, size_t len);
+
+/*
+ * Walk every directory below root (root itself excluded), pre-order, and
+ * call fn with its path relative to root ("/a/b"), its id, and the value
+ * fn returned for the parent (parent_data; NULL at the top level). fn's
+ * return value is handed to the children. Returns 0 or a negative errno.
+ */
+typedef void *(*cgroup_walk_fn)(const char *rel, uint64_t id,
+				void *parent_data, void *ctx);
+int cgroup__walk(const char *root, cgroup_walk_fn fn, void *ctx);
+
+/* Id of the cgroup at root + rel, or 0 with errno set. */
+uint64_t cgroup__id(const char *root, const char *rel);
+
+/* Does selector (a shell glob, '/' never matched by a wildcard) match rel? */
+bool cgroup__match(const char *selector, const char *rel);
+
+#endif

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+
+void json_init(struct json *j)
+{
+	memset(j, 0, sizeof(*j));
+}
+
+void json_free(struct json *j)
+{
+	free(j->buf);
+	json_init(j);
+}
+
+static void put(struct json *j, const char *s, size_t n)
+{
+	if (j->oom)
+		return;
+	if (j->len + n + 1 > j->cap) {
+		size_t cap = j->cap ? j->cap : 512;
+		char *nb;
+
+		while (cap < j->len + n + 1)
+			cap *= 2;
+		nb = realloc(j->buf, cap);
+		if (!nb) {
+			j->oom = true;
+			return;
+		}
+		j->buf = nb;
+		j->cap = cap;
+	}
+	memcpy(j->buf + j->len, s, n);
+	j->len += n;
+	j->buf[j->len] = '\0';
+}
+
+static void putc_(struct json *j, char c)
+{
+	put(j, &c, 1);
+}
+
+void json_begin(struct json *j)
+{
+	j->len = 0;
+	j->oom = false;
+	j->first = true;
+	putc_(j, '{');
+}
+
+void json_end(struct json *j)
+{
+	put(j, "}\n", 2);
+}
+
+/*
+ * Length of the valid UTF-8 sequence at s (1..4), or 0 if the bytes there
+ * are not one: overlong forms, surrogates and values above U+10FFFF are
+ * invalid too (RFC 3629).
+ */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	uint32_t cp;
+	size_t len, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return len;
+}
+
+bool json_escape(struct json *j, const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	bool invalid = false;
+	size_t i = 0, run = 0;
+	char esc[8];
+
+	while (i < n) {
+		unsigned char c = s[i];
+		size_t len;
+
+		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+			i++;
+			run++;
+			continue;
+		}
+		put(j, (const char *)s + i - run, run);
+		run = 0;
+		if (c == '"' || c == '\\') {
+			esc[0] = '\\';
+			esc[1] = (char)c;
+			put(j, esc, 2);
+			i++;
+		} else if (c < 0x20 || c == 0x7f) {
+			const char *named = c == '\n' ? "\\n" : c == '\t' ? "\\t" :
+					    c == '\r' ? "\\r" : c == '\b' ? "\\b" :
+					    c == '\f' ? "\\f" : NULL;
+
+			if (named) {
+				put(j, named, 2);
+			} else {
+				snprintf(esc, sizeof(esc), "\\u%04x", c);
+				put(j, esc, 6);
+			}
+			i++;
+		} else if ((len = utf8_seq(s + i, n - i))) {
+			put(j, (const char *)s + i, len);
+			i += len;
+		} else {
+			put(j, "\\ufffd", 6);
+			invalid = true;
+			i++;
+		}
+	}
+	put(j, (const char *)s + i - run, run);
+	return invalid;
+}
+
+static void key_(struct json *j, const char *key)
+{
+	if (!j->first)
+		putc_(j, ',');
+	j->first = false;
+	putc_(j, '"');
+	json_escape(j, key, strlen(key));
+	put(j, "\":", 2);
+}
+
+bool json_strn(struct json *j, const char *key, const char *s, size_t n)
+{
+	bool invalid;
+
+	key_(j, key);
+	putc_(j, '"');
+	invalid = json_escape(j, s, n);
+	putc_(j, '"');
+	return invalid;
+}
+
+bool json_str(struct json *j, const char *key, const char *s)
+{
+	return json_strn(j, key, s, strlen(s));
+}
+
+void json_str_raw(struct json *j, const char *key, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	char hkey[64];
+	size_t i;
+
+	if (!json_strn(j, key, s, n))
+		return;
+	snprintf(hkey, sizeof(hkey), "%s_hex", key);
+	key_(j, hkey);
+	putc_(j, '"');
+	for (i = 0; i < n; i++) {
+		putc_(j, hex[(unsigned char)s[i] >> 4]);
+		putc_(j, hex[(unsigned char)s[i] & 15]);
+	}
+	putc_(j, '"');
+}
+
+void json_u64(struct json *j, const char *key, uint64_t v)
+{
+	char num[24];
+
+	key_(j, key);
+	put(j, num, (size_t)snprintf(num, sizeof(num), "%" PRIu64, v));
+}
+
+void json_i64(struct json *j, const char *key, int64_t v)
+{
+	char num[24];
+
+	key_(j, key);
+	put(j, num, (size_t)snprintf(num, sizeof(num), "%" PRId64, v));
+}
+
+void json_bool(struct json *j, const char *key, bool v)
+{
+	key_(j, key);
+	put(j, v ? "true" : "false", v ? 4 : 5);
+}
+
+void json_raw(struct json *j, const char *key, const char *literal)
+{
+	key_(j, key);
+	put(j, literal, strlen(literal));
+}
+
+void json_str_array(struct json *j, const char *key, const char *const *v,
+		    size_t n)
+{
+	size_t i;
+
+	key_(j, key);
+	putc_(j, '[');
+	for (i = 0; i < n; i++) {
+		if (i)
+			putc_(j, ',');
+		putc_(j, '"');
+		json_escape(j, v[i], strlen(v[i]));
+		putc_(j, '"');
+	}
+	putc_(j, ']');
+}

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "events.h"
+#include "netaddr.h"
+#include "net_rules.h"
+
+void net_key__from_cidr(struct net_key *k, __u32 policy_id,
+			const struct policy_cidr *c)
+{
+	memset(k, 0, sizeof(*k));
+	k->prefixlen = NET_KEY_FIXED_BITS + c->prefix;
+	k->policy_id = policy_id;
+	k->family = c->family;
+	memcpy(k->addr, c->addr, c->family == NET_FAMILY_V4 ? 4 : 16);
+}
+
+static int cidr_cmp(const void *a, const void *b)
+{
+	const struct policy_cidr *x = a, *y = b;
+
+	if (x->family != y->family)
+		return x->family - y->family;
+	if (x->prefix != y->prefix)
+		return x->prefix - y->prefix;
+	return memcmp(x->addr, y->addr, sizeof(x->addr));
+}
+
+static void cidr_truncate(struct policy_cidr *c, unsigned int prefix)
+{
+	unsigned int i;
+
+	for (i = 0; i < 16; i++) {
+		unsigned int bit = i * 8;
+
+		if (bit >= prefix)
+			c->addr[i] = 0;
+		else if (bit + 8 > prefix)
+			c->addr[i] &= (__u8)(0xff << (8 - (prefix - bit)));
+	}
+	c->prefix = (__u8)prefix;
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct net_port_range *x = a, *y = b;
+
+	if (x->proto != y->proto)
+		return x->proto - y->proto;
+	return x->lo != y->lo ? x->lo - y->lo : x->hi - y->hi;
+}
+
+/* Add one rule's ranges to a growing list. */
+static int ranges_add(struct net_port_range **v, size_t *n, size_t *cap,
+		      const struct policy_net_rule *r)
+{
+	size_t i, add = r->n_ports ? r->n_ports : 1;
+
+	if (*n + add > *cap) {
+		size_t ncap = (*cap ? *cap * 2 : 16) + add;
+		struct net_port_range *nv = realloc(*v, ncap * sizeof(**v));
+
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		*cap = ncap;
+	}
+	for (i = 0; i < add; i++) {
+		struct net_port_range *d = &(*v)[(*n)++];
+
+		memset(d, 0, sizeof(*d));
+		d->proto = r->proto;
+		/* No `ports:` means every port, 0 included. */
+		d->lo = r->n_ports ? r->ports[i].lo : 0;
+		d->hi = r->n_ports ? r->ports[i].hi : 65535;
+	}
+	return 0;
+}
+
+/*
+ * Sort, then coalesce overlapping or adjacent ranges of one protocol and
+ * drop tcp/udp ranges that an `any` range already covers. Returns the new
+ * count.
+ */
+static size_t ranges_merge(struct net_port_range *v, size_t n)
+{
+	size_t i, j, out = 0;
+
+	qsort(v, n, sizeof(*v), range_cmp);
+	for (i = 0; i < n; i++) {
+		if (out && v[out - 1].proto == v[i].proto &&
+		    (unsigned int)v[i].lo <= (unsigned int)v[out - 1].hi + 1) {
+			if (v[i].hi > v[out - 1].hi)
+				v[out - 1].hi = v[i].hi;
+			continue;
+		}
+		v[out++] = v[i];
+	}
+	/* NET_PROTO_ANY sorts first. */
+	n = out;
+	out = 0;
+	for (i = 0; i < n; i++) {
+		bool covered = false;
+
+		for (j = 0; v[i].proto != NET_PROTO_ANY && j < n &&
+			    v[j].proto == NET_PROTO_ANY; j++)
+			if (v[j].lo <= v[i].lo && v[j].hi >= v[i].hi)
+				covered = true;
+		if (!covered)
+			v[out++] = v[i];
+	}
+	return out;
+}
+
+/* A distinct CIDR and the rules (indices into p->net.allow) that name it. */
+struct cidr_group {
+	struct policy_cidr cidr;
+	size_t first, count;	/* into the sorted index array */
+};
+
+static const struct policy *sort_policy;	/* qsort has no context arg */
+
+static int rule_idx_cmp(const void *a, const void *b)
+{
+	const struct policy_net_rule *r = sort_policy->net.allow;
+
+	return cidr_cmp(&r[*(const size_t *)a].cidr, &r[*(const size_t *)b].cidr);
+}
+
+static int group_cmp(const void *key, const void *g)
+{
+	return cidr_cmp(key, &((const struct cidr_group *)g)->cidr);
+}
+
+int net_rules__compile(const struct policy *p, __u32 policy_id,
+		       struct net_compiled *out, char *err, size_t errlen)
+{
+	const struct policy_net_rule *rules = p->net.allow;
+	struct cidr_group *groups = NULL, *g;
+	struct net_port_range *rv = NULL;
+	size_t i, k, n_groups = 0, rn, rcap = 0, *idx = NULL;
+	struct policy_cidr probe;
+	int ret = -ENOMEM;
+	unsigned int pl;
+
+	memset(out, 0, sizeof(*out));
+	if (err && errlen)
+		err[0] = '\0';
+
+	/* Group the rules by CIDR, sorted, so that the prefixes covering a
+	 * CIDR are found by binary search: n * 129 * log n, not n^2. */
+	if (p->net.n_allow) {
+		idx = calloc(p->net.n_allow, sizeof(*idx));
+		groups = calloc(p->net.n_allow, sizeof(*groups));
+		out->allow = calloc(p->net.n_allow, sizeof(*out->allow));
+		if (!idx || !groups || !out->allow)
+			goto cleanup;
+	}
+	for (i = 0; i < p->net.n_allow; i++)
+		idx[i] = i;
+	sort_policy = p;
+	if (p->net.n_allow)
+		qsort(idx, p->net.n_allow, sizeof(*idx), rule_idx_cmp);
+	for (i = 0; i < p->net.n_allow; i++) {
+		if (!n_groups ||
+		    cidr_cmp(&groups[n_groups - 1].cidr, &rules[idx[i]].cidr)) {
+			groups[n_groups].cidr = rules[idx[i]].cidr;
+			groups[n_groups++].first = i;
+		}
+		groups[n_groups - 1].count++;
+	}
+
+	for (i = 0; i < n_groups; i++) {
+		struct net_entry *e = &out->allow[out->n_allow++];
+
+		rn = 0;
+		for (pl = 0; pl <= groups[i].cidr.prefix; pl++) {
+			probe = groups[i].cidr;
+			cidr_truncate(&probe, pl);
+			g = bsearch(&probe, groups, n_groups, sizeof(*groups),
+				    group_cmp);
+			for (k = 0; g && k < g->count; k++)
+				if (ranges_add(&rv, &rn, &rcap,
+					       &rules[idx[g->first + k]]))
+					goto cleanup;
+		}
+		rn = ranges_merge(rv, rn);
+		if (rn > NET_MAX_PORT_RANGES) {
+			char buf[64];
+
+			snprintf(err, errlen,
+				 "%s: network.allow: %s is covered by rules with %zu distinct port ranges; at most %d fit one address (merge ranges or split the CIDRs)",
+				 p->file ? p->file : "<policy>",
+				 policy_cidr__str(&groups[i].cidr, buf, sizeof(buf)),
+				 rn, NET_MAX_PORT_RANGES);
+			ret = -E2BIG;
+			goto cleanup;
+		}
+		net_key__from_cidr(&e->key, policy_id, &groups[i].cidr);
+		memset(&e->val, 0, sizeof(e->val));
+		e->val.n = (__u32)rn;
+		memcpy(e->val.r, rv, rn * sizeof(*rv));
+	}
+
+	/* Metadata endpoints: blocked, then the policy's overrides on top;
+	 * an override of the exact endpoint replaces its entry, a narrower one
+	 * wins by being the longer prefix. */
+	out->meta = calloc(policy_n_meta_endpoints + p->net.n_overrides,
+			   sizeof(*out->meta));
+	if (!out->meta)
+		goto cleanup;
+	for (i = 0; i < policy_n_meta_endpoints; i++) {
+		struct net_meta_entry *m = &out->meta[out->n_meta++];
+
+		net_key__from_cidr(&m->key, policy_id,
+				   &policy_meta_endpoints[i].cidr);
+		m->verdict = NET_META_BLOCKED;
+	}
+	for (i = 0; i < p->net.n_overrides; i++) {
+		struct net_meta_entry *m = &out->meta[out->n_meta++];
+
+		net_key__from_cidr(&m->key, policy_id,
+				   &p->net.overrides[i].endpoint);
+		m->verdict = NET_META_OVERRIDDEN;
+	}
+	ret = 0;
+cleanup:
+	if (ret == -ENOMEM && err && errlen)
+		snprintf(err, errlen, "compiling network rules: out of memory");
+	if (ret)
+		net_compiled__free(out);
+	free(groups);
+	free(idx);
+	free(rv);
+	return ret;
+}
+
+void net_compiled__free(struct net_compiled *c)
+{
+	free(c->allow);
+	free(c->meta);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Does key k (an LPM entry) match the full-length lookup key q? */
+static bool lpm_match(const struct net_key *k, const struct net_key *q)
+{
+	struct policy_cidr a = { .family = q->family, .prefix = 0 };
+
+	if (k->policy_id != q->policy_id || k->family != q->family)
+		return false;
+	memcpy(a.addr, q->addr, 16);
+	cidr_truncate(&a, k->prefixlen - NET_KEY_FIXED_BITS);
+	return !memcmp(a.addr, k->addr, 16);
+}
+
+#define LPM_FIND(arr, n, q, best)					\
+	do {								\
+		size_t _i;						\
+		for (_i = 0; _i < (n); _i++)				\
+			if (lpm_match(&(arr)[_i].key, (q)) &&		\
+			    (!(best) || (arr)[_i].key.prefixlen >=	\
+					(best)->key.prefixlen))		\
+				(best) = &(arr)[_i];			\
+	} while (0)
+
+bool net_rules__decide(const struct net_compiled *c, __u32 policy_id,
+		       bool default_allow, int family, const __u8 *addr,
+		       __u8 proto, __u16 port, __u8 *reason)
+{
+	const struct net_meta_entry *meta = NULL;
+	const struct net_entry *allow = NULL;
+	struct net_key q;
+
+	memset(&q, 0, sizeof(q));
+	q.policy_id = policy_id;
+	if (family == 4) {
+		memcpy(q.addr, addr, 4);
+		q.family = NET_FAMILY_V4;
+	} else {
+		memcpy(q.addr, addr, 16);
+		q.family = netaddr_normalize6(q.addr);
+	}
+	q.prefixlen = NET_KEY_FIXED_BITS + (q.family == NET_FAMILY_V4 ? 32 : 128);
+
+	LPM_FIND(c->meta, c->n_meta, &q, meta);
+	if (meta && meta->verdict == NET_META_BLOCKED) {
+		*reason = EV_REASON_METADATA;
+		return false;
+	}
+	LPM_FIND(c->allow, c->n_allow, &q, allow);
+	if ((allow && net_allow_match(&allow->val, proto, port)) || default_allow)
+		return true;
+	*reason = EV_REASON_NOT_ALLOWED;
+	return false;
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Maps and helpers every stockade BPF program shares. Each object that
+ * includes this defines the shared maps and counters __weak, and libbpf's
+ * static linker (bpftool gen object) merges identical weak definitions
+ * into one, so every program sees the same ring buffer and counters.
+ */
+#ifndef STOCKADE_COMMON_BPF_H
+#define STOCKADE_COMMON_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+
+#include "events.h"
+#include "sandbox.h"
+#include "net.h"
+
+#define EPERM_RET 0	/* cgroup sock programs: 0 rejects with EPERM */
+
+/* Sequence numbers and counters: see include/events.h. */
+__u64 ev_seq __weak = 1;	/* .data: the agent takes numbers too */
+__u64 ev_produced __weak;
+__u64 ev_lost __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, EV_RINGBUF_DEFAULT);
+} rb SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SANDBOX_MAX_CGROUPS);
+	__type(key, __u64);
+	__type(value, struct sandbox);
+} sandboxes SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, POLICY_MAX);
+	__type(key, __u32);
+	__type(value, struct policy_conf);
+} policies SEC(".maps") __weak;
+
+/*
+ * The sandbox the current task is in: its own cgroup first (the agent
+ * inserts every cgroup it has seen, so this is the common case), then its
+ * ancestors, nearest first, for a cgroup created since the last scan.
+ * Returns NULL when the task is outside every sandbox.
+ */
+static __always_inline struct sandbox *sandbox_current(__u64 *cgid)
+{
+	struct sandbox *sb;
+	__u64 id = bpf_get_current_cgroup_id();
+	int level;
+
+	*cgid = id;
+	sb = bpf_map_lookup_elem(&sandboxes, &id);
+	if (sb)
+		return sb;
+	/* bpf_get_current_ancestor_cgroup_id() returns 0 beyond the task's
+	 * own level, so scan from the root down and keep the deepest hit. */
+	struct sandbox *found = NULL;
+	for (level = 0; level < SANDBOX_MAX_DEPTH; level++) {
+		id = bpf_get_current_ancestor_cgroup_id(level);
+		if (!id)
+			break;
+		sb = bpf_map_lookup_elem(&sandboxes, &id);
+		if (sb)
+			found = sb;
+	}
+	return found;
+}
+
+/*
+ * Fill and submit one record. The caller has already decided the verdict;
+ * this only reports it, and counts the record as lost when the ring is
+ * full, so the decision never depends on ring space.
+ */
+static __always_inline struct event *event_reserve(void)
+{
+	struct event *e;
+	__u64 seq = __sync_fetch_and_add(&ev_seq, 1);
+
+	__sync_fetch_and_add(&ev_produced, 1);
+	e = bpf_ringbuf_reserve(&rb, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&ev_lost, 1);
+		return NULL;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->seq = seq;
+	return e;
+}
+
+static __always_inline void event_fill_task(struct event *e, __u64 cgid,
+					    __u32 policy_id, __u8 type)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	e->ts_boot_ns = bpf_ktime_get_boot_ns();
+	e->cgroup_id = cgid;
+	e->policy_id = policy_id;
+	e->pid = pid_tgid >> 32;
+	e->tid = (__u32)pid_tgid;
+	e->uid = (__u32)bpf_get_current_uid_gid();
+	e->type = type;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+}
+
+#endif /* STOCKADE_COMMON_BPF_H */

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Outbound network rules, shared by bpf/net.bpf.c and the agent.
+ *
+ * Meaning of a rule. Every sandbox cgroup belongs to one policy. Its
+ * connect()/sendmsg() destinations are judged in this order:
+ *   1. the destination is normalised (include/netaddr.h): an IPv6 address
+ *      that carries an IPv4 address (mapped, compatible, NAT64, 6to4) is
+ *      judged as that IPv4 address;
+ *   2. the built-in metadata/credential endpoints (META_* below) are denied,
+ *      reason metadata_endpoint, unless the policy overrides the exact one;
+ *   3. the allow trie is looked up by (policy, family, address); the longest
+ *      prefix wins, and its entry already holds the union of the port rules
+ *      of every shorter prefix that covers it (the agent merges them), so one
+ *      lookup plus a bounded scan of NET_MAX_PORT_RANGES decides;
+ *   4. no entry, or no port range that matches: the policy default applies
+ *      (deny unless `network.default: allow`).
+ * sock_create denies SOCK_RAW inet sockets and ICMP ping sockets unless the
+ * policy sets raw_sockets / icmp.
+ */
+#ifndef STOCKADE_NET_H
+#define STOCKADE_NET_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* Rule-count limits; the agent checks them before it loads anything. */
+#define NET_MAX_RULES		65536	/* allow-trie entries, all policies */
+#define NET_MAX_META		1024	/* metadata-trie entries, all policies */
+/* Port ranges one trie entry holds after merging its covering prefixes. */
+#define NET_MAX_PORT_RANGES	16
+
+enum net_proto {
+	NET_PROTO_ANY = 0,
+	NET_PROTO_TCP = 1,
+	NET_PROTO_UDP = 2,
+};
+
+enum net_family {
+	NET_FAMILY_V4 = 4,
+	NET_FAMILY_V6 = 6,
+};
+
+/*
+ * LPM key. The data part is policy (32 bits), family + padding (32 bits)
+ * and address (128 bits): a rule for an IPv4 /n has prefixlen 64 + n, an
+ * IPv6 /n has 64 + n. IPv4 addresses sit in addr[0..3]. 24 data bytes,
+ * well under the kernel's 256-byte LPM key limit.
+ */
+struct net_key {
+	__u32 prefixlen;
+	__u32 policy_id;
+	__u8 family;
+	__u8 pad[3];
+	__u8 addr[16];
+};
+
+#define NET_KEY_FIXED_BITS	64
+
+struct net_port_range {
+	__u16 lo;		/* host byte order, inclusive */
+	__u16 hi;
+	__u8 proto;		/* enum net_proto */
+	__u8 pad[3];
+};
+
+struct net_allow {
+	__u32 n;		/* ranges used; 0..NET_MAX_PORT_RANGES */
+	struct net_port_range r[NET_MAX_PORT_RANGES];
+};
+
+/* Value of the metadata trie: is this (part of a) built-in endpoint open? */
+enum net_meta_verdict {
+	NET_META_BLOCKED = 1,
+	NET_META_OVERRIDDEN = 2,
+};
+
+/*
+ * Decide whether one merged entry allows (proto, port). Shared so that the
+ * unit tests exercise the code the kernel runs.
+ */
+static __always_inline int net_allow_match(const struct net_allow *a,
+					   __u8 proto, __u16 port)
+{
+	__u32 i;
+
+	for (i = 0; i < NET_MAX_PORT_RANGES; i++) {
+		const struct net_port_range *r = &a->r[i];
+
+		if (i >= a->n)
+			break;
+		if (r->proto != NET_PROTO_ANY && r->proto != proto)
+			continue;
+		if (port >= r->lo && port <= r->hi)
+			return 1;
+	}
+	return 0;
+}
+
+#endif /* STOCKADE_NET_H */

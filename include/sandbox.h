@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Which cgroups are sandboxes, and under which policy.
+ *
+ * `sandboxes` maps a cgroup id (the cgroup2 directory's inode number) to
+ * its policy. The agent inserts every selected cgroup and every descendant
+ * it finds; a descendant created since the last scan is still found because
+ * the BPF side walks the task's ancestors (nearest entry wins), up to
+ * SANDBOX_MAX_DEPTH levels. A program that is attached but finds no entry
+ * denies (fail closed).
+ */
+#ifndef STOCKADE_SANDBOX_H
+#define STOCKADE_SANDBOX_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define SANDBOX_MAX_CGROUPS	16384
+#define SANDBOX_MAX_DEPTH	32
+#define POLICY_MAX		1024	/* policy ids 1..POLICY_MAX-1 */
+/* Policy id 0 is reserved: a cgroup two policies claim; it denies all. */
+#define POLICY_ID_CONFLICT	0
+
+enum sandbox_mode {
+	SANDBOX_ENFORCE = 0,
+	SANDBOX_AUDIT = 1,
+};
+
+enum sandbox_flags {
+	SANDBOX_NET_DEFAULT_ALLOW = 1 << 0,
+	SANDBOX_RAW_SOCKETS = 1 << 1,
+	SANDBOX_ICMP = 1 << 2,
+};
+
+/* Per-policy settings, array map `policies` indexed by policy id. */
+struct policy_conf {
+	__u32 mode;	/* enum sandbox_mode */
+	__u32 flags;	/* enum sandbox_flags */
+};
+
+struct sandbox {
+	__u32 policy_id;
+	__u32 pad;
+};
+
+#endif /* STOCKADE_SANDBOX_H */

@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# ---- test VM: the BPF-LSM tests, on Debian's cloud kernel under qemu ----
+# Included at the end of the top Makefile (it uses OUT, Q, msg, CC,
+# LDFLAGS, LDLIBS, AGENT_OBJS and LIB_OBJS from there). The build host's
+# kernel refuses BPF-LSM programs, so `vm-test` boots Debian's 6.1 cloud
+# kernel once, with an initramfs of busybox + static binaries + the test
+# scripts, and reads the results back from the serial console
+# (README.md, "Testing").
+#
+#   make vm-test   [VM_TIMEOUT=150] [VM_KVM=1]   run the suite in the VM
+#   make vm-shell                                same guest, interactive shell
+#
+# Static binaries are built by a sub-make with OUT=$(VM_STATIC) STATIC=1
+# BIN=...: their objects stay apart from the normal build, and the
+# developer's dynamic ./stockade is never replaced.
+
+VM_DIR		:= build/vm
+VM_STATIC	:= build/static
+VM_TIMEOUT	?= 150
+
+.PHONY: vm-test vm-shell vm-kernel vm-static vm-initramfs vm-clean
+
+# Downloads and unpacks the kernel package once; later runs reuse it.
+vm-kernel:
+	$(Q)sh tests/vm/kernel.sh $(VM_DIR)/kernel
+
+vm-static:
+	$(Q)$(MAKE) --no-print-directory STATIC=1 OUT=$(VM_STATIC) \
+		BIN=$(VM_STATIC)/stockade $(VM_STATIC)/stockade tools
+
+# Rebuilt on every run: it takes a fraction of a second, and its inputs
+# (tests/live/*, tests/vm/*, tools) are too loose for a dependency list.
+vm-initramfs: vm-kernel vm-static
+	$(Q)mkdir -p $(VM_DIR)
+	$(Q)cp $(VM_STATIC)/stockade $(VM_DIR)/stockade
+	$(Q)sh tests/vm/mkinitramfs.sh $(VM_DIR)/initramfs.cpio \
+		$(VM_DIR)/stockade $(VM_STATIC)/tools $(VM_DIR)/kernel
+
+vm-test: vm-initramfs
+	$(Q)VM_DIR=$(VM_DIR) VM_TIMEOUT=$(VM_TIMEOUT) sh tests/vm/run.sh test
+
+vm-shell: vm-initramfs
+	$(Q)VM_DIR=$(VM_DIR) sh tests/vm/run.sh shell
+
+# Everything but the kernel cache, which would only be downloaded again.
+vm-clean:
+	rm -rf $(VM_STATIC) $(VM_DIR)/initramfs.cpio* $(VM_DIR)/stockade \
+		$(VM_DIR)/console.log

@@ -1,0 +1,1086 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * policy__parse(): one YAML document -> struct policy, or diagnostics.
+ *
+ * libyaml's event API feeds a small tree of our own instead of
+ * yaml_parser_load(): the document loader resolves aliases silently, and we
+ * refuse them where they are written. The validator then visits every key
+ * of every mapping: each is either understood or reported, so no rule a
+ * user wrote is ever dropped (fail closed). Every problem is reported, not
+ * only the first; the policy is returned only when there were none.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "net.h"
+#include "policy.h"
+
+/* A policy nests five levels (root, network, allow, a rule, ports); the cap
+ * keeps the recursive free safe from "[[[[..." inputs. */
+#define YAML_MAX_DEPTH		32
+/* Longest cgroup selector: PATH_MAX less the mount point's prefix. */
+#define SELECTOR_MAX		4000
+/* How much of a user's value a message quotes. */
+#define SHOW_MAX		48
+#define SHOW_BUF		(SHOW_MAX * 4 + 8)
+#define PATH_BUF		128
+#define MAX_FIELDS		8
+
+enum ytype { Y_SCALAR, Y_SEQ, Y_MAP, Y_ALIAS };
+
+struct ynode {
+	enum ytype type;
+	struct policy_pos pos;
+	bool plain;		/* scalar written without quotes */
+	char *tag;		/* explicit tag, NULL when none */
+	char *str;		/* scalar value (NUL-terminated), alias anchor */
+	size_t len;		/* of str; a quoted "\0" can make it > strlen */
+	struct ynode **kid;	/* items, or key, value, key, value, ... */
+	size_t n, cap;
+};
+
+/* A diagnostic of this parse, kept so that they can be put in file order. */
+struct placed {
+	struct policy_pos pos;
+	size_t seq;
+	char *msg;		/* owned by diag */
+};
+
+struct ctx {
+	const char *file;
+	struct policy_diag *diag;
+	size_t nerr;
+	int err;		/* -ENOMEM once an allocation failed */
+	struct placed *placed;
+	size_t n_placed, cap_placed;
+};
+
+static void __attribute__((format(printf, 4, 5)))
+errf(struct ctx *c, struct policy_pos pos, const char *key,
+     const char *fmt, ...)
+{
+	char msg[POLICY_DIAG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	c->nerr++;
+	if (policy_diag__add(c->diag, "%s:%d:%d: %s: %s", c->file, pos.line,
+			     pos.col, key, msg)) {
+		c->err = -ENOMEM;
+		return;
+	}
+	if (c->n_placed == c->cap_placed) {
+		size_t cap = c->cap_placed ? c->cap_placed * 2 : 16;
+		struct placed *v = realloc(c->placed, cap * sizeof(*v));
+
+		if (!v) {
+			c->err = -ENOMEM;
+			return;
+		}
+		c->placed = v;
+		c->cap_placed = cap;
+	}
+	c->placed[c->n_placed] = (struct placed){
+		pos, c->n_placed, c->diag->msgs[c->diag->n - 1],
+	};
+	c->n_placed++;
+}
+
+static int by_pos(const void *a, const void *b)
+{
+	const struct placed *x = a, *y = b;
+
+	if (x->pos.line != y->pos.line)
+		return x->pos.line < y->pos.line ? -1 : 1;
+	if (x->pos.col != y->pos.col)
+		return x->pos.col < y->pos.col ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * The validator reports by schema (keys first, then each value), a reader
+ * wants file order; a missing key, reported at its mapping's start, then
+ * comes before the mapping's other problems. Ties keep their order.
+ */
+static void sort_diags(struct ctx *c)
+{
+	size_t i, first = c->diag->n - c->n_placed;
+
+	if (c->err || !c->n_placed)
+		return;
+	qsort(c->placed, c->n_placed, sizeof(*c->placed), by_pos);
+	for (i = 0; i < c->n_placed; i++)
+		c->diag->msgs[first + i] = c->placed[i].msg;
+}
+
+static char *xstrdup(struct ctx *c, const char *s)
+{
+	char *d = strdup(s);
+
+	if (!d)
+		c->err = -ENOMEM;
+	return d;
+}
+
+static struct policy_pos pos_of(yaml_mark_t m)
+{
+	struct policy_pos p = { .line = (int)m.line + 1, .col = (int)m.column + 1 };
+
+	return p;
+}
+
+/*
+ * User text as a message quotes it: at most SHOW_MAX bytes, control bytes
+ * as \xNN, cut on a UTF-8 character boundary with "..." when longer.
+ */
+static const char *show(const char *s, size_t len, char *buf)
+{
+	size_t i, o = 0, take = len > SHOW_MAX ? SHOW_MAX : len;
+
+	if (take < len)
+		while (take > 0 && ((unsigned char)s[take] & 0xc0) == 0x80)
+			take--;
+	for (i = 0; i < take; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		if (ch < 0x20 || ch == 0x7f)
+			o += (size_t)sprintf(buf + o, "\\x%02x", ch);
+		else
+			buf[o++] = (char)ch;
+	}
+	if (take < len)
+		o += (size_t)sprintf(buf + o, "...");
+	buf[o] = '\0';
+	return buf;
+}
+
+static const char *show_node(const struct ynode *n, char *buf)
+{
+	return show(n->str, n->len, buf);
+}
+
+/* ---- the tree ---------------------------------------------------------- */
+
+static void ynode_free(struct ynode *n)
+{
+	size_t i;
+
+	if (!n)
+		return;
+	for (i = 0; i < n->n; i++)
+		ynode_free(n->kid[i]);
+	free(n->kid);
+	free(n->tag);
+	free(n->str);
+	free(n);
+}
+
+static struct ynode *ynode_new(enum ytype type, yaml_mark_t mark,
+			       const yaml_char_t *tag, const yaml_char_t *str,
+			       size_t len)
+{
+	struct ynode *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	n->type = type;
+	n->pos = pos_of(mark);
+	if (tag && !(n->tag = strdup((const char *)tag)))
+		goto fail;
+	if (str) {
+		n->str = malloc(len + 1);
+		if (!n->str)
+			goto fail;
+		memcpy(n->str, str, len);
+		n->str[len] = '\0';
+		n->len = len;
+	}
+	return n;
+fail:
+	ynode_free(n);
+	return NULL;
+}
+
+static int ynode_add(struct ynode *parent, struct ynode *kid)
+{
+	if (parent->n == parent->cap) {
+		size_t cap = parent->cap ? parent->cap * 2 : 4;
+		struct ynode **v = realloc(parent->kid, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		parent->kid = v;
+		parent->cap = cap;
+	}
+	parent->kid[parent->n++] = kid;
+	return 0;
+}
+
+/* Where in buf a reader error's byte offset falls (libyaml reports reader
+ * errors, such as bad UTF-8, by offset only). */
+static struct policy_pos pos_at(const char *buf, size_t len, size_t off)
+{
+	struct policy_pos p = { .line = 1, .col = 1 };
+	size_t i;
+
+	for (i = 0; i < off && i < len; i++) {
+		if (buf[i] == '\n') {
+			p.line++;
+			p.col = 1;
+		} else {
+			p.col++;
+		}
+	}
+	return p;
+}
+
+static int yaml_failed(struct ctx *c, const yaml_parser_t *yp,
+		       const char *buf, size_t len)
+{
+	struct policy_pos pos;
+
+	if (yp->error == YAML_MEMORY_ERROR)
+		return -ENOMEM;
+	if (yp->error == YAML_READER_ERROR)
+		pos = pos_at(buf, len, yp->problem_offset);
+	else
+		pos = pos_of(yp->problem_mark);
+	if (yp->context)
+		errf(c, pos, "yaml", "%s (%s at line %zu, column %zu)",
+		     yp->problem ? yp->problem : "invalid YAML", yp->context,
+		     yp->context_mark.line + 1, yp->context_mark.column + 1);
+	else
+		errf(c, pos, "yaml", "%s",
+		     yp->problem ? yp->problem : "invalid YAML");
+	return -EINVAL;
+}
+
+/*
+ * Read the stream into a tree. 0 with *root set, -EINVAL (diagnosed: a
+ * syntax error, no document, a second document, too deep) or -ENOMEM.
+ */
+static int load_tree(struct ctx *c, const char *buf, size_t len,
+		     struct ynode **root)
+{
+	struct ynode *stack[YAML_MAX_DEPTH], *tree = NULL;
+	size_t depth = 0;
+	yaml_parser_t yp;
+	yaml_event_t ev;
+	int err = 0, docs = 0;
+	bool done = false;
+
+	if (!yaml_parser_initialize(&yp))
+		return -ENOMEM;
+	yaml_parser_set_input_string(&yp, (const unsigned char *)buf, len);
+	while (!done && !err) {
+		struct ynode *n = NULL;
+		bool node = true, open = false;
+
+		if (!yaml_parser_parse(&yp, &ev)) {
+			err = yaml_failed(c, &yp, buf, len);
+			break;
+		}
+		switch (ev.type) {
+		case YAML_STREAM_END_EVENT:
+			done = true;
+			node = false;
+			if (docs == 0) {
+				errf(c, pos_of(ev.start_mark), "document",
+				     "empty file; expected a policy mapping with name and cgroups");
+				err = -EINVAL;
+			}
+			break;
+		case YAML_DOCUMENT_START_EVENT:
+			if (++docs > 1) {
+				errf(c, pos_of(ev.start_mark), "document",
+				     "a second document; a policy file holds exactly one policy, split it into two files");
+				err = -EINVAL;
+			}
+			node = false;
+			break;
+		case YAML_SCALAR_EVENT:
+			n = ynode_new(Y_SCALAR, ev.start_mark, ev.data.scalar.tag,
+				      ev.data.scalar.value, ev.data.scalar.length);
+			if (n)
+				n->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+			break;
+		case YAML_ALIAS_EVENT:
+			n = ynode_new(Y_ALIAS, ev.start_mark, NULL, ev.data.alias.anchor,
+				      strlen((const char *)ev.data.alias.anchor));
+			break;
+		case YAML_SEQUENCE_START_EVENT:
+			n = ynode_new(Y_SEQ, ev.start_mark, ev.data.sequence_start.tag,
+				      NULL, 0);
+			open = true;
+			break;
+		case YAML_MAPPING_START_EVENT:
+			n = ynode_new(Y_MAP, ev.start_mark, ev.data.mapping_start.tag,
+				      NULL, 0);
+			open = true;
+			break;
+		case YAML_SEQUENCE_END_EVENT:
+		case YAML_MAPPING_END_EVENT:
+			depth--;
+			node = false;
+			break;
+		default:
+			node = false;
+			break;
+		}
+		if (node) {
+			/* libyaml emits one root per document and we stop at
+			 * the second document, so depth 0 means "the root". */
+			if (!n || (depth && ynode_add(stack[depth - 1], n))) {
+				ynode_free(n);
+				err = -ENOMEM;
+			} else if (!depth) {
+				tree = n;
+			}
+			if (!err && open) {
+				if (depth == YAML_MAX_DEPTH) {
+					errf(c, n->pos, "yaml",
+					     "nested deeper than %d levels; a policy needs at most 5",
+					     YAML_MAX_DEPTH);
+					err = -EINVAL;
+				} else {
+					stack[depth++] = n;
+				}
+			}
+		}
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&yp);
+	if (err) {
+		ynode_free(tree);
+		return err;
+	}
+	*root = tree;
+	return 0;
+}
+
+/* ---- typed access, each reporting what it expected -------------------- */
+
+/* Is the scalar exactly `word` (an embedded NUL never matches)? */
+static bool is(const struct ynode *n, const char *word)
+{
+	return n->len == strlen(word) && memcmp(n->str, word, n->len) == 0;
+}
+
+static bool is_null(const struct ynode *n)
+{
+	static const char *const nulls[] = { "", "~", "null", "Null", "NULL" };
+	size_t i;
+
+	if (n->type != Y_SCALAR || !n->plain || n->tag)
+		return false;
+	for (i = 0; i < sizeof(nulls) / sizeof(nulls[0]); i++)
+		if (is(n, nulls[i]))
+			return true;
+	return false;
+}
+
+static const char *describe(const struct ynode *n, char *buf)
+{
+	char tmp[SHOW_BUF];
+
+	if (n->type == Y_SEQ)
+		return "a sequence";
+	if (n->type == Y_MAP)
+		return "a mapping";
+	if (is_null(n))
+		return "null";
+	snprintf(buf, SHOW_BUF + 4, n->plain ? "'%s'" : "\"%s\"",
+		 show_node(n, tmp));
+	return buf;
+}
+
+static const char *const type_names[] = {
+	[Y_SCALAR] = "a string",
+	[Y_SEQ] = "a sequence",
+	[Y_MAP] = "a mapping",
+	[Y_ALIAS] = "an alias",
+};
+
+/*
+ * Is n of the type wanted? `what` overrides the name of the type in the
+ * message ("true or false"). Aliases and explicit tags are refused
+ * everywhere: they make a value mean something other than what is written
+ * in its place.
+ */
+static bool want(struct ctx *c, const struct ynode *n, const char *key,
+		 enum ytype type, const char *what)
+{
+	char buf[SHOW_BUF + 4];
+
+	if (n->type == Y_ALIAS) {
+		errf(c, n->pos, key,
+		     "aliases (*%s) are not supported; write the value out",
+		     show_node(n, buf));
+		return false;
+	}
+	if (n->tag) {
+		errf(c, n->pos, key,
+		     "YAML tags (%s) are not supported; remove the tag",
+		     show(n->tag, strlen(n->tag), buf));
+		return false;
+	}
+	if (n->type == type && !is_null(n))
+		return true;
+	errf(c, n->pos, key, "expected %s, got %s",
+	     what ? what : type_names[type], describe(n, buf));
+	return false;
+}
+
+/* A string we keep: C code downstream cannot hold an embedded NUL. */
+static bool want_str(struct ctx *c, const struct ynode *n, const char *key)
+{
+	if (!want(c, n, key, Y_SCALAR, NULL))
+		return false;
+	if (strlen(n->str) != n->len) {
+		errf(c, n->pos, key, "contains a NUL character; remove it");
+		return false;
+	}
+	return true;
+}
+
+static bool get_bool(struct ctx *c, const struct ynode *n, const char *key,
+		     bool *out)
+{
+	char buf[SHOW_BUF + 4];
+
+	if (!want(c, n, key, Y_SCALAR, "true or false"))
+		return false;
+	/* Only the two spellings everyone reads the same way: YAML 1.1
+	 * would also take yes/no/on/off, and `no` meaning false (Norway)
+	 * is a classic surprise. */
+	if (n->plain && (is(n, "true") || is(n, "false"))) {
+		*out = is(n, "true");
+		return true;
+	}
+	errf(c, n->pos, key, "expected true or false%s, got %s",
+	     n->plain ? "" : " without quotes", describe(n, buf));
+	return false;
+}
+
+/*
+ * "a, b, c" (or "a, b or c") from n strings `stride` bytes apart: a words
+ * array, or the name member leading each struct of an array.
+ */
+static const char *list_of(char *buf, size_t sz, const void *first, size_t n,
+			   size_t stride, bool or)
+{
+	size_t i, o = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < n && o < sz; i++)
+		o += (size_t)snprintf(buf + o, sz - o, "%s%s",
+				      i == 0 ? "" : or && i + 1 == n ? " or " : ", ",
+				      *(const char *const *)((const char *)first +
+							     i * stride));
+	return buf;
+}
+
+/* One of `words`, as *out = its index; the message lists them all. */
+static bool get_word(struct ctx *c, const struct ynode *n, const char *key,
+		     const char *const *words, size_t nwords, int *out)
+{
+	char list[128], buf[SHOW_BUF + 4];
+	size_t i;
+
+	list_of(list, sizeof(list), words, nwords, sizeof(*words), true);
+	if (!want(c, n, key, Y_SCALAR, list))
+		return false;
+	for (i = 0; i < nwords; i++) {
+		if (is(n, words[i])) {
+			*out = (int)i;
+			return true;
+		}
+	}
+	errf(c, n->pos, key, "expected %s, got %s", list, describe(n, buf));
+	return false;
+}
+
+/* A dotted path ends in "..." rather than being cut without a trace. */
+static const char *path_done(char *buf, int n)
+{
+	if (n >= PATH_BUF)
+		memcpy(buf + PATH_BUF - 4, "...", 4);
+	return buf;
+}
+
+static const char *join(char *buf, const char *parent, const char *key)
+{
+	return path_done(buf, snprintf(buf, PATH_BUF, "%s%s%s", parent,
+				       parent[0] ? "." : "", key));
+}
+
+static const char *item(char *buf, const char *parent, size_t i)
+{
+	return path_done(buf, snprintf(buf, PATH_BUF, "%s[%zu]", parent, i));
+}
+
+/* The path of a problem with the node at `path` itself; "" is the root. */
+static const char *at(const char *path)
+{
+	return path[0] ? path : "document";
+}
+
+struct field {
+	const char *name;
+	bool required;
+};
+
+/*
+ * n must be a mapping whose keys are all among f[] and each appear once;
+ * val[i] receives the value of f[i] (NULL when absent). Every problem is
+ * reported; false only when n is not a mapping at all.
+ */
+static bool get_fields(struct ctx *c, const struct ynode *n, const char *path,
+		       const struct field *f, size_t nf,
+		       const struct ynode **val)
+{
+	const struct ynode *keys[MAX_FIELDS] = { NULL };
+	char names[160], buf[SHOW_BUF + 4], kpath[PATH_BUF];
+	size_t i, j;
+
+	for (i = 0; i < nf; i++)
+		val[i] = NULL;
+	list_of(names, sizeof(names), f, nf, sizeof(*f), false);
+	if (!want(c, n, at(path), Y_MAP, NULL))
+		return false;
+	for (i = 0; i + 1 < n->n; i += 2) {
+		const struct ynode *k = n->kid[i];
+
+		if (!want(c, k, at(path), Y_SCALAR, "a string key"))
+			continue;
+		for (j = 0; j < nf && !is(k, f[j].name); j++)
+			;
+		if (j == nf) {
+			errf(c, k->pos, join(kpath, path, show_node(k, buf)),
+			     "unknown key '%s'; expected one of: %s",
+			     show_node(k, buf), names);
+		} else if (keys[j]) {
+			errf(c, k->pos, join(kpath, path, f[j].name),
+			     "duplicate key; first given at line %d, column %d",
+			     keys[j]->pos.line, keys[j]->pos.col);
+		} else {
+			keys[j] = k;
+			val[j] = n->kid[i + 1];
+		}
+	}
+	for (j = 0; j < nf; j++)
+		if (f[j].required && !keys[j])
+			errf(c, n->pos, join(kpath, path, f[j].name),
+			     "required key is missing");
+	return true;
+}
+
+/*
+ * n must be a sequence of 1..max items; `noun` names them in messages and
+ * `empty_hint` says what to write instead of an empty list.
+ */
+static bool get_seq(struct ctx *c, const struct ynode *n, const char *key,
+		    size_t max, const char *noun, const char *empty_hint)
+{
+	if (!want(c, n, key, Y_SEQ, NULL))
+		return false;
+	if (n->n == 0) {
+		errf(c, n->pos, key, "empty list; %s", empty_hint);
+		return false;
+	}
+	if (n->n > max) {
+		errf(c, n->pos, key, "%zu %s; at most %zu are supported",
+		     n->n, noun, max);
+		return false;
+	}
+	return true;
+}
+
+/* get_seq() and an array of one zeroed element per item, or NULL. */
+static void *get_array(struct ctx *c, const struct ynode *n, const char *key,
+		       size_t max, const char *noun, const char *empty_hint,
+		       size_t size)
+{
+	void *v;
+
+	if (!get_seq(c, n, key, max, noun, empty_hint))
+		return NULL;
+	v = calloc(n->n, size);
+	if (!v)
+		c->err = -ENOMEM;
+	return v;
+}
+
+/* ---- the schema --------------------------------------------------------- */
+
+static void check_name(struct ctx *c, const struct ynode *n, struct policy *p)
+{
+	char buf[SHOW_BUF + 4], ch_buf[32];
+	size_t i;
+
+	if (!want_str(c, n, "name"))
+		return;
+	if (n->len == 0 || n->len > POLICY_NAME_MAX) {
+		errf(c, n->pos, "name",
+		     "%zu characters; expected 1-%d characters of a-z, 0-9 and '-'",
+		     n->len, POLICY_NAME_MAX);
+		return;
+	}
+	for (i = 0; i < n->len; i++) {
+		unsigned char ch = (unsigned char)n->str[i];
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+		      ch == '-')) {
+			/* Name the culprit; half a UTF-8 character would print
+			 * as garbage, so those are just "non-ASCII". */
+			if (ch >= 0x80)
+				snprintf(ch_buf, sizeof(ch_buf), "a non-ASCII character");
+			else if (ch < 0x20 || ch == 0x7f)
+				snprintf(ch_buf, sizeof(ch_buf), "the control character \\x%02x", ch);
+			else
+				snprintf(ch_buf, sizeof(ch_buf), "the character '%c'", ch);
+			errf(c, n->pos, "name",
+			     "%s has %s; use only a-z, 0-9 and '-'",
+			     describe(n, buf), ch_buf);
+			return;
+		}
+	}
+	p->name = xstrdup(c, n->str);
+	p->name_pos = n->pos;
+}
+
+/* Why a cgroup selector is refused, or NULL. */
+static const char *selector_problem(const char *s, size_t len)
+{
+	const char *comp, *end;
+
+	if (s[0] != '/')
+		return "must start with '/' (a path below the cgroup2 mount, e.g. /sandboxes/*)";
+	if (len == 1)
+		return "is the root cgroup; confining every process on the host is refused, name a child cgroup";
+	if (len > SELECTOR_MAX)
+		return "is too long for a cgroup path";
+	if (s[len - 1] == '/')
+		return "ends in '/'; remove the trailing '/'";
+	for (comp = s + 1; comp <= s + len; comp = end + 1) {
+		end = strchr(comp, '/');
+		if (!end)
+			end = s + len;
+		if (end == comp)
+			return "has an empty component ('//'); write a single '/'";
+		if ((end - comp == 1 && comp[0] == '.') ||
+		    (end - comp == 2 && comp[0] == '.' && comp[1] == '.'))
+			return "has a '.' or '..' component; name the cgroup by its own path";
+	}
+	return NULL;
+}
+
+static void check_cgroups(struct ctx *c, const struct ynode *n,
+			  struct policy *p)
+{
+	char key[PATH_BUF], buf[SHOW_BUF + 4];
+	size_t i, j;
+
+	p->cgroups = get_array(c, n, "cgroups", POLICY_MAX_SELECTORS, "selectors",
+			       "expected at least one cgroup selector such as /sandboxes/*",
+			       sizeof(*p->cgroups));
+	if (!p->cgroups)
+		return;
+	p->cgroups_pos = calloc(n->n, sizeof(*p->cgroups_pos));
+	if (!p->cgroups_pos) {
+		c->err = -ENOMEM;
+		return;
+	}
+	for (i = 0; i < n->n; i++) {
+		const struct ynode *s = n->kid[i];
+		const char *why;
+
+		item(key, "cgroups", i);
+		if (!want_str(c, s, key))
+			continue;
+		why = selector_problem(s->str, s->len);
+		if (why) {
+			errf(c, s->pos, key, "%s %s", describe(s, buf), why);
+			continue;
+		}
+		for (j = 0; j < i; j++) {
+			if (p->cgroups[j] && strcmp(p->cgroups[j], s->str) == 0) {
+				errf(c, s->pos, key,
+				     "%s is listed twice; first at line %d, column %d",
+				     describe(s, buf), p->cgroups_pos[j].line,
+				     p->cgroups_pos[j].col);
+				break;
+			}
+		}
+		if (j < i)
+			continue;
+		p->cgroups[i] = xstrdup(c, s->str);
+		p->cgroups_pos[i] = s->pos;
+	}
+	p->n_cgroups = n->n;
+}
+
+/*
+ * A CIDR from a rule or an override. Host bits are refused, not cleared:
+ * "10.0.0.1/8" is more often a typo for /32 than a way to write 10/8.
+ */
+static bool get_cidr(struct ctx *c, const struct ynode *n, const char *key,
+		     struct policy_cidr *out)
+{
+	char buf[SHOW_BUF + 4], net[64];
+	struct policy_cidr cidr;
+	int err;
+
+	if (!want_str(c, n, key))
+		return false;
+	err = policy_cidr__parse_raw(n->str, &cidr);
+	if (err == -ERANGE) {
+		bool v6 = strchr(n->str, ':');
+
+		errf(c, n->pos, key, "%s: prefix too long; expected /0 to /%d for %s",
+		     describe(n, buf), v6 ? 128 : 32, v6 ? "IPv6" : "IPv4");
+		return false;
+	}
+	if (err) {
+		errf(c, n->pos, key,
+		     "%s is not a CIDR; expected an IPv4 or IPv6 address with an optional /prefix, e.g. 10.0.0.0/8 or fd00::/8",
+		     describe(n, buf));
+		return false;
+	}
+	if (policy_cidr__mask(&cidr)) {
+		errf(c, n->pos, key, "%s: host bits set; did you mean %s?",
+		     describe(n, buf), policy_cidr__str(&cidr, net, sizeof(net)));
+		return false;
+	}
+	policy_cidr__normalize(&cidr);
+	*out = cidr;
+	return true;
+}
+
+/*
+ * 8080, "8080" or "9000-9100": decimal, no sign, no leading zero (YAML 1.1
+ * reads 0800 as octal; better refuse it than guess).
+ */
+static void check_port(struct ctx *c, const struct ynode *n, const char *key,
+		       struct policy_ports *out)
+{
+	const char *s = n->str, *start[2] = { n->str, NULL };
+	unsigned long v[2] = { 0, 0 };
+	size_t part = 0, i, k;
+	char buf[SHOW_BUF + 4];
+
+	if (!want(c, n, key, Y_SCALAR, "a port or a range \"lo-hi\""))
+		return;
+	for (i = 0; i <= n->len; i++) {
+		char ch = i < n->len ? s[i] : '\0';
+		size_t digits = (size_t)(s + i - start[part]);
+
+		if (ch >= '0' && ch <= '9' && !(digits == 1 && s[i - 1] == '0')) {
+			/* Saturate; the message quotes the digits as written. */
+			if (v[part] <= 65535)
+				v[part] = v[part] * 10 + (unsigned long)(ch - '0');
+		} else if (digits && ch == '-' && part == 0) {
+			start[++part] = s + i + 1;
+		} else if (!(digits && i == n->len)) {
+			errf(c, n->pos, key,
+			     "expected a port 1-65535 or a range like \"9000-9100\", got %s",
+			     describe(n, buf));
+			return;
+		}
+	}
+	if (part == 0) {
+		v[1] = v[0];
+		start[1] = start[0];
+	}
+	for (k = 0; k < 2; k++) {
+		if (v[k] < 1 || v[k] > 65535) {
+			int len = (int)strspn(start[k], "0123456789");
+
+			errf(c, n->pos, key, "port %.*s%s out of range; expected 1-65535",
+			     len > 10 ? 10 : len, start[k], len > 10 ? "..." : "");
+			return;
+		}
+	}
+	if (v[0] > v[1]) {
+		errf(c, n->pos, key, "range %lu-%lu is reversed; write %lu-%lu",
+		     v[0], v[1], v[1], v[0]);
+		return;
+	}
+	out->lo = (uint16_t)v[0];
+	out->hi = (uint16_t)v[1];
+}
+
+static void check_ports(struct ctx *c, const struct ynode *n, const char *path,
+			struct policy_net_rule *r)
+{
+	char key[PATH_BUF], ikey[PATH_BUF];
+	size_t i;
+
+	join(key, path, "ports");
+	if (!get_seq(c, n, key, POLICY_MAX_PORTS, "entries",
+		     "omit ports to allow every port"))
+		return;
+	for (i = 0; i < n->n; i++)
+		check_port(c, n->kid[i], item(ikey, key, i), &r->ports[i]);
+	r->n_ports = n->n;
+}
+
+/*
+ * A rule may not open a built-in metadata endpoint unless an override of
+ * this policy covers every part of it the rule reaches. CIDRs nest or are
+ * disjoint, so the part reached is the longer of rule and endpoint. All
+ * endpoints a rule reaches go in one message: one rule, one problem.
+ */
+static void check_meta(struct ctx *c, const struct ynode *n, const char *key,
+		       const struct policy_cidr *rule, const struct policy *p)
+{
+	const char *hit[16];	/* more than the table holds */
+	char rs[64], list[256];
+	size_t i, j, hits = 0;
+
+	for (i = 0; i < policy_n_meta_endpoints; i++) {
+		const struct policy_endpoint *e = &policy_meta_endpoints[i];
+		const struct policy_cidr *part;
+
+		if (!policy_cidr__overlaps(rule, &e->cidr))
+			continue;
+		part = rule->prefix > e->cidr.prefix ? rule : &e->cidr;
+		for (j = 0; j < p->net.n_overrides; j++)
+			if (policy_cidr__contains(&p->net.overrides[j].endpoint, part))
+				break;
+		if (j == p->net.n_overrides && hits < sizeof(hit) / sizeof(hit[0]))
+			hit[hits++] = e->text;
+	}
+	if (hits)
+		errf(c, n->pos, key,
+		     "%s covers the metadata endpoint%s %s; narrow the rule or add %s to network.overrides with a reason",
+		     policy_cidr__str(rule, rs, sizeof(rs)), hits > 1 ? "s" : "",
+		     list_of(list, sizeof(list), hit, hits, sizeof(*hit), false),
+		     hits > 1 ? "them" : "it");
+}
+
+static void check_rule(struct ctx *c, const struct ynode *n, const char *path,
+		       struct policy_net_rule *r, const struct policy *p)
+{
+	static const struct field f[] = {
+		{ "cidr", true }, { "ports", false }, { "proto", false },
+	};
+	static const char *const protos[] = { "tcp", "udp", "any" };
+	static const uint8_t proto_val[] = {
+		NET_PROTO_TCP, NET_PROTO_UDP, NET_PROTO_ANY,
+	};
+	const struct ynode *v[3];
+	char key[PATH_BUF];
+	int proto;
+
+	r->pos = n->pos;
+	r->proto = NET_PROTO_ANY;
+	if (!get_fields(c, n, path, f, 3, v))
+		return;
+	if (v[0] && get_cidr(c, v[0], join(key, path, "cidr"), &r->cidr))
+		check_meta(c, v[0], key, &r->cidr, p);
+	if (v[1])
+		check_ports(c, v[1], path, r);
+	if (v[2] && get_word(c, v[2], join(key, path, "proto"), protos, 3, &proto))
+		r->proto = proto_val[proto];
+}
+
+static void check_override(struct ctx *c, const struct ynode *n,
+			   const char *path, struct policy_net_override *o)
+{
+	static const struct field f[] = {
+		{ "endpoint", true }, { "reason", true },
+	};
+	const struct ynode *v[2];
+	char key[PATH_BUF], list[256], cs[64];
+	size_t i;
+
+	o->pos = n->pos;
+	if (!get_fields(c, n, path, f, 2, v))
+		return;
+	if (v[0] && get_cidr(c, v[0], join(key, path, "endpoint"), &o->endpoint)) {
+		for (i = 0; i < policy_n_meta_endpoints; i++)
+			if (policy_cidr__contains(&policy_meta_endpoints[i].cidr,
+						  &o->endpoint))
+				break;
+		if (i == policy_n_meta_endpoints) {
+			errf(c, v[0]->pos, key,
+			     "%s is not a built-in metadata endpoint; expected one of (or an address inside): %s",
+			     policy_cidr__str(&o->endpoint, cs, sizeof(cs)),
+			     list_of(list, sizeof(list), policy_meta_endpoints,
+				     policy_n_meta_endpoints,
+				     sizeof(*policy_meta_endpoints), false));
+			/* Must not excuse a rule in check_meta(). */
+			memset(&o->endpoint, 0, sizeof(o->endpoint));
+		}
+	}
+	if (v[1] && want_str(c, v[1], join(key, path, "reason"))) {
+		if (v[1]->str[strspn(v[1]->str, " \t\r\n")] == '\0')
+			errf(c, v[1]->pos, key,
+			     "empty reason; say why this policy needs the endpoint");
+		else
+			o->reason = xstrdup(c, v[1]->str);
+	}
+}
+
+static void check_network(struct ctx *c, const struct ynode *n,
+			  struct policy *p)
+{
+	static const struct field f[] = {
+		{ "default", false }, { "allow", false }, { "raw_sockets", false },
+		{ "icmp", false }, { "overrides", false },
+	};
+	static const char *const defaults[] = { "deny", "allow" };
+	const struct ynode *v[5];
+	char path[PATH_BUF];
+	int def;
+	size_t i;
+
+	if (!get_fields(c, n, "network", f, 5, v))
+		return;
+	if (v[0] && get_word(c, v[0], "network.default", defaults, 2, &def))
+		p->net.default_allow = def == 1;
+	if (v[2])
+		get_bool(c, v[2], "network.raw_sockets", &p->net.raw_sockets);
+	if (v[3])
+		get_bool(c, v[3], "network.icmp", &p->net.icmp);
+	/* Overrides first: the allow rules are checked against them. */
+	if (v[4] && (p->net.overrides = get_array(c, v[4], "network.overrides",
+						  POLICY_MAX_OVERRIDES, "overrides",
+						  "omit overrides when there are none",
+						  sizeof(*p->net.overrides)))) {
+		p->net.n_overrides = v[4]->n;
+		for (i = 0; i < v[4]->n; i++)
+			check_override(c, v[4]->kid[i],
+				       item(path, "network.overrides", i),
+				       &p->net.overrides[i]);
+	}
+	if (v[1] && (p->net.allow = get_array(c, v[1], "network.allow",
+					      POLICY_MAX_NET_RULES, "rules",
+					      "omit allow when there are no rules",
+					      sizeof(*p->net.allow)))) {
+		p->net.n_allow = v[1]->n;
+		for (i = 0; i < v[1]->n; i++)
+			check_rule(c, v[1]->kid[i], item(path, "network.allow", i),
+				   &p->net.allow[i], p);
+	}
+}
+
+/*
+ * files: and limits: are part of the schema but not of this build. Saying
+ * so beats ignoring a rule the user believes is enforced.
+ */
+static void check_reserved(struct ctx *c, const struct ynode *n,
+			   const char *path)
+{
+	char key[PATH_BUF], buf[SHOW_BUF + 4];
+	size_t i;
+
+	if (!want(c, n, path, Y_MAP, NULL))
+		return;
+	for (i = 0; i + 1 < n->n; i += 2)
+		if (want(c, n->kid[i], path, Y_SCALAR, "a string key"))
+			errf(c, n->kid[i]->pos,
+			     join(key, path, show_node(n->kid[i], buf)),
+			     "not supported by this build yet");
+}
+
+static void check_policy(struct ctx *c, const struct ynode *root,
+			 struct policy *p)
+{
+	static const struct field f[] = {
+		{ "name", true }, { "category", false }, { "mode", false },
+		{ "cgroups", true }, { "network", false }, { "files", false },
+		{ "limits", false },
+	};
+	static const char *const modes[] = {
+		[POLICY_ENFORCE] = "enforce", [POLICY_AUDIT] = "audit",
+	};
+	const struct ynode *v[7];
+	int mode;
+
+	p->pos = root->pos;
+	if (is_null(root)) {
+		errf(c, root->pos, "document",
+		     "empty document; expected a policy mapping with name and cgroups");
+		return;
+	}
+	if (!get_fields(c, root, "", f, 7, v))
+		return;
+	if (v[0])
+		check_name(c, v[0], p);
+	if (v[1] && want_str(c, v[1], "category"))
+		p->category = xstrdup(c, v[1]->str);
+	if (v[2] && get_word(c, v[2], "mode", modes, 2, &mode))
+		p->mode = (enum policy_mode)mode;
+	if (v[3])
+		check_cgroups(c, v[3], p);
+	if (v[4])
+		check_network(c, v[4], p);
+	if (v[5])
+		check_reserved(c, v[5], "files");
+	if (v[6])
+		check_reserved(c, v[6], "limits");
+}
+
+int policy__parse(const char *file, const char *buf, size_t len,
+		  struct policy **out, struct policy_diag *diag)
+{
+	struct ctx c = { .file = file ? file : "(input)", .diag = diag };
+	struct ynode *root = NULL;
+	struct policy *p = NULL;
+	int err;
+
+	*out = NULL;
+	if (len > POLICY_FILE_MAX) {
+		err = policy_diag__add(diag, "%s: %zu bytes; a policy file may hold at most %d",
+				       c.file, len, POLICY_FILE_MAX);
+		return err ? err : -EINVAL;
+	}
+	err = load_tree(&c, buf, len, &root);
+	if (err)
+		goto cleanup;
+	p = calloc(1, sizeof(*p));
+	if (!p || !(p->file = strdup(c.file))) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	check_policy(&c, root, p);
+	err = c.err ? c.err : c.nerr ? -EINVAL : 0;
+cleanup:
+	sort_diags(&c);
+	free(c.placed);
+	ynode_free(root);
+	if (err) {
+		policy__free(p);
+		return err;
+	}
+	*out = p;
+	return 0;
+}
+
+void policy__free(struct policy *p)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->n_cgroups; i++)
+		free(p->cgroups[i]);
+	for (i = 0; i < p->net.n_overrides; i++)
+		free(p->net.overrides[i].reason);
+	free(p->cgroups);
+	free(p->cgroups_pos);
+	free(p->net.allow);
+	free(p->net.overrides);
+	free(p->category);
+	free(p->name);
+	free(p->file);
+	free(p);
+}

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Policy model, YAML loader (libyaml) and validation.
+ *
+ * Loading never applies anything: it turns files into `struct policy`
+ * values, or into diagnostics of the form
+ *     FILE:LINE:COLUMN: KEY: what was expected
+ * (LINE and COLUMN 1-based, pointing at the offending node). A set of
+ * policies is only usable when every file in it loaded without error.
+ */
+#ifndef STOCKADE_POLICY_H
+#define STOCKADE_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define POLICY_NAME_MAX		63
+#define POLICY_MAX_SELECTORS	256
+#define POLICY_MAX_NET_RULES	65536
+#define POLICY_MAX_PORTS	16	/* entries of one rule's `ports:` */
+#define POLICY_DIAG_MAX		512	/* bytes of one diagnostic */
+#define POLICY_MAX_OVERRIDES	64	/* entries of `network.overrides:` */
+#define POLICY_FILE_MAX		(1 << 20)	/* bytes of one policy file */
+
+enum policy_mode { POLICY_ENFORCE = 0, POLICY_AUDIT = 1 };
+
+struct policy_pos {
+	int line;	/* 1-based */
+	int col;	/* 1-based */
+};
+
+struct policy_ports {
+	uint16_t lo, hi;	/* inclusive, host order */
+};
+
+/* An address range; IPv4 lives in addr[0..3]. Always normalised: an IPv6
+ * CIDR inside a form that carries IPv4 (include/netaddr.h) is stored as
+ * the IPv4 CIDR it denotes. Host bits below the prefix are zero. */
+struct policy_cidr {
+	uint8_t family;		/* 4 or 6 (enum net_family) */
+	uint8_t prefix;		/* 0..32 or 0..128 */
+	uint8_t addr[16];
+};
+
+struct policy_net_rule {
+	struct policy_cidr cidr;
+	uint8_t proto;			/* enum net_proto */
+	size_t n_ports;			/* 0 = every port */
+	struct policy_ports ports[POLICY_MAX_PORTS];
+	struct policy_pos pos;
+};
+
+struct policy_net_override {
+	/* One built-in endpoint, or a CIDR inside one (169.254.169.254/32
+	 * opens only that address of 169.254.0.0/16). */
+	struct policy_cidr endpoint;
+	char *reason;
+	struct policy_pos pos;
+};
+
+struct policy {
+	char *file;			/* as given to the loader */
+	char *name;
+	char *category;
+	enum policy_mode mode;
+	struct policy_pos pos;		/* of the document */
+	struct policy_pos name_pos;	/* of the name's value */
+
+	char **cgroups;			/* selectors, each starting with '/' */
+	struct policy_pos *cgroups_pos;
+	size_t n_cgroups;
+
+	struct {
+		bool default_allow;
+		bool raw_sockets;
+		bool icmp;
+		struct policy_net_rule *allow;
+		size_t n_allow;
+		struct policy_net_override *overrides;
+		size_t n_overrides;
+	} net;
+};
+
+struct policy_set {
+	struct policy **v;
+	size_t n;
+};
+
+/* Diagnostics collected while loading; each is one line, no newline. */
+struct policy_diag {
+	char **msgs;
+	size_t n;
+};
+
+/* The built-in cloud metadata and credential endpoints (policy/builtin.c). */
+struct policy_endpoint {
+	const char *text;		/* as documented, e.g. "169.254.0.0/16" */
+	struct policy_cidr cidr;
+};
+extern const struct policy_endpoint policy_meta_endpoints[];
+extern const size_t policy_n_meta_endpoints;
+
+/*
+ * Parse one YAML document held in memory; `file` names it in diagnostics.
+ * Returns 0 and sets *out, or -EINVAL with at least one diagnostic added to
+ * diag (or -ENOMEM). Validation of a single policy happens here.
+ */
+int policy__parse(const char *file, const char *buf, size_t len,
+		  struct policy **out, struct policy_diag *diag);
+
+/*
+ * Load FILE or DIR (every *.yaml / *.yml directly inside it, in name order)
+ * for each path, then check the set as a whole: unique names, no cgroup
+ * selector claimed twice. Returns 0, or a negative errno with every
+ * problem found added to diag; on error *set is left empty.
+ */
+int policy_set__load(const char *const *paths, size_t n_paths,
+		     struct policy_set *set, struct policy_diag *diag);
+
+/*
+ * Append one diagnostic (printf-style), truncated to POLICY_DIAG_MAX - 1
+ * bytes with control characters replaced, so it stays one line. 0 or
+ * -ENOMEM. The loader uses it; callers may add their own lines too.
+ */
+int policy_diag__add(struct policy_diag *diag, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+void policy__free(struct policy *p);
+void policy_set__free(struct policy_set *set);
+void policy_diag__free(struct policy_diag *diag);
+
+/* Parse "a.b.c.d[/n]" or "x:y::z[/n]" into a normalised CIDR; 0 or -EINVAL
+ * (also when bits below the prefix are set: "10.0.0.1/8" is refused). */
+int policy_cidr__parse(const char *s, struct policy_cidr *out);
+/* Does a contain (or equal) b?  Do they overlap at all? */
+bool policy_cidr__contains(const struct policy_cidr *a,
+			   const struct policy_cidr *b);
+bool policy_cidr__overlaps(const struct policy_cidr *a,
+			   const struct policy_cidr *b);
+/*
+ * The steps of policy_cidr__parse, for callers that explain a failure.
+ * parse_raw keeps the address as written (no masking, no normalising) and
+ * returns 0, -EINVAL (not an address) or -ERANGE (prefix too long for the
+ * family). mask clears host bits and says whether any were set. normalize
+ * turns an IPv6 CIDR lying wholly inside one IPv4-carrying form into the
+ * IPv4 CIDR it denotes (mapped, compatible, NAT64: prefix >= 96 gives /
+ * prefix-96; 6to4: prefix >= 16 gives /min(prefix-16, 32)); expects no
+ * host bits.
+ */
+int policy_cidr__parse_raw(const char *s, struct policy_cidr *out);
+bool policy_cidr__mask(struct policy_cidr *c);
+void policy_cidr__normalize(struct policy_cidr *c);
+/* Format as text ("10.0.0.0/8", "fd00:ec2::254/128"); buf >= 64 bytes. */
+const char *policy_cidr__str(const struct policy_cidr *c, char *buf,
+			     size_t len);
+
+#endif /* STOCKADE_POLICY_H */

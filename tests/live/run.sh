@@ -1,0 +1,248 @@
+#!/bin/sh
+# Live test of network confinement on a real kernel (root): runs on the
+# host (make live-test) and again inside the test VM (tests/vm).
+#
+# It starts the agent on a fresh cgroup, then makes real syscalls from
+# processes inside it (netprobe), each in a private network namespace
+# where only lo is up: a destination the agent fails to block ends in
+# ENETUNREACH there, never on a real network. Every denial must come
+# back as exactly one JSON record with the right fields.
+#
+# Environment: STOCKADE (binary), TOOLS (dir with netprobe), CGROUP_ROOT
+# (cgroup2 mount; detected when unset), STOCKADE_AGENT_FLAGS (default
+# --allow-degraded: the host kernel refuses BPF-LSM), POLICY_DIR.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+STOCKADE=${STOCKADE:-$here/../../stockade}
+TOOLS=${TOOLS:-$here/../../build/tools}
+POLICY_DIR=${POLICY_DIR:-$here}
+STOCKADE_AGENT_FLAGS=${STOCKADE_AGENT_FLAGS---allow-degraded}
+probe=$TOOLS/netprobe
+
+# /proc/mounts, not stat -f: busybox's stat does not name cgroup2 or bpf.
+fs_at() { awk -v d="$1" '$2 == d { t = $3 } END { print t }' /proc/mounts; }
+if [ -z "${CGROUP_ROOT:-}" ]; then
+	for d in /sys/fs/cgroup /sys/fs/cgroup/unified; do
+		if [ "$(fs_at "$d")" = cgroup2 ]; then
+			CGROUP_ROOT=$d
+			break
+		fi
+	done
+fi
+[ -n "${CGROUP_ROOT:-}" ] || { echo "live: no cgroup2 mount found" >&2; exit 1; }
+if [ "$(fs_at /sys/fs/bpf)" != bpf ]; then
+	mount -t bpf bpf /sys/fs/bpf || { echo "live: cannot mount bpffs" >&2; exit 1; }
+fi
+
+work=$(mktemp -d /tmp/stockade-live.XXXXXX)
+log=$work/agent.log
+cg=$CGROUP_ROOT/stockade-live
+agent_pid=
+passed=0
+failed=0
+
+ok() { passed=$((passed + 1)); echo "ok $1"; }
+not_ok() { failed=$((failed + 1)); echo "not ok $1: $2"; }
+
+cleanup() {
+	[ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
+	for d in "$cg/child" "$cg"; do
+		if [ -d "$d" ]; then
+			# Move stragglers out so the directory can go.
+			while read -r p; do echo "$p" > "$CGROUP_ROOT/cgroup.procs"; done \
+				< "$d/cgroup.procs" 2>/dev/null
+			rmdir "$d" 2>/dev/null
+		fi
+	done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# wait_for PATTERN FILE [TENTHS]: until a line of FILE matches.
+wait_for() {
+	n=0
+	while ! grep -q "$1" "$2" 2>/dev/null; do
+		n=$((n + 1))
+		[ "$n" -gt "${3:-100}" ] && return 1
+		sleep 0.1
+	done
+	return 0
+}
+
+# probe NAME EXPECT [netprobe args...]: run one probe; sets $pid, $out.
+probe() {
+	name=$1 expect=$2
+	shift 2
+	out=$("$probe" "$@" 2>&1)
+	pid=$(echo "$out" | sed -n 's/^pid=//p' | head -n 1)
+	got=$(echo "$out" | tail -n 1)
+	if [ "$got" = "$expect" ]; then
+		ok "$name: $expect"
+		return 0
+	fi
+	not_ok "$name" "expected $expect, got '$got'"
+	return 1
+}
+
+# record NAME FIELD...: exactly one record for $pid, containing each field.
+record() {
+	name=$1
+	shift
+	if ! wait_for "\"pid\":$pid," "$log" 30; then
+		not_ok "$name: record" "no record for pid $pid"
+		return
+	fi
+	sleep 0.1
+	n=$(grep -c "\"pid\":$pid," "$log")
+	line=$(grep "\"pid\":$pid," "$log" | head -n 1)
+	if [ "$n" != 1 ]; then
+		not_ok "$name: record" "$n records for pid $pid"
+		return
+	fi
+	for f in "$@"; do
+		case "$line" in
+		*"$f"*) ;;
+		*) not_ok "$name: record" "missing $f in $line"; return ;;
+		esac
+	done
+	ok "$name: one record with $*"
+}
+
+# no_record NAME: the probe $pid produced nothing.
+no_record() {
+	sleep 0.2
+	if grep -q "\"pid\":$pid," "$log"; then
+		not_ok "$1: no record" "unexpected: $(grep "\"pid\":$pid," "$log")"
+	else
+		ok "$1: no record"
+	fi
+}
+
+# The whole table, from a cgroup (or from outside with cgdir empty).
+run_cases() {
+	where=$1 cgdir=$2 cgfield=$3
+	if [ -n "$cgdir" ]; then
+		in="--netns --cgroup $cgdir"
+		base="\"event\":\"deny\" \"policy\":\"live-net\" $cgfield"
+		probe "$where connect allowed 127.0.0.1:8080" OK $in connect tcp 127.0.0.1 8080 --listen &&
+			no_record "$where connect allowed 127.0.0.1:8080"
+		probe "$where connect allowed [::1]:8080" OK $in connect tcp ::1 8080 --listen &&
+			no_record "$where connect allowed [::1]:8080"
+		probe "$where connect 127.0.0.1:9999" EPERM $in connect tcp 127.0.0.1 9999 --listen &&
+			record "$where connect 127.0.0.1:9999" $base '"kind":"connect"' \
+				'"family":"ipv4"' '"daddr":"127.0.0.1"' '"dport":9999' \
+				'"proto":"tcp"' '"reason":"not_allowed"' '"comm":"netprobe"'
+		probe "$where udp connect 127.0.0.1:8080" EPERM $in connect udp 127.0.0.1 8080 &&
+			record "$where udp connect 127.0.0.1:8080" $base '"kind":"connect"' \
+				'"proto":"udp"' '"reason":"not_allowed"'
+		for m in 169.254.169.254 ::ffff:169.254.169.254 fd00:ec2::254 \
+			 fd00:ec2::23 ::169.254.169.254 64:ff9b::a9fe:a9fe \
+			 2002:a9fe:a9fe::1 100.100.100.200 168.63.129.16 192.0.0.192; do
+			case $m in *:*) fam=ipv6 ;; *) fam=ipv4 ;; esac
+			probe "$where connect [$m]:80" EPERM $in connect tcp "$m" 80 &&
+				record "$where connect [$m]:80" $base '"kind":"connect"' \
+					"\"family\":\"$fam\"" "\"daddr\":\"$m\"" '"dport":80' \
+					'"reason":"metadata_endpoint"'
+		done
+		probe "$where sendto 127.0.0.2:5353" EPERM $in sendto udp 127.0.0.2 5353 &&
+			record "$where sendto 127.0.0.2:5353" $base '"kind":"sendmsg"' \
+				'"daddr":"127.0.0.2"' '"dport":5353' '"proto":"udp"' \
+				'"reason":"not_allowed"'
+		probe "$where sendto [::1]:5353" EPERM $in sendto udp ::1 5353 &&
+			record "$where sendto [::1]:5353" $base '"kind":"sendmsg"' \
+				'"family":"ipv6"' '"daddr":"::1"' '"reason":"not_allowed"'
+		probe "$where raw socket" EPERM $in socket raw4 &&
+			record "$where raw socket" $base '"kind":"socket"' '"reason":"raw_socket"'
+		probe "$where raw6 socket" EPERM $in socket raw6 &&
+			record "$where raw6 socket" $base '"kind":"socket"' '"reason":"raw_socket"'
+		probe "$where icmp socket" EPERM $in socket icmp &&
+			record "$where icmp socket" $base '"kind":"socket"' '"reason":"icmp"'
+	else
+		in="--netns"
+		probe "$where connect 127.0.0.1:9999" OK $in connect tcp 127.0.0.1 9999 --listen &&
+			no_record "$where connect 127.0.0.1:9999"
+		probe "$where connect 169.254.169.254:80" ENETUNREACH $in connect tcp 169.254.169.254 80 &&
+			no_record "$where connect 169.254.169.254:80"
+		probe "$where connect [::ffff:169.254.169.254]:80" ENETUNREACH $in connect tcp ::ffff:169.254.169.254 80 &&
+			no_record "$where connect [::ffff:169.254.169.254]:80"
+		probe "$where sendto 127.0.0.2:5353" OK $in sendto udp 127.0.0.2 5353 &&
+			no_record "$where sendto 127.0.0.2:5353"
+		probe "$where raw socket" OK $in socket raw4 && no_record "$where raw socket"
+	fi
+}
+
+[ -d "$cg" ] && cleanup_old=1 && rmdir "$cg/child" "$cg" 2>/dev/null
+mkdir "$cg" || { echo "live: cannot create $cg" >&2; exit 1; }
+touch "$log"
+
+# A process already in the cgroup before the agent starts, waiting.
+"$probe" --netns --cgroup "$cg" --wait "$work/go" connect tcp 127.0.0.1 9998 \
+	> "$work/early.out" 2>&1 &
+early=$!
+sleep 0.2
+
+# shellcheck disable=SC2086
+"$STOCKADE" agent $STOCKADE_AGENT_FLAGS --policy "$POLICY_DIR/net.yaml" \
+	--log "$log" > "$work/agent.stdout" 2> "$work/agent.stderr" &
+agent_pid=$!
+if wait_for '"event":"agent_ready"' "$log" 100; then
+	ok "agent_ready"
+else
+	not_ok "agent_ready" "agent did not become ready: $(cat "$work/agent.stderr")"
+	echo "$passed passed, $failed failed"
+	exit 1
+fi
+grep -q '"event":"attach".*"cgroup":"/stockade-live"' "$log" &&
+	ok "attach record for /stockade-live" ||
+	not_ok "attach record" "$(cat "$log")"
+
+# The early process is confined with no restart.
+touch "$work/go"
+wait "$early"
+pid=$(sed -n 's/^pid=//p' "$work/early.out")
+if [ "$(tail -n 1 "$work/early.out")" = EPERM ]; then
+	ok "process started before the agent: EPERM"
+	record "process started before the agent" '"reason":"not_allowed"' '"dport":9998'
+else
+	not_ok "process started before the agent" "got $(tail -n 1 "$work/early.out")"
+fi
+
+id=$(stat -c %i "$cg")
+run_cases sandbox "$cg" "\"cgroup_id\":$id,"
+
+mkdir "$cg/child"
+cid=$(stat -c %i "$cg/child")
+run_cases child "$cg/child" "\"cgroup_id\":$cid,"
+
+run_cases outside "" ""
+
+# The stream's integrity: no record lost, sequence numbers without gaps.
+if grep -q '"event":"lost"' "$log"; then
+	not_ok "no lost records" "$(grep '"event":"lost"' "$log")"
+else
+	ok "no lost records"
+fi
+seqs=$(sed -n 's/.*"seq":\([0-9]*\),.*/\1/p' "$log" | sort -n)
+first=$(echo "$seqs" | head -n 1)
+last=$(echo "$seqs" | tail -n 1)
+count=$(echo "$seqs" | wc -l)
+if [ $((last - first + 1)) -eq "$count" ]; then
+	ok "seq $first..$last has no gap"
+else
+	not_ok "seq" "$count records span $first..$last"
+fi
+
+# SIGTERM detaches everything and exits 0.
+kill -TERM "$agent_pid"
+wait "$agent_pid"
+rc=$?
+agent_pid=
+[ "$rc" = 0 ] && ok "SIGTERM: exit 0" || not_ok "SIGTERM" "exit $rc"
+grep -q '"event":"detach".*"cgroup":"/stockade-live"' "$log" &&
+	ok "detach record" || not_ok "detach record" "none"
+probe "after detach connect 127.0.0.1:9999" OK --netns --cgroup "$cg" connect tcp 127.0.0.1 9999 --listen
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

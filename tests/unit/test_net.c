@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Rule matching: address normalisation (the same inline code the BPF
+ * programs run), the rule compiler's merging of covering prefixes, and the
+ * decision over the compiled entries.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "events.h"
+#include "netaddr.h"
+#include "net_rules.h"
+#include "policy.h"
+
+/* ---- normalisation ---- */
+
+static __u8 norm(const char *text, char *out)
+{
+	__u8 a[16], fam;
+
+	assert_int_equal(inet_pton(AF_INET6, text, a), 1);
+	fam = netaddr_normalize6(a);
+	inet_ntop(fam == NET_FAMILY_V4 ? AF_INET : AF_INET6, a, out, 64);
+	return fam;
+}
+
+static void test_normalize(void **state)
+{
+	static const struct { const char *in, *out; __u8 fam; } cases[] = {
+		{ "::ffff:169.254.169.254", "169.254.169.254", 4 },	/* mapped */
+		{ "::169.254.169.254", "169.254.169.254", 4 },		/* compat */
+		{ "64:ff9b::a9fe:a9fe", "169.254.169.254", 4 },		/* NAT64 */
+		{ "2002:a9fe:a9fe::", "169.254.169.254", 4 },		/* 6to4 */
+		{ "2002:a9fe:a9fe:1:2:3:4:5", "169.254.169.254", 4 },
+		{ "::ffff:127.0.0.1", "127.0.0.1", 4 },
+		{ "::", "::", 6 },			/* unspecified stays v6 */
+		{ "::1", "::1", 6 },			/* loopback stays v6 */
+		{ "::2", "0.0.0.2", 4 },		/* compat form of 0.0.0.2 */
+		{ "fd00:ec2::254", "fd00:ec2::254", 6 },
+		{ "64:ff9b:1::a9fe:a9fe", "64:ff9b:1::a9fe:a9fe", 6 },	/* local-use NAT64 prefix is not the well-known one */
+		{ "::fffe:169.254.169.254", "::fffe:a9fe:a9fe", 6 },
+		{ "2001:db8::1", "2001:db8::1", 6 },
+	};
+	char out[64];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(norm(cases[i].in, out), cases[i].fam);
+		assert_string_equal(out, cases[i].out);
+	}
+}
+
+/* ---- compile + decide ---- */
+
+static struct policy *mk_policy(bool default_allow)
+{
+	struct policy *p = calloc(1, sizeof(*p));
+
+	assert_non_null(p);
+	p->file = "t.yaml";
+	p->name = "t";
+	p->net.default_allow = default_allow;
+	return p;
+}
+
+static void add_rule(struct policy *p, const char *cidr, __u8 proto,
+		     int lo, int hi)
+{
+	struct policy_net_rule *r;
+
+	p->net.allow = realloc(p->net.allow, (p->net.n_allow + 1) * sizeof(*r));
+	assert_non_null(p->net.allow);
+	r = &p->net.allow[p->net.n_allow++];
+	memset(r, 0, sizeof(*r));
+	assert_int_equal(policy_cidr__parse(cidr, &r->cidr), 0);
+	r->proto = proto;
+	if (lo) {
+		r->n_ports = 1;
+		r->ports[0].lo = (uint16_t)lo;
+		r->ports[0].hi = (uint16_t)hi;
+	}
+}
+
+static void add_override(struct policy *p, const char *ep)
+{
+	struct policy_net_override *o;
+
+	p->net.overrides = realloc(p->net.overrides,
+				   (p->net.n_overrides + 1) * sizeof(*o));
+	assert_non_null(p->net.overrides);
+	o = &p->net.overrides[p->net.n_overrides++];
+	memset(o, 0, sizeof(*o));
+	assert_int_equal(policy_cidr__parse(ep, &o->endpoint), 0);
+}
+
+static void free_policy(struct policy *p)
+{
+	free(p->net.allow);
+	free(p->net.overrides);
+	free(p);
+}
+
+/* Decide for a textual address; returns 0 allow, else the ev_reason. */
+static int decide(const struct net_compiled *c, bool default_allow,
+		  const char *addr, __u8 proto, __u16 port)
+{
+	__u8 a[16] = { 0 }, reason = 0;
+	int fam = strchr(addr, ':') ? 6 : 4;
+
+	assert_int_equal(inet_pton(fam == 6 ? AF_INET6 : AF_INET, addr, a), 1);
+	if (net_rules__decide(c, 1, default_allow, fam, a, proto, port, &reason))
+		return 0;
+	assert_int_not_equal(reason, 0);
+	return reason;
+}
+
+#define T NET_PROTO_TCP
+#define U NET_PROTO_UDP
+#define NA EV_REASON_NOT_ALLOWED
+#define MD EV_REASON_METADATA
+
+static void test_ports_and_protocols(void **state)
+{
+	struct policy *p = mk_policy(false);
+	struct net_compiled c;
+	char err[256];
+
+	(void)state;
+	add_rule(p, "127.0.0.1/32", T, 8080, 8080);
+	add_rule(p, "127.0.0.1", T, 9000, 9100);
+	add_rule(p, "10.1.0.0/16", U, 53, 53);
+	add_rule(p, "2001:db8::/32", NET_PROTO_ANY, 0, 0);
+	assert_int_equal(net_rules__compile(p, 1, &c, err, sizeof(err)), 0);
+	assert_int_equal(decide(&c, false, "127.0.0.1", T, 8080), 0);
+	assert_int_equal(decide(&c, false, "127.0.0.1", T, 9000), 0);
+	assert_int_equal(decide(&c, false, "127.0.0.1", T, 9100), 0);
+	assert_int_equal(decide(&c, false, "127.0.0.1", T, 9101), NA);
+	assert_int_equal(decide(&c, false, "127.0.0.1", U, 8080), NA);
+	assert_int_equal(decide(&c, false, "127.0.0.2", T, 8080), NA);
+	assert_int_equal(decide(&c, false, "10.1.200.3", U, 53), 0);
+	assert_int_equal(decide(&c, false, "10.1.200.3", T, 53), NA);
+	assert_int_equal(decide(&c, false, "10.2.0.1", U, 53), NA);
+	assert_int_equal(decide(&c, false, "2001:db8:ff::1", T, 1), 0);
+	assert_int_equal(decide(&c, false, "2001:db9::1", T, 1), NA);
+	/* Mapped forms of an allowed IPv4 address are allowed like it... */
+	assert_int_equal(decide(&c, false, "::ffff:127.0.0.1", T, 8080), 0);
+	assert_int_equal(decide(&c, false, "64:ff9b::7f00:1", T, 8080), 0);
+	assert_int_equal(decide(&c, false, "2002:7f00:1::", T, 8080), 0);
+	/* ...and no more than it. */
+	assert_int_equal(decide(&c, false, "::ffff:127.0.0.1", T, 22), NA);
+	net_compiled__free(&c);
+	free_policy(p);
+}
+
+/* A longer prefix must not hide the ports a shorter one allows. */
+static void test_covering_prefixes_merge(void **state)
+{
+	struct policy *p = mk_policy(false);
+	struct net_compiled c;
+	char err[256];
+
+	(void)state;
+	add_rule(p, "127.0.0.0/8", T, 80, 80);
+	add_rule(p, "127.0.0.1/32", T, 8080, 8080);
+	add_rule(p, "127.0.0.0/24", NET_PROTO_ANY, 443, 443);
+	assert_int_equal(net_rules__compile(p, 1, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.n_allow, 3);
+	assert_int_equal(decide(&c, false, "127.0.0.1", T, 80), 0);
+	assert_int_equal(decide(&c, false, "127.0.0.1", T, 8080), 0);
+	assert_int_equal(decide(&c, false, "127.0.0.1", U, 443), 0);
+	assert_int_equal(decide(&c, false, "127.0.0.9", T, 8080), NA);
+	assert_int_equal(decide(&c, false, "127.0.0.9", T, 443), 0);
+	assert_int_equal(decide(&c, false, "127.1.0.9", T, 443), NA);
+	assert_int_equal(decide(&c, false, "127.1.0.9", T, 80), 0);
+	net_compiled__free(&c);
+	free_policy(p);
+}
+
+static void test_metadata_always_denied(void **state)
+{
+	static const char *const meta[] = {
+		"169.254.169.254", "169.254.0.1", "::ffff:169.254.169.254",
+		"::169.254.169.254", "64:ff9b::a9fe:a9fe", "2002:a9fe:a9fe::",
+		"fd00:ec2::254", "fd00:ec2::23", "100.100.100.200",
+		"168.63.129.16", "192.0.0.192", "::ffff:100.100.100.200",
+	};
+	struct policy *p = mk_policy(true);	/* default allow */
+	struct net_compiled c;
+	char err[256];
+	size_t i;
+
+	(void)state;
+	assert_int_equal(net_rules__compile(p, 1, &c, err, sizeof(err)), 0);
+	for (i = 0; i < sizeof(meta) / sizeof(meta[0]); i++)
+		assert_int_equal(decide(&c, true, meta[i], T, 80), MD);
+	assert_int_equal(decide(&c, true, "169.255.0.1", T, 80), 0);
+	assert_int_equal(decide(&c, true, "fd00:ec2::255", T, 80), 0);
+	net_compiled__free(&c);
+	free_policy(p);
+}
+
+static void test_override_opens_only_that_endpoint(void **state)
+{
+	struct policy *p = mk_policy(false);
+	struct net_compiled c;
+	char err[256];
+
+	(void)state;
+	add_rule(p, "169.254.169.254/32", T, 80, 80);
+	add_override(p, "169.254.169.254");
+	add_rule(p, "fd00:ec2::254", T, 80, 80);
+	add_override(p, "fd00:ec2::254");
+	assert_int_equal(net_rules__compile(p, 1, &c, err, sizeof(err)), 0);
+	assert_int_equal(decide(&c, false, "169.254.169.254", T, 80), 0);
+	assert_int_equal(decide(&c, false, "::ffff:169.254.169.254", T, 80), 0);
+	assert_int_equal(decide(&c, false, "169.254.169.254", T, 81), NA);
+	assert_int_equal(decide(&c, false, "169.254.169.253", T, 80), MD);
+	assert_int_equal(decide(&c, false, "fd00:ec2::254", T, 80), 0);
+	assert_int_equal(decide(&c, false, "fd00:ec2::23", T, 80), MD);
+	net_compiled__free(&c);
+	free_policy(p);
+}
+
+static void test_too_many_ranges(void **state)
+{
+	struct policy *p = mk_policy(false);
+	struct net_compiled c;
+	char err[256];
+	int i;
+
+	(void)state;
+	/* 17 disjoint ranges reach 127.0.0.1 through covering prefixes. */
+	for (i = 0; i <= NET_MAX_PORT_RANGES; i++)
+		add_rule(p, i % 2 ? "127.0.0.0/8" : "127.0.0.1", T,
+			 1000 + 10 * i, 1000 + 10 * i);
+	assert_int_equal(net_rules__compile(p, 1, &c, err, sizeof(err)), -E2BIG);
+	assert_string_equal(err, "t.yaml: network.allow: 127.0.0.1/32 is covered by rules with 17 distinct port ranges; at most 16 fit one address (merge ranges or split the CIDRs)");
+	/* Adjacent and overlapping ranges merge, so these fit. */
+	free_policy(p);
+	p = mk_policy(false);
+	for (i = 0; i < 40; i++)
+		add_rule(p, "127.0.0.1", T, 1000 + i, 1001 + i);
+	assert_int_equal(net_rules__compile(p, 1, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.n_allow, 1);
+	assert_int_equal(c.allow[0].val.n, 1);
+	assert_int_equal(c.allow[0].val.r[0].lo, 1000);
+	assert_int_equal(c.allow[0].val.r[0].hi, 1040);
+	net_compiled__free(&c);
+	free_policy(p);
+}
+
+static void test_key_layout(void **state)
+{
+	struct policy_cidr cidr;
+	struct net_key k;
+
+	(void)state;
+	/* Four bytes of policy id and four of family: a 24-byte LPM key. */
+	assert_int_equal(sizeof(struct net_key), 4 + 24);
+	assert_int_equal(policy_cidr__parse("10.0.0.0/8", &cidr), 0);
+	net_key__from_cidr(&k, 7, &cidr);
+	assert_int_equal(k.prefixlen, 64 + 8);
+	assert_int_equal(k.policy_id, 7);
+	assert_int_equal(k.family, 4);
+	assert_int_equal(k.addr[0], 10);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_normalize),
+		cmocka_unit_test(test_ports_and_protocols),
+		cmocka_unit_test(test_covering_prefixes_merge),
+		cmocka_unit_test(test_metadata_always_denied),
+		cmocka_unit_test(test_override_opens_only_that_endpoint),
+		cmocka_unit_test(test_too_many_ranges),
+		cmocka_unit_test(test_key_layout),
+	};
+
+	return cmocka_run_group_tests_name("net", tests, NULL, NULL);
+}

@@ -1,0 +1,873 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Unit tests for the policy loader (policy/): CIDR helpers, the built-in
+ * endpoint table, single documents (valid and invalid, each invalid one with
+ * its exact diagnostic) and whole sets loaded from a temporary directory.
+ *
+ * Checks follow the kernel's test_progs: EXPECT*() return whether they
+ * held, so a test can skip what depends on a failed check, and the test
+ * fails at its end (DONE()) if any did. What a test allocates hangs off its
+ * fixture (struct fx), which cmocka frees in teardown however it ends.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "net.h"
+#include "policy.h"
+
+static int n_failed;
+
+static bool expect_(bool ok, const char *expr, const char *file, int line)
+{
+	if (!ok) {
+		print_error("%s:%d: check failed: %s\n", file, line, expr);
+		n_failed++;
+	}
+	return ok;
+}
+
+static bool expect_str_(const char *got, const char *want, const char *expr,
+			const char *file, int line)
+{
+	bool ok = got && strcmp(got, want) == 0;
+
+	if (!ok) {
+		print_error("%s:%d: %s\n  got:  %s\n  want: %s\n", file, line,
+			    expr, got ? got : "(null)", want);
+		n_failed++;
+	}
+	return ok;
+}
+
+#define EXPECT(cond)		expect_(!!(cond), #cond, __FILE__, __LINE__)
+#define EXPECT_STR(got, want)	expect_str_((got), (want), #got, __FILE__, __LINE__)
+/* End of a test: fail it if any check failed, and start the next clean. */
+#define DONE()			do { int f_ = n_failed; n_failed = 0; \
+				     assert_int_equal(f_, 0); } while (0)
+
+static void dump_diag(const struct policy_diag *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->n; i++)
+		print_error("  diag: %s\n", d->msgs[i]);
+}
+
+static int parse(const char *doc, struct policy **p, struct policy_diag *d)
+{
+	return policy__parse("t.yaml", doc, strlen(doc), p, d);
+}
+
+static const char *cidr_str(const struct policy_cidr *c)
+{
+	static char buf[4][64];
+	static int i;
+
+	i = (i + 1) % 4;
+	return policy_cidr__str(c, buf[i], sizeof(buf[i]));
+}
+
+/* ---- CIDR helpers -------------------------------------------------------- */
+
+static struct policy_cidr cidr(const char *s)
+{
+	struct policy_cidr c;
+
+	memset(&c, 0, sizeof(c));
+	if (policy_cidr__parse(s, &c))
+		print_error("cidr(\"%s\") did not parse\n", s);
+	return c;
+}
+
+static void test_cidr_parse_str(void **state)
+{
+	/* text in, normalised text out */
+	static const char *const cases[][2] = {
+		{ "10.0.0.0/8", "10.0.0.0/8" },
+		{ "127.0.0.1", "127.0.0.1/32" },
+		{ "0.0.0.0/0", "0.0.0.0/0" },
+		{ "::1", "::1/128" },
+		{ "::/0", "::/0" },
+		{ "fd00:ec2::254", "fd00:ec2::254/128" },
+		{ "FD00:EC2::254/128", "fd00:ec2::254/128" },
+		/* IPv4-carrying forms become the IPv4 CIDR they denote */
+		{ "::ffff:10.0.0.0/104", "10.0.0.0/8" },
+		{ "::ffff:0:0/96", "0.0.0.0/0" },
+		{ "::ffff:169.254.169.254", "169.254.169.254/32" },
+		{ "::10.1.2.3", "10.1.2.3/32" },
+		{ "64:ff9b::a9fe:a9fe", "169.254.169.254/32" },
+		{ "64:ff9b::/96", "0.0.0.0/0" },
+		{ "2002:a9fe:a9fe::/48", "169.254.169.254/32" },
+		{ "2002:a9fe::/32", "169.254.0.0/16" },
+		{ "2002::/16", "0.0.0.0/0" },
+		/* a 6to4 /64 still names one IPv4 host */
+		{ "2002:a9fe:a9fe:1::/64", "169.254.169.254/32" },
+		/* too short to lie inside one form: stays IPv6 */
+		{ "64:ff9b::/64", "64:ff9b::/64" },
+		{ "::fffe:0:0/95", "::fffe:0:0/95" },
+		{ "2000::/3", "2000::/3" },
+		/* :: and ::1 are IPv6 addresses, not compatible IPv4 */
+		{ "::/128", "::/128" },
+		{ "::/96", "::/96" },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct policy_cidr c;
+
+		if (EXPECT(policy_cidr__parse(cases[i][0], &c) == 0))
+			EXPECT_STR(cidr_str(&c), cases[i][1]);
+	}
+	EXPECT(cidr("::ffff:10.0.0.0/104").family == NET_FAMILY_V4);
+	EXPECT(cidr("::ffff:10.0.0.0/104").prefix == 8);
+	EXPECT(cidr("::1").family == NET_FAMILY_V6);
+	DONE();
+}
+
+static void test_cidr_invalid(void **state)
+{
+	static const char *const bad[] = {
+		"", "/8", "10.0.0.0/", "10.0.0.0/33", "::/129", "10.0.0.0/08",
+		"10.0.0.0/-1", "10.0.0.0/+8", "10.0.0.0/8/8", "10.0.0", "10.0.0.256",
+		"010.0.0.0", "10.0.0.0 /8", " 10.0.0.0", "fe80::1%eth0", "::g",
+		"1:2:3:4:5:6:7:8:9", "10.0.0.1/8", "fd00::1/8", "localhost",
+		"10.0.0.0/1000",
+	};
+	struct policy_cidr c;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (!EXPECT(policy_cidr__parse(bad[i], &c) == -EINVAL))
+			print_error("  accepted \"%s\"\n", bad[i]);
+	EXPECT(policy_cidr__parse_raw("10.0.0.0/33", &c) == -ERANGE);
+	EXPECT(policy_cidr__parse_raw("::/129", &c) == -ERANGE);
+	/* raw keeps host bits; mask reports and clears them */
+	if (EXPECT(policy_cidr__parse_raw("10.1.2.3/8", &c) == 0)) {
+		EXPECT(policy_cidr__mask(&c));
+		EXPECT_STR(cidr_str(&c), "10.0.0.0/8");
+		EXPECT(!policy_cidr__mask(&c));
+	}
+	DONE();
+}
+
+static void test_cidr_relations(void **state)
+{
+	struct policy_cidr any4 = cidr("0.0.0.0/0"), ll = cidr("169.254.0.0/16"),
+			   imds = cidr("169.254.169.254"), ten = cidr("10.0.0.0/8"),
+			   any6 = cidr("::/0"), v6 = cidr("fd00:ec2::254");
+
+	(void)state;
+	EXPECT(policy_cidr__contains(&any4, &ll));
+	EXPECT(policy_cidr__contains(&ll, &imds));
+	EXPECT(policy_cidr__contains(&ll, &ll));
+	EXPECT(!policy_cidr__contains(&imds, &ll));
+	EXPECT(!policy_cidr__contains(&ten, &ll));
+	EXPECT(policy_cidr__overlaps(&imds, &ll));
+	EXPECT(policy_cidr__overlaps(&ll, &imds));
+	EXPECT(!policy_cidr__overlaps(&ten, &ll));
+	/* families never overlap: the kernel judges each on its own */
+	EXPECT(!policy_cidr__overlaps(&any6, &any4));
+	EXPECT(policy_cidr__contains(&any6, &v6));
+	EXPECT(!policy_cidr__contains(&v6, &any6));
+	DONE();
+}
+
+/* Each table entry's hand-written bytes must be what its text says. */
+static void test_builtin_endpoints(void **state)
+{
+	size_t i, j;
+
+	(void)state;
+	EXPECT(policy_n_meta_endpoints == 6);
+	for (i = 0; i < policy_n_meta_endpoints; i++) {
+		const struct policy_endpoint *e = &policy_meta_endpoints[i];
+		struct policy_cidr c = cidr(e->text);
+
+		EXPECT_STR(cidr_str(&e->cidr), e->text);
+		EXPECT(memcmp(&c, &e->cidr, sizeof(c)) == 0);
+		/* disjoint, so an address lies inside at most one */
+		for (j = 0; j < i; j++)
+			EXPECT(!policy_cidr__overlaps(&e->cidr,
+						      &policy_meta_endpoints[j].cidr));
+	}
+	DONE();
+}
+
+/* ---- fixtures ---------------------------------------------------------- */
+
+/* Everything a test allocates lives here, freed by fx_teardown however the
+ * test ends (cmocka's assertions leave the test by longjmp). */
+struct fx {
+	struct policy_diag d;
+	struct policy *p;
+	struct policy_set set;
+	char dir[64];
+	char files[8][128];
+	size_t n_files;
+};
+
+static int fx_setup(void **state)
+{
+	*state = calloc(1, sizeof(struct fx));
+	return *state ? 0 : -1;
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *fx = *state;
+	size_t i;
+
+	for (i = 0; i < fx->n_files; i++)
+		unlink(fx->files[i]);
+	if (fx->dir[0])
+		rmdir(fx->dir);
+	policy__free(fx->p);
+	policy_set__free(&fx->set);
+	policy_diag__free(&fx->d);
+	free(fx);
+	return 0;
+}
+
+/* A fixture with an empty temporary directory. */
+static int fx_dir_setup(void **state)
+{
+	struct fx *fx;
+
+	if (fx_setup(state))
+		return -1;
+	fx = *state;
+	snprintf(fx->dir, sizeof(fx->dir), "/tmp/stockade-test.XXXXXX");
+	if (!mkdtemp(fx->dir)) {
+		fx->dir[0] = '\0';
+		fx_teardown(state);
+		return -1;
+	}
+	return 0;
+}
+
+#define FX(f)		cmocka_unit_test_setup_teardown(f, fx_setup, fx_teardown)
+#define FX_DIR(f)	cmocka_unit_test_setup_teardown(f, fx_dir_setup, fx_teardown)
+
+/* Write name, text, name, text, ..., NULL into the fixture's directory. */
+static bool write_files(struct fx *fx, const char *const *nt)
+{
+	for (; nt[0]; nt += 2) {
+		char *path = fx->files[fx->n_files];
+		FILE *f;
+
+		if (!EXPECT(fx->n_files < 8))
+			return false;
+		snprintf(path, sizeof(fx->files[0]), "%.63s/%.63s", fx->dir, nt[0]);
+		f = fopen(path, "w");
+		if (!EXPECT(f))
+			return false;
+		fx->n_files++;
+		fputs(nt[1], f);
+		if (!EXPECT(fclose(f) == 0))
+			return false;
+	}
+	return true;
+}
+
+/* The diagnostics are exactly want[0..n), in this order. */
+static bool expect_diags(const struct policy_diag *d, const char *const *want,
+			 size_t n)
+{
+	bool ok = EXPECT(d->n == n);
+	size_t i;
+
+	for (i = 0; ok && i < n; i++)
+		ok = EXPECT_STR(d->msgs[i], want[i]);
+	if (!ok)
+		dump_diag(d);
+	return ok;
+}
+
+/* Parse a document that must be valid; NULL (and a failed check) if not. */
+static struct policy *parse_ok(struct fx *fx, const char *doc)
+{
+	bool ok;
+
+	policy__free(fx->p);
+	fx->p = NULL;
+	ok = EXPECT(parse(doc, &fx->p, &fx->d) == 0);
+	/* Both checks run: the diagnostics explain a failed parse. */
+	if (!expect_diags(&fx->d, NULL, 0))
+		ok = false;
+	return ok ? fx->p : NULL;
+}
+
+static int load1(struct fx *fx, const char *path)
+{
+	const char *paths[] = { path };
+
+	return policy_set__load(paths, 1, &fx->set, &fx->d);
+}
+
+/* ---- invalid documents: the exact diagnostic ------------------------------ */
+
+struct bad_case {
+	const char *doc;
+	const char *want;
+};
+
+static void test_bad(void **state)
+{
+	const struct bad_case *bc = *state;
+	struct policy_diag d = { NULL, 0 };
+	struct policy *p = (struct policy *)1;
+
+	EXPECT(parse(bc->doc, &p, &d) == -EINVAL);
+	EXPECT(p == NULL);
+	expect_diags(&d, &bc->want, 1);
+	policy_diag__free(&d);
+	DONE();
+}
+
+#define OK_HEAD "name: t\ncgroups: [/s]\n"
+/* A document with one allow rule `R` (flow mapping body). */
+#define RULE(r) OK_HEAD "network:\n  allow:\n    - {" r "}\n"
+#define BAD(nm, d, w) {							\
+	.name = "bad_" #nm, .test_func = test_bad,			\
+	.initial_state = &(struct bad_case){ .doc = (d), .want = (w) },	\
+}
+
+/* ---- valid documents ------------------------------------------------------ */
+
+static const char full_doc[] =
+	"# every key, in an unusual order\n"
+	"mode: audit\n"
+	"name: model-code\n"
+	"category: model-generated-code\n"
+	"cgroups:\n"
+	"  - /sandboxes/*\n"
+	"  - \"/ci/job-[0-9]*\"\n"
+	"network:\n"
+	"  default: allow\n"
+	"  raw_sockets: true\n"
+	"  icmp: true\n"
+	"  allow:\n"
+	"    - cidr: 127.0.0.1/32\n"
+	"      ports: [8080, \"9000-9100\", \"443\", 1-1024]\n"
+	"      proto: tcp\n"
+	"    - cidr: ::ffff:10.0.0.0/104\n"
+	"      proto: udp\n"
+	"    - cidr: ::1\n"
+	"      proto: any\n"
+	"    - cidr: 169.254.169.254\n"
+	"      ports: [80]\n"
+	"  overrides:\n"
+	"    - endpoint: 169.254.169.254\n"
+	"      reason: \"build step reads the region\"\n"
+	"files: {}\n"
+	"limits: {}\n";
+
+static bool expect_ports(const struct policy_net_rule *r,
+			 const struct policy_ports *want, size_t n)
+{
+	bool ok = EXPECT(r->n_ports == n);
+	size_t i;
+
+	for (i = 0; ok && i < n; i++)
+		ok = EXPECT(r->ports[i].lo == want[i].lo && r->ports[i].hi == want[i].hi);
+	return ok;
+}
+
+static void test_full_document(void **state)
+{
+	static const struct policy_ports ports0[] = {
+		{ 8080, 8080 }, { 9000, 9100 }, { 443, 443 }, { 1, 1024 },
+	};
+	const struct policy_net_rule *r;
+	struct policy *p = parse_ok(*state, full_doc);
+
+	if (!p)
+		goto done;
+	EXPECT_STR(p->file, "t.yaml");
+	EXPECT_STR(p->name, "model-code");
+	EXPECT(p->name_pos.line == 3 && p->name_pos.col == 7);
+	EXPECT_STR(p->category, "model-generated-code");
+	EXPECT(p->mode == POLICY_AUDIT);
+	EXPECT(p->pos.line == 2 && p->pos.col == 1);
+	if (EXPECT(p->n_cgroups == 2)) {
+		EXPECT_STR(p->cgroups[0], "/sandboxes/*");
+		EXPECT_STR(p->cgroups[1], "/ci/job-[0-9]*");
+		EXPECT(p->cgroups_pos[1].line == 7 && p->cgroups_pos[1].col == 5);
+	}
+	EXPECT(p->net.default_allow && p->net.raw_sockets && p->net.icmp);
+	if (!EXPECT(p->net.n_allow == 4))
+		goto done;
+	r = &p->net.allow[0];
+	EXPECT_STR(cidr_str(&r->cidr), "127.0.0.1/32");
+	EXPECT(r->cidr.family == NET_FAMILY_V4 && r->proto == NET_PROTO_TCP);
+	EXPECT(r->pos.line == 13 && r->pos.col == 7);
+	expect_ports(r, ports0, 4);
+	r = &p->net.allow[1];
+	EXPECT(r->cidr.family == NET_FAMILY_V4 && r->cidr.prefix == 8);
+	EXPECT_STR(cidr_str(&r->cidr), "10.0.0.0/8");
+	EXPECT(r->proto == NET_PROTO_UDP && r->n_ports == 0);
+	r = &p->net.allow[2];
+	EXPECT(r->cidr.family == NET_FAMILY_V6 && r->cidr.prefix == 128);
+	EXPECT(r->proto == NET_PROTO_ANY);
+	EXPECT_STR(cidr_str(&p->net.allow[3].cidr), "169.254.169.254/32");
+	if (EXPECT(p->net.n_overrides == 1)) {
+		EXPECT_STR(cidr_str(&p->net.overrides[0].endpoint),
+			   "169.254.169.254/32");
+		EXPECT_STR(p->net.overrides[0].reason, "build step reads the region");
+	}
+done:
+	DONE();
+}
+
+static void test_defaults(void **state)
+{
+	struct policy *p = parse_ok(*state, RULE("cidr: 10.0.0.0/8"));
+
+	if (!p)
+		goto done;
+	EXPECT(p->category == NULL);
+	EXPECT(p->mode == POLICY_ENFORCE);
+	EXPECT(!p->net.default_allow && !p->net.raw_sockets && !p->net.icmp);
+	EXPECT(p->net.n_overrides == 0);
+	if (EXPECT(p->net.n_allow == 1)) {
+		EXPECT(p->net.allow[0].proto == NET_PROTO_ANY);
+		EXPECT(p->net.allow[0].n_ports == 0);
+	}
+done:
+	DONE();
+}
+
+/* Overrides that cover every metadata part a broad rule reaches. */
+static void test_overrides_cover(void **state)
+{
+	static const char *const docs[] = {
+		RULE("cidr: 169.254.169.254/32")
+		"  overrides:\n"
+		"    - {endpoint: 169.254.169.254, reason: imds}\n",
+		RULE("cidr: 0.0.0.0/0")
+		"  overrides:\n"
+		"    - {endpoint: 169.254.0.0/16, reason: a}\n"
+		"    - {endpoint: 100.100.100.200, reason: b}\n"
+		"    - {endpoint: 168.63.129.16/32, reason: c}\n"
+		"    - {endpoint: \"::ffff:192.0.0.192\", reason: d}\n",
+		RULE("cidr: \"fd00:ec2::/120\"")
+		"  overrides:\n"
+		"    - {endpoint: \"fd00:ec2::254\", reason: a}\n"
+		"    - {endpoint: \"fd00:ec2::23\", reason: b}\n",
+		/* default allow with an override: no rule involved at all */
+		OK_HEAD "network:\n  default: allow\n  overrides:\n"
+		"    - {endpoint: 169.254.170.2, reason: ecs credentials}\n",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
+		parse_ok(*state, docs[i]);
+	DONE();
+}
+
+/* Every problem is reported, in file order, and nothing is returned. */
+static void test_all_diagnostics(void **state)
+{
+	static const char doc[] =
+		"name: Bad\n"
+		"cgroups: [/s]\n"
+		"bogus: 1\n"
+		"mode: x\n";
+	static const char *const want[] = {
+		"t.yaml:1:7: name: 'Bad' has the character 'B'; use only a-z, 0-9 and '-'",
+		"t.yaml:3:1: bogus: unknown key 'bogus'; expected one of: name, category, mode, cgroups, network, files, limits",
+		"t.yaml:4:7: mode: expected enforce or audit, got 'x'",
+	};
+	struct fx *fx = *state;
+
+	EXPECT(parse(doc, &fx->p, &fx->d) == -EINVAL);
+	EXPECT(fx->p == NULL);
+	expect_diags(&fx->d, want, 3);
+	DONE();
+}
+
+static void test_too_big(void **state)
+{
+	static const char *const want[] = {
+		"big.yaml: 1048577 bytes; a policy file may hold at most 1048576",
+	};
+	struct fx *fx = *state;
+	size_t len = POLICY_FILE_MAX + 1;
+	char *buf = malloc(len);
+
+	if (EXPECT(buf)) {
+		memset(buf, '#', len);
+		EXPECT(policy__parse("big.yaml", buf, len, &fx->p, &fx->d) == -EINVAL);
+		expect_diags(&fx->d, want, 1);
+	}
+	free(buf);
+	DONE();
+}
+
+/* One past each count limit, in a document under the 1 MiB cap: the count
+ * is checked before any item, so the items need not be valid. */
+static void test_count_limits(void **state)
+{
+	static const char *const want[] = {
+		"t.yaml:2:10: cgroups: 257 selectors; at most 256 are supported",
+		"t.yaml:4:10: network.allow: 65537 rules; at most 65536 are supported",
+	};
+	struct fx *fx = *state;
+	size_t i, len = 0, cap = 1 << 20;
+	char *doc = malloc(cap);
+
+	if (!EXPECT(doc))
+		goto done;
+	len += (size_t)sprintf(doc + len, "name: t\ncgroups: [");
+	for (i = 0; i <= POLICY_MAX_SELECTORS; i++)
+		len += (size_t)sprintf(doc + len, "%s/s%zu", i ? "," : "", i);
+	len += (size_t)sprintf(doc + len, "]\nnetwork:\n  allow: [");
+	for (i = 0; i <= POLICY_MAX_NET_RULES; i++)
+		len += (size_t)sprintf(doc + len, "%sx", i ? "," : "");
+	len += (size_t)sprintf(doc + len, "]\n");
+	if (EXPECT(len < cap)) {
+		EXPECT(parse(doc, &fx->p, &fx->d) == -EINVAL);
+		expect_diags(&fx->d, want, 2);
+	}
+	free(doc);
+done:
+	DONE();
+}
+
+/* A diagnostic is one line however hostile the input it quotes. */
+static void test_diag_one_line(void **state)
+{
+	static const char *const want[] = {
+		"t.yaml:3:1: a\\x0ab\\x01: unknown key 'a\\x0ab\\x01'; expected one of: name, category, mode, cgroups, network, files, limits",
+	};
+	struct fx *fx = *state;
+
+	EXPECT(parse(OK_HEAD "\"a\\nb\\u0001\": 1\n", &fx->p, &fx->d) == -EINVAL);
+	expect_diags(&fx->d, want, 1);
+	DONE();
+}
+
+/* ---- sets: files and directories ----------------------------------------- */
+
+static void test_set_dir_order(void **state)
+{
+	/* Only *.yaml / *.yml, no dot files, in byte order (B < a). */
+	static const char *const files[] = {
+		"b.yaml", "name: b\ncgroups: [/b]\n",
+		"a.yml", "name: a\ncgroups: [/a]\n",
+		"B.yaml", "name: big-b\ncgroups: [/B]\n",
+		"notes.txt", "not: a policy\n",
+		".c.yaml", "broken: [\n",
+		"c.yaml.bak", "broken: [\n",
+		NULL,
+	};
+	struct fx *fx = *state;
+
+	if (!write_files(fx, files) || !EXPECT(load1(fx, fx->dir) == 0) ||
+	    !expect_diags(&fx->d, NULL, 0) || !EXPECT(fx->set.n == 3))
+		goto done;
+	EXPECT_STR(fx->set.v[0]->name, "big-b");
+	EXPECT_STR(fx->set.v[1]->name, "a");
+	EXPECT_STR(fx->set.v[2]->name, "b");
+	EXPECT_STR(fx->set.v[1]->file, fx->files[1]);
+done:
+	DONE();
+}
+
+static void test_set_conflicts(void **state)
+{
+	static const char *const files[] = {
+		"a.yaml", "name: x\ncgroups: [/s/*, /a]\n",
+		"b.yaml", "name: x\ncgroups: [/b]\n",
+		"c.yaml", "name: c\ncgroups:\n  - /c\n  - /s/*\n",
+		NULL,
+	};
+	struct fx *fx = *state;
+	char want[2][512];
+	const char *const wantp[] = { want[0], want[1] };
+
+	snprintf(want[0], sizeof(want[0]),
+		 "%s/b.yaml:1:7: name: policy 'x' is already defined in %s/a.yaml:1:7; policy names must be unique",
+		 fx->dir, fx->dir);
+	snprintf(want[1], sizeof(want[1]),
+		 "%s/c.yaml:4:5: cgroups[1]: selector '/s/*' is claimed by both 'c' and 'x' (%s/a.yaml:2:11); give each selector to one policy",
+		 fx->dir, fx->dir);
+	if (write_files(fx, files)) {
+		EXPECT(load1(fx, fx->dir) == -EINVAL);
+		EXPECT(fx->set.n == 0 && fx->set.v == NULL);
+		expect_diags(&fx->d, wantp, 2);
+	}
+	DONE();
+}
+
+/* One bad file among good ones: nothing is returned, every file is read. */
+static void test_set_all_or_nothing(void **state)
+{
+	static const char *const files[] = {
+		"good.yaml", "name: good\ncgroups: [/g]\n",
+		"bad.yaml", "name: bad\ncgroups: [/b]\nmode: x\n",
+		NULL,
+	};
+	struct fx *fx = *state;
+	const char *paths[] = { fx->files[0], fx->files[1], "/nonexistent/p.yaml" };
+	char want[512];
+	const char *const wantp[] = {
+		want, "/nonexistent/p.yaml: cannot load: No such file or directory",
+	};
+
+	if (write_files(fx, files)) {
+		snprintf(want, sizeof(want),
+			 "%s:3:7: mode: expected enforce or audit, got 'x'",
+			 fx->files[1]);
+		EXPECT(policy_set__load(paths, 3, &fx->set, &fx->d) == -EINVAL);
+		EXPECT(fx->set.n == 0 && fx->set.v == NULL);
+		expect_diags(&fx->d, wantp, 2);
+	}
+	DONE();
+}
+
+static void test_set_empty_dir(void **state)
+{
+	static const char *const files[] = { "x.txt", "", NULL };
+	struct fx *fx = *state;
+	char want[256];
+	const char *const wantp[] = {
+		want, "policy: no policy path given; name a policy file or a directory of them",
+	};
+
+	snprintf(want, sizeof(want),
+		 "%s: no policy files (*.yaml, *.yml) in this directory", fx->dir);
+	if (write_files(fx, files)) {
+		EXPECT(load1(fx, fx->dir) == -EINVAL);
+		EXPECT(policy_set__load(NULL, 0, &fx->set, &fx->d) == -EINVAL);
+		EXPECT(fx->set.n == 0);
+		expect_diags(&fx->d, wantp, 2);
+	}
+	DONE();
+}
+
+/* The shipped example is what users copy: it must load as documented. */
+static void test_example_file(void **state)
+{
+	static const char path[] = "policy/examples/model-code.yaml";
+	static const struct policy_ports ports0[] = { { 8080, 8080 }, { 9000, 9100 } };
+	static const struct policy_ports ports1[] = { { 8080, 8080 } };
+	struct fx *fx = *state;
+	const struct policy *p;
+
+	if (access(path, R_OK) != 0) {
+		print_message("skip: %s not found; run from the repository root\n",
+			      path);
+		skip();
+	}
+	if (!EXPECT(load1(fx, path) == 0) || !expect_diags(&fx->d, NULL, 0) ||
+	    !EXPECT(fx->set.n == 1))
+		goto done;
+	p = fx->set.v[0];
+	EXPECT_STR(p->name, "model-code");
+	EXPECT_STR(p->category, "model-generated-code");
+	EXPECT(p->mode == POLICY_ENFORCE);
+	EXPECT(p->n_cgroups == 1 && strcmp(p->cgroups[0], "/stockade-demo") == 0);
+	EXPECT(!p->net.default_allow && !p->net.raw_sockets && !p->net.icmp);
+	EXPECT(p->net.n_overrides == 0);
+	if (!EXPECT(p->net.n_allow == 2))
+		goto done;
+	EXPECT_STR(cidr_str(&p->net.allow[0].cidr), "127.0.0.1/32");
+	EXPECT(p->net.allow[0].proto == NET_PROTO_TCP);
+	expect_ports(&p->net.allow[0], ports0, 2);
+	EXPECT_STR(cidr_str(&p->net.allow[1].cidr), "::1/128");
+	EXPECT(p->net.allow[1].proto == NET_PROTO_TCP);
+	expect_ports(&p->net.allow[1], ports1, 1);
+done:
+	DONE();
+}
+
+int main(void)
+{
+	/* Not static: the BAD() cases point at compound literals in this frame. */
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cidr_parse_str),
+		cmocka_unit_test(test_cidr_invalid),
+		cmocka_unit_test(test_cidr_relations),
+		cmocka_unit_test(test_builtin_endpoints),
+		FX(test_full_document),
+		FX(test_defaults),
+		FX(test_overrides_cover),
+		FX(test_all_diagnostics),
+		FX(test_too_big),
+		FX(test_count_limits),
+		FX(test_diag_one_line),
+		FX_DIR(test_set_dir_order),
+		FX_DIR(test_set_conflicts),
+		FX_DIR(test_set_all_or_nothing),
+		FX_DIR(test_set_empty_dir),
+		FX(test_example_file),
+
+		/* structure */
+		BAD(empty_file, "", "t.yaml:1:1: document: empty file; expected a policy mapping with name and cgroups"),
+		BAD(comments_only, "# nothing\n", "t.yaml:2:1: document: empty file; expected a policy mapping with name and cgroups"),
+		BAD(empty_document, "---\n", "t.yaml:2:1: document: empty document; expected a policy mapping with name and cgroups"),
+		BAD(two_documents, OK_HEAD "---\n" OK_HEAD,
+		    "t.yaml:3:1: document: a second document; a policy file holds exactly one policy, split it into two files"),
+		BAD(root_sequence, "- name: t\n", "t.yaml:1:1: document: expected a mapping, got a sequence"),
+		BAD(syntax_error, "name: t\ncgroups: [/s\n",
+		    "t.yaml:3:1: yaml: did not find expected ',' or ']' (while parsing a flow sequence at line 2, column 10)"),
+		BAD(syntax_indent, "name: t\n  cgroups: [/s]\n",
+		    "t.yaml:2:10: yaml: mapping values are not allowed in this context"),
+		BAD(bad_utf8, "name: t\ncgroups: [/s]\ncategory: \xff\n",
+		    "t.yaml:3:11: yaml: invalid leading UTF-8 octet"),
+		BAD(duplicate_key, "name: t\ncgroups: [/s]\nname: u\n",
+		    "t.yaml:3:1: name: duplicate key; first given at line 1, column 1"),
+		BAD(alias, "name: &n t\ncgroups: [/s]\ncategory: *n\n",
+		    "t.yaml:3:11: category: aliases (*n) are not supported; write the value out"),
+		BAD(tag, OK_HEAD "mode: !!str enforce\n",
+		    "t.yaml:3:7: mode: YAML tags (tag:yaml.org,2002:str) are not supported; remove the tag"),
+		BAD(too_deep, OK_HEAD "category: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n",
+		    "t.yaml:3:42: yaml: nested deeper than 32 levels; a policy needs at most 5"),
+		BAD(complex_key, OK_HEAD "? [a]\n: 1\n",
+		    "t.yaml:3:3: document: expected a string key, got a sequence"),
+
+		/* unknown keys and wrong types */
+		BAD(unknown_top, OK_HEAD "nmae: t\n", "t.yaml:3:1: nmae: unknown key 'nmae'; expected one of: name, category, mode, cgroups, network, files, limits"),
+		BAD(unknown_network, OK_HEAD "network:\n  allwo: []\n",
+		    "t.yaml:4:3: network.allwo: unknown key 'allwo'; expected one of: default, allow, raw_sockets, icmp, overrides"),
+		BAD(unknown_rule, RULE("cidr: 10.0.0.0/8, port: 80"),
+		    "t.yaml:5:26: network.allow[0].port: unknown key 'port'; expected one of: cidr, ports, proto"),
+		BAD(network_sequence, OK_HEAD "network: [a]\n", "t.yaml:3:10: network: expected a mapping, got a sequence"),
+		BAD(network_null, OK_HEAD "network:\n", "t.yaml:3:9: network: expected a mapping, got null"),
+		BAD(cgroups_scalar, "name: t\ncgroups: /s\n", "t.yaml:2:10: cgroups: expected a sequence, got '/s'"),
+		BAD(allow_mapping, OK_HEAD "network:\n  allow: {cidr: 10.0.0.0/8}\n",
+		    "t.yaml:4:10: network.allow: expected a sequence, got a mapping"),
+		BAD(rule_scalar, OK_HEAD "network:\n  allow: [10.0.0.0/8]\n",
+		    "t.yaml:4:11: network.allow[0]: expected a mapping, got '10.0.0.0/8'"),
+		BAD(files_key, OK_HEAD "files:\n  read: [/etc]\n", "t.yaml:4:3: files.read: not supported by this build yet"),
+		BAD(files_null, OK_HEAD "files:\n", "t.yaml:3:7: files: expected a mapping, got null"),
+		BAD(limits_sequence, OK_HEAD "limits: []\n", "t.yaml:3:9: limits: expected a mapping, got a sequence"),
+		BAD(limits_key, OK_HEAD "limits: {memory: 1G}\n", "t.yaml:3:10: limits.memory: not supported by this build yet"),
+
+		/* name, mode, category */
+		BAD(missing_name, "cgroups: [/s]\n", "t.yaml:1:1: name: required key is missing"),
+		BAD(name_chars, "name: Model_Code\ncgroups: [/s]\n",
+		    "t.yaml:1:7: name: 'Model_Code' has the character 'M'; use only a-z, 0-9 and '-'"),
+		BAD(name_space, "name: \"a b\"\ncgroups: [/s]\n",
+		    "t.yaml:1:7: name: \"a b\" has the character ' '; use only a-z, 0-9 and '-'"),
+		BAD(name_control, "name: \"a\\tb\"\ncgroups: [/s]\n",
+		    "t.yaml:1:7: name: \"a\\x09b\" has the control character \\x09; use only a-z, 0-9 and '-'"),
+		BAD(name_utf8, "name: caf\xc3\xa9\ncgroups: [/s]\n",
+		    "t.yaml:1:7: name: 'caf\xc3\xa9' has a non-ASCII character; use only a-z, 0-9 and '-'"),
+		BAD(name_too_long, "name: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\ncgroups: [/s]\n",
+		    "t.yaml:1:7: name: 64 characters; expected 1-63 characters of a-z, 0-9 and '-'"),
+		BAD(name_empty, "name: \"\"\ncgroups: [/s]\n",
+		    "t.yaml:1:7: name: 0 characters; expected 1-63 characters of a-z, 0-9 and '-'"),
+		BAD(name_null, "name: ~\ncgroups: [/s]\n", "t.yaml:1:7: name: expected a string, got null"),
+		BAD(name_nul, "name: \"t\\0x\"\ncgroups: [/s]\n", "t.yaml:1:7: name: contains a NUL character; remove it"),
+		BAD(mode, OK_HEAD "mode: enforcing\n", "t.yaml:3:7: mode: expected enforce or audit, got 'enforcing'"),
+		BAD(category_map, OK_HEAD "category: {a: b}\n", "t.yaml:3:11: category: expected a string, got a mapping"),
+
+		/* cgroups */
+		BAD(missing_cgroups, "name: t\n", "t.yaml:1:1: cgroups: required key is missing"),
+		BAD(empty_cgroups, "name: t\ncgroups: []\n",
+		    "t.yaml:2:10: cgroups: empty list; expected at least one cgroup selector such as /sandboxes/*"),
+		BAD(cgroup_relative, "name: t\ncgroups: [sandboxes/*]\n",
+		    "t.yaml:2:11: cgroups[0]: 'sandboxes/*' must start with '/' (a path below the cgroup2 mount, e.g. /sandboxes/*)"),
+		BAD(cgroup_dotdot, "name: t\ncgroups: [/a/../b]\n",
+		    "t.yaml:2:11: cgroups[0]: '/a/../b' has a '.' or '..' component; name the cgroup by its own path"),
+		BAD(cgroup_root, "name: t\ncgroups: [/]\n",
+		    "t.yaml:2:11: cgroups[0]: '/' is the root cgroup; confining every process on the host is refused, name a child cgroup"),
+		BAD(cgroup_empty_component, "name: t\ncgroups: [/a//b]\n",
+		    "t.yaml:2:11: cgroups[0]: '/a//b' has an empty component ('//'); write a single '/'"),
+		BAD(cgroup_trailing_slash, "name: t\ncgroups: [/a/]\n",
+		    "t.yaml:2:11: cgroups[0]: '/a/' ends in '/'; remove the trailing '/'"),
+		BAD(cgroup_twice, "name: t\ncgroups: [/a, /a]\n",
+		    "t.yaml:2:15: cgroups[1]: '/a' is listed twice; first at line 2, column 11"),
+
+		/* network scalars */
+		BAD(default_value, OK_HEAD "network: {default: reject}\n",
+		    "t.yaml:3:20: network.default: expected deny or allow, got 'reject'"),
+		BAD(bool_yes, OK_HEAD "network: {icmp: yes}\n",
+		    "t.yaml:3:17: network.icmp: expected true or false, got 'yes'"),
+		BAD(bool_quoted, OK_HEAD "network: {raw_sockets: \"false\"}\n",
+		    "t.yaml:3:24: network.raw_sockets: expected true or false without quotes, got \"false\""),
+		BAD(bool_null, OK_HEAD "network:\n  icmp:\n",
+		    "t.yaml:4:8: network.icmp: expected true or false, got null"),
+
+		/* allow rules */
+		BAD(missing_cidr, RULE("proto: tcp"), "t.yaml:5:7: network.allow[0].cidr: required key is missing"),
+		BAD(bad_cidr, RULE("cidr: 10.0.0.256"),
+		    "t.yaml:5:14: network.allow[0].cidr: '10.0.0.256' is not a CIDR; expected an IPv4 or IPv6 address with an optional /prefix, e.g. 10.0.0.0/8 or fd00::/8"),
+		BAD(cidr_prefix, RULE("cidr: 10.0.0.0/33"),
+		    "t.yaml:5:14: network.allow[0].cidr: '10.0.0.0/33': prefix too long; expected /0 to /32 for IPv4"),
+		BAD(host_bits, RULE("cidr: 10.0.0.1/8"),
+		    "t.yaml:5:14: network.allow[0].cidr: '10.0.0.1/8': host bits set; did you mean 10.0.0.0/8?"),
+		BAD(host_bits_v6, RULE("cidr: \"fd00::1/8\""),
+		    "t.yaml:5:14: network.allow[0].cidr: \"fd00::1/8\": host bits set; did you mean fd00::/8?"),
+		BAD(host_bits_mapped, RULE("cidr: \"::ffff:10.0.0.1/104\""),
+		    "t.yaml:5:14: network.allow[0].cidr: \"::ffff:10.0.0.1/104\": host bits set; did you mean ::ffff:10.0.0.0/104?"),
+		BAD(port_zero, RULE("cidr: 10.0.0.0/8, ports: [0]"),
+		    "t.yaml:5:34: network.allow[0].ports[0]: port 0 out of range; expected 1-65535"),
+		BAD(port_65536, RULE("cidr: 10.0.0.0/8, ports: [80, 65536]"),
+		    "t.yaml:5:38: network.allow[0].ports[1]: port 65536 out of range; expected 1-65535"),
+		BAD(port_huge, RULE("cidr: 10.0.0.0/8, ports: [\"1-123456789012\"]"),
+		    "t.yaml:5:34: network.allow[0].ports[0]: port 1234567890... out of range; expected 1-65535"),
+		BAD(port_reversed, RULE("cidr: 10.0.0.0/8, ports: [\"9100-9000\"]"),
+		    "t.yaml:5:34: network.allow[0].ports[0]: range 9100-9000 is reversed; write 9000-9100"),
+		BAD(port_word, RULE("cidr: 10.0.0.0/8, ports: [http]"),
+		    "t.yaml:5:34: network.allow[0].ports[0]: expected a port 1-65535 or a range like \"9000-9100\", got 'http'"),
+		BAD(port_leading_zero, RULE("cidr: 10.0.0.0/8, ports: [080]"),
+		    "t.yaml:5:34: network.allow[0].ports[0]: expected a port 1-65535 or a range like \"9000-9100\", got '080'"),
+		BAD(port_negative, RULE("cidr: 10.0.0.0/8, ports: [-1]"),
+		    "t.yaml:5:34: network.allow[0].ports[0]: expected a port 1-65535 or a range like \"9000-9100\", got '-1'"),
+		BAD(port_open_range, RULE("cidr: 10.0.0.0/8, ports: [\"80-\"]"),
+		    "t.yaml:5:34: network.allow[0].ports[0]: expected a port 1-65535 or a range like \"9000-9100\", got \"80-\""),
+		BAD(ports_empty, RULE("cidr: 10.0.0.0/8, ports: []"),
+		    "t.yaml:5:33: network.allow[0].ports: empty list; omit ports to allow every port"),
+		BAD(ports_scalar, RULE("cidr: 10.0.0.0/8, ports: 80"),
+		    "t.yaml:5:33: network.allow[0].ports: expected a sequence, got '80'"),
+		BAD(too_many_ports, RULE("cidr: 10.0.0.0/8, ports: [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17]"),
+		    "t.yaml:5:33: network.allow[0].ports: 17 entries; at most 16 are supported"),
+		BAD(proto, RULE("cidr: 10.0.0.0/8, proto: icmp"),
+		    "t.yaml:5:33: network.allow[0].proto: expected tcp, udp or any, got 'icmp'"),
+
+		/* metadata endpoints */
+		BAD(meta_any4, RULE("cidr: 0.0.0.0/0") "  overrides:\n    - {endpoint: 169.254.169.254, reason: imds}\n",
+		    "t.yaml:5:14: network.allow[0].cidr: 0.0.0.0/0 covers the metadata endpoints 169.254.0.0/16, 100.100.100.200/32, 168.63.129.16/32, 192.0.0.192/32; narrow the rule or add them to network.overrides with a reason"),
+		BAD(meta_linklocal, RULE("cidr: 169.254.0.0/16") "  overrides:\n    - {endpoint: 169.254.169.254, reason: imds}\n",
+		    "t.yaml:5:14: network.allow[0].cidr: 169.254.0.0/16 covers the metadata endpoint 169.254.0.0/16; narrow the rule or add it to network.overrides with a reason"),
+		BAD(meta_host, RULE("cidr: 169.254.170.2"),
+		    "t.yaml:5:14: network.allow[0].cidr: 169.254.170.2/32 covers the metadata endpoint 169.254.0.0/16; narrow the rule or add it to network.overrides with a reason"),
+		BAD(meta_any6, RULE("cidr: \"::/0\""),
+		    "t.yaml:5:14: network.allow[0].cidr: ::/0 covers the metadata endpoints fd00:ec2::254/128, fd00:ec2::23/128; narrow the rule or add them to network.overrides with a reason"),
+		BAD(meta_mapped, RULE("cidr: \"::ffff:169.254.0.0/112\""),
+		    "t.yaml:5:14: network.allow[0].cidr: 169.254.0.0/16 covers the metadata endpoint 169.254.0.0/16; narrow the rule or add it to network.overrides with a reason"),
+		BAD(meta_nat64, RULE("cidr: \"64:ff9b::a9fe:a9fe\""),
+		    "t.yaml:5:14: network.allow[0].cidr: 169.254.169.254/32 covers the metadata endpoint 169.254.0.0/16; narrow the rule or add it to network.overrides with a reason"),
+		BAD(meta_6to4, RULE("cidr: \"2002:a9fe:a9fe::/48\""),
+		    "t.yaml:5:14: network.allow[0].cidr: 169.254.169.254/32 covers the metadata endpoint 169.254.0.0/16; narrow the rule or add it to network.overrides with a reason"),
+		BAD(meta_azure, RULE("cidr: 168.63.0.0/16, ports: [53], proto: udp"),
+		    "t.yaml:5:14: network.allow[0].cidr: 168.63.0.0/16 covers the metadata endpoint 168.63.129.16/32; narrow the rule or add it to network.overrides with a reason"),
+
+		/* overrides */
+		BAD(override_not_builtin, OK_HEAD "network:\n  overrides:\n    - {endpoint: 8.8.8.8, reason: dns}\n",
+		    "t.yaml:5:18: network.overrides[0].endpoint: 8.8.8.8/32 is not a built-in metadata endpoint; expected one of (or an address inside): 169.254.0.0/16, fd00:ec2::254/128, fd00:ec2::23/128, 100.100.100.200/32, 168.63.129.16/32, 192.0.0.192/32"),
+		BAD(override_too_wide, OK_HEAD "network:\n  overrides:\n    - {endpoint: 169.0.0.0/8, reason: all}\n",
+		    "t.yaml:5:18: network.overrides[0].endpoint: 169.0.0.0/8 is not a built-in metadata endpoint; expected one of (or an address inside): 169.254.0.0/16, fd00:ec2::254/128, fd00:ec2::23/128, 100.100.100.200/32, 168.63.129.16/32, 192.0.0.192/32"),
+		BAD(override_no_reason, OK_HEAD "network:\n  overrides:\n    - endpoint: 169.254.169.254\n",
+		    "t.yaml:5:7: network.overrides[0].reason: required key is missing"),
+		BAD(override_blank_reason, OK_HEAD "network:\n  overrides:\n    - {endpoint: 169.254.169.254, reason: \"  \"}\n",
+		    "t.yaml:5:43: network.overrides[0].reason: empty reason; say why this policy needs the endpoint"),
+		BAD(overrides_mapping, OK_HEAD "network:\n  overrides: {endpoint: 169.254.169.254}\n",
+		    "t.yaml:4:14: network.overrides: expected a sequence, got a mapping"),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

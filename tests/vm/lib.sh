@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# Sourced by the in-guest suite scripts (busybox sh). Result markers for
+# tests/vm/run.sh, one line each on the console:
+#   @@STOCKADE ok NAME
+#   @@STOCKADE fail NAME | DETAIL
+#   @@STOCKADE done passed=N failed=N
+# NAME may contain spaces (the live tests' names do) but not " | ".
+# Each result is also appended to $RESULTS, so scripts run as separate
+# processes add up to one count for the final `done` line.
+
+RESULTS=${RESULTS:-/tmp/stockade-results}
+
+t_ok() {
+	echo "@@STOCKADE ok $1"
+	echo "ok $1" >> "$RESULTS"
+}
+
+# t_fail NAME DETAIL...: the detail is squeezed onto the marker's line.
+t_fail() {
+	_n=$1
+	shift
+	_d=$(printf '%s' "$*" | tr '\n\r\t' '   ')
+	echo "@@STOCKADE fail $_n | ${_d:-failed}"
+	echo "fail $_n" >> "$RESULTS"
+}
+
+t_done() {
+	_p=$(grep -c '^ok ' "$RESULTS" 2>/dev/null)
+	_f=$(grep -c '^fail ' "$RESULTS" 2>/dev/null)
+	echo "@@STOCKADE done passed=${_p:-0} failed=${_f:-0}"
+}
+
+# Show a file on the console for whoever reads the log after a failure.
+t_show() {
+	echo "---- $1 (last ${2:-40} lines)"
+	tail -n "${2:-40}" "$1" 2>/dev/null | sed 's/^/    /'
+	echo "----"
+}
+
+# alive PID: running, not a zombie (kill -0 succeeds on an unreaped
+# child, and the shell reaps background jobs only when it waits for them).
+alive() {
+	_st=$(sed 's/.*) //; s/ .*//' "/proc/$1/stat" 2>/dev/null)
+	[ -n "$_st" ] && [ "$_st" != Z ]
+}
+
+# wait_for SECONDS CMD...: poll CMD every 0.2 s until it succeeds.
+wait_for() {
+	_left=$(($1 * 5))
+	shift
+	while [ "$_left" -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.2
+		_left=$((_left - 1))
+	done
+	return 1
+}

@@ -1,0 +1,82 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#
+# Assemble the test VM's initramfs (an uncompressed newc cpio).
+#
+#   tests/vm/mkinitramfs.sh OUT.cpio STOCKADE TOOLS_DIR KERNEL_CACHE
+#
+# Layout in the guest, repo-relative below /opt/stockade so policy paths
+# in tests read the same as on the host:
+#   /init                         tests/vm/init
+#   /bin/busybox (+ /bin/sh)      busybox-static; init installs the applets
+#   /opt/stockade/stockade        STOCKADE (must be static)
+#   /opt/stockade/tools/*         every executable in TOOLS_DIR (static)
+#   /opt/stockade/tests/live/     the host live tests and their policies
+#   /opt/stockade/tests/vm/       this suite
+#   /lib/modules/NN-name.ko       tests/vm/modules, from KERNEL_CACHE
+# Uncompressed because the kernel unpacks it under TCG emulation, where
+# gunzip costs more than qemu copying a few extra megabytes.
+set -eu
+
+[ $# -eq 4 ] || { echo "usage: $0 OUT.cpio STOCKADE TOOLS_DIR KERNEL_CACHE" >&2; exit 2; }
+out=$1 stockade=$2 tools=$3 kcache=$4
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+busybox=${BUSYBOX:-/bin/busybox}
+
+die() { echo "vm-initramfs: $*" >&2; exit 1; }
+
+# The guest has no libc: a dynamic binary would fail there with a bare
+# "not found" from the shell, so refuse it here with a clear reason.
+need_static() {
+	[ -x "$1" ] || die "$1: missing or not executable"
+	if readelf -l "$1" 2>/dev/null | grep -q 'program interpreter'; then
+		die "$1 is dynamically linked; the VM needs static binaries (build with STATIC=1)"
+	fi
+}
+
+need_static "$busybox"
+need_static "$stockade"
+[ -d "$tools" ] || die "$tools: no such directory (tools are built with STATIC=1 into it)"
+
+# A private staging directory, so two runs at once cannot mix their trees.
+stage=$(mktemp -d "$out.XXXXXX")
+trap 'rm -rf "$stage" "$out.tmp.$$"' EXIT
+mkdir -p "$stage"/bin "$stage"/dev "$stage"/proc "$stage"/sys "$stage"/tmp \
+	 "$stage"/run "$stage"/root "$stage"/lib/modules \
+	 "$stage"/opt/stockade/tools "$stage"/opt/stockade/tests
+cp "$busybox" "$stage"/bin/busybox
+ln -s busybox "$stage"/bin/sh
+cp "$here"/init "$stage"/init
+chmod 755 "$stage"/init
+# The kernel opens /dev/console for init before init can mount devtmpfs.
+mknod "$stage"/dev/console c 5 1 2>/dev/null ||
+	echo "vm-initramfs: warning: cannot mknod dev/console (not root?)" >&2
+
+cp "$stockade" "$stage"/opt/stockade/stockade
+for t in "$tools"/*; do
+	[ -f "$t" ] && [ -x "$t" ] || continue
+	need_static "$t"
+	cp "$t" "$stage"/opt/stockade/tools/
+done
+cp -R "$repo"/tests/vm "$stage"/opt/stockade/tests/vm
+if [ -d "$repo"/tests/live ]; then
+	cp -R "$repo"/tests/live "$stage"/opt/stockade/tests/live
+fi
+if [ -d "$repo"/policy/examples ]; then
+	mkdir -p "$stage"/opt/stockade/policy
+	cp -R "$repo"/policy/examples "$stage"/opt/stockade/policy/examples
+fi
+
+# Modules, numbered to keep the listed load order (init loads them by glob).
+n=10
+grep -v '^[[:space:]]*\(#\|$\)' "$here"/modules | while read -r mod; do
+	ko=$(find "$kcache"/root/lib/modules -name "$mod.ko" | head -n 1)
+	[ -n "$ko" ] || die "module $mod (tests/vm/modules) is not in $kcache"
+	cp "$ko" "$stage/lib/modules/$n-$mod.ko"
+	n=$((n + 1))
+done
+
+(cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) > "$out.tmp.$$"
+mv "$out.tmp.$$" "$out"
+echo "vm-initramfs: $out ($(($(wc -c < "$out") / 1024)) KiB)"

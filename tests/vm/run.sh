@@ -1,0 +1,150 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#
+# Boot the test VM once and report the suite's results.
+#
+#   tests/vm/run.sh test     run tests/vm/suite.sh in the guest (make vm-test)
+#   tests/vm/run.sh shell    interactive busybox shell (make vm-shell)
+#
+# Expects the kernel cache from tests/vm/kernel.sh and the initramfs from
+# tests/vm/mkinitramfs.sh under VM_DIR. The guest reports over the serial
+# console, one marker a line (tests/vm/lib.sh writes them):
+#   @@STOCKADE ok NAME
+#   @@STOCKADE fail NAME | DETAIL
+#   @@STOCKADE done passed=N failed=N
+# NAME may contain spaces, not " | ".
+# Anything else on the console is only copied to the terminal and to
+# VM_DIR/console.log. The exit status is non-zero on any failure, on no
+# results at all, and on a guest that did not reach `done` (crash, early
+# exit of init, or VM_TIMEOUT).
+#
+# Env: VM_DIR (build/vm), VM_TIMEOUT (150 s), VM_KVM=1 (use /dev/kvm: off by
+# default because KVM hangs on some hosts, TCG always works),
+# VM_APPEND (more kernel command line), QEMU (qemu-system-x86_64).
+set -u
+
+mode=${1:-test}
+vm_dir=${VM_DIR:-build/vm}
+timeout_s=${VM_TIMEOUT:-150}
+qemu=${QEMU:-qemu-system-x86_64}
+kernel=$vm_dir/kernel/vmlinuz
+initrd=$vm_dir/initramfs.cpio
+log=$vm_dir/console.log
+
+die() { echo "vm-$mode: $*" >&2; exit 1; }
+
+[ -r "$kernel" ] || die "no kernel at $kernel: run tests/vm/kernel.sh (make vm-kernel)"
+[ -r "$initrd" ] || die "no initramfs at $initrd: run make vm-initramfs"
+command -v "$qemu" >/dev/null 2>&1 || die "$qemu not found: apt-get install qemu-system-x86"
+
+# -nographic puts the serial console on stdio. qboot instead of SeaBIOS:
+# it boots a -kernel directly, and prints no screen-clearing escapes into
+# the log.
+set -- -nographic -no-reboot -nic none -m 1024 -smp 1 \
+	-kernel "$kernel" -initrd "$initrd"
+for rom in /usr/share/qemu/qboot.rom /usr/share/qemu/firmware/qboot.rom; do
+	if [ -r "$rom" ]; then
+		set -- "$@" -bios "$rom"
+		break
+	fi
+done
+if [ "${VM_KVM:-0}" = 1 ]; then
+	accel=kvm
+	set -- -accel kvm -cpu host "$@"
+else
+	accel=tcg
+	set -- -accel tcg "$@"
+fi
+# mitigations=off: nothing to protect in a throwaway guest, and page-table
+# isolation makes every emulated syscall slower.
+# stockade.timeout tells the guest how long it has (tests/vm/suite.sh).
+append="console=ttyS0 panic=-1 quiet mitigations=off stockade.timeout=$timeout_s ${VM_APPEND:-}"
+
+if [ "$mode" = shell ]; then
+	[ -t 0 ] || die "needs a terminal on stdin (it is interactive)"
+	echo "vm-shell: exit the shell to power off; Ctrl-A X kills qemu"
+	exec "$qemu" "$@" -append "$append stockade.shell=1"
+fi
+[ "$mode" = test ] || die "unknown mode '$mode' (test or shell)"
+
+rc_file=$log.rc
+rm -f "$log" "$rc_file"
+start=$(date +%s)
+echo "vm-test: booting $(cat "$vm_dir/kernel/release" 2>/dev/null) under $accel, timeout ${timeout_s}s"
+# qemu dies if stdin is closed, and CI has none: give it /dev/null. The
+# exit status goes through a file because a pipeline's status is tee's.
+{
+	timeout -k 5 "$timeout_s" "$qemu" "$@" -append "$append" </dev/null 2>&1
+	echo $? > "$rc_file"
+} | tee "$log"
+qemu_rc=$(cat "$rc_file" 2>/dev/null || echo 255)
+rm -f "$rc_file"
+elapsed=$(($(date +%s) - start))
+
+why=""
+if [ "$qemu_rc" = 124 ] || [ "$qemu_rc" = 137 ]; then
+	why="guest killed after VM_TIMEOUT=${timeout_s}s"
+elif [ "$qemu_rc" != 0 ]; then
+	why="qemu exited with status $qemu_rc"
+fi
+# A panic (init exited, or worse) ends the guest through panic=-1 and
+# -no-reboot with qemu's status 0: name it, it is the likeliest cause.
+if [ -z "$why" ]; then
+	why=$(tr -d '\r' < "$log" | grep -m 1 -o 'Kernel panic - not syncing: .*')
+fi
+if [ -n "$why" ] || ! grep -q '@@STOCKADE done' "$log"; then
+	echo
+	echo "vm-test: last 30 console lines ($log):"
+	tail -n 30 "$log" | tr -d '\r' | sed 's/^/  | /'
+fi
+
+echo
+echo "vm-test: results (${elapsed}s, console in $log)"
+# Markers can follow other output on the same line (a kernel message or
+# an escape sequence without a newline), so look for them anywhere.
+tr -d '\r' < "$log" | awk -v why="$why" '
+	{
+		i = index($0, "@@STOCKADE ")
+		if (!i)
+			next
+		s = substr($0, i + 11)
+		verb = s
+		sub(/ .*/, "", verb)
+		rest = substr(s, length(verb) + 2)
+		if (verb == "ok") {
+			printf "  PASS  %s\n", rest
+			pass++
+		} else if (verb == "fail") {
+			j = index(rest, " | ")
+			if (j)
+				printf "  FAIL  %s: %s\n", substr(rest, 1, j - 1), substr(rest, j + 3)
+			else
+				printf "  FAIL  %s\n", rest
+			fail++
+		} else if (verb == "done") {
+			done = 1
+			claim = s
+		}
+	}
+	END {
+		# The harness itself is a test: a guest that never reached the
+		# end, or whose markers got lost, is a failure, not a short run.
+		if (!done) {
+			printf "  FAIL  vm/guest-finished: no @@STOCKADE done marker (%s)\n", \
+				why != "" ? why : "init died or powered off early"
+			fail++
+		} else if (why != "") {
+			printf "  FAIL  vm/guest-exit: %s, after the suite finished\n", why
+			fail++
+		} else if (claim != sprintf("done passed=%d failed=%d", pass, fail)) {
+			printf "  FAIL  vm/markers: guest said \"%s\", host saw passed=%d failed=%d\n", \
+				claim, pass, fail
+			fail++
+		}
+		if (pass + fail == 0) {
+			printf "  FAIL  vm/results: the guest reported no results\n"
+			fail++
+		}
+		printf "%d passed, %d failed\n", pass, fail
+		exit fail != 0
+	}'

@@ -1,0 +1,123 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#
+# The test VM's suite, run by tests/vm/init from /opt/stockade (a copy of
+# the repo's test files plus the static binaries). In order:
+#   1. guest/*      the kernel really offers what the agent relies on;
+#   2. lsm-smoke/*  BPF-LSM denies AF_PACKET in a sandbox (tests/vm/lsm-smoke.sh);
+#   3. live/*       the host's live tests, tests/live/run.sh, again on this
+#                   kernel, each of its `ok`/`not ok` lines turned into a
+#                   marker.
+# Ends with `@@STOCKADE done`, which tests/vm/run.sh requires.
+
+cd /opt/stockade || exit 1
+. tests/vm/lib.sh
+: > "$RESULTS"
+
+export STOCKADE=/opt/stockade/stockade
+export TOOLS=/opt/stockade/tools
+export CGROUP_ROOT=/sys/fs/cgroup
+# Never --allow-degraded here (the host live tests' default): this kernel
+# has BPF-LSM, so the agent must come up with every guarantee.
+export STOCKADE_AGENT_FLAGS=""
+
+# The host passes its VM_TIMEOUT; leave the live tests enough of it that a
+# hang there is reported as such, with the results so far.
+vm_timeout=150
+for arg in $(cat /proc/cmdline); do
+	case $arg in
+	stockade.timeout=*) vm_timeout=${arg#stockade.timeout=} ;;
+	esac
+done
+
+echo "suite: kernel $(uname -r), LSMs $(cat /sys/kernel/security/lsm 2>/dev/null)"
+
+# ---- 1. the guest kernel ----
+if tr ',' '\n' < /sys/kernel/security/lsm 2>/dev/null | grep -qx bpf; then
+	t_ok guest/bpf-lsm-active
+else
+	t_fail guest/bpf-lsm-active "BPF LSM is not active: /sys/kernel/security/lsm is '$(cat /sys/kernel/security/lsm 2>/dev/null)', lacks 'bpf'; boot with lsm=...,bpf"
+fi
+# libbpf CO-RE relocates against the running kernel's BTF.
+if [ -s /sys/kernel/btf/vmlinux ]; then
+	t_ok guest/btf
+else
+	t_fail guest/btf "/sys/kernel/btf/vmlinux missing: kernel built without CONFIG_DEBUG_INFO_BTF"
+fi
+want=$(cat $CGROUP_ROOT/cgroup.controllers)
+have=$(cat $CGROUP_ROOT/cgroup.subtree_control)
+if [ -n "$want" ] && [ "$want" = "$have" ]; then
+	t_ok guest/cgroup-controllers
+else
+	t_fail guest/cgroup-controllers "root subtree_control '$have' != controllers '$want'"
+fi
+if "$STOCKADE" --version > /tmp/version.out 2>&1; then
+	t_ok guest/stockade-runs
+else
+	t_fail guest/stockade-runs "$STOCKADE --version failed: $(head -n 3 /tmp/version.out)"
+fi
+
+# ---- 2. BPF-LSM smoke test ----
+echo "suite: lsm-smoke at $(cut -d' ' -f1 /proc/uptime) s"
+sh tests/vm/lsm-smoke.sh
+
+# ---- 3. the host live tests, on this kernel ----
+live=tests/live/run.sh
+if [ ! -f "$live" ]; then
+	t_fail live/run.sh "$live is missing from the initramfs"
+else
+	up=$(cut -d. -f1 /proc/uptime)
+	budget=$((vm_timeout - up - 15))
+	[ "$budget" -ge 20 ] || budget=20
+	echo "suite: running $live at $(cut -d' ' -f1 /proc/uptime) s (timeout ${budget}s)"
+	# Output goes to a file, streamed by tail -f: through a pipe, an agent
+	# that a killed test left behind would hold the pipe open forever.
+	: > /tmp/live.out
+	tail -f /tmp/live.out &
+	tailpid=$!
+	timeout -s KILL "$budget" sh "$live" > /tmp/live.out 2>&1
+	rc=$?
+	sleep 1.1	# busybox tail -f polls once a second
+	kill "$tailpid" 2>/dev/null
+	wait "$tailpid" 2>/dev/null
+
+	# `ok NAME` / `not ok NAME: DETAIL` / `N passed, N failed`; names
+	# hold spaces and colons, so a failure splits at the first ": ".
+	tr -d '\r' < /tmp/live.out > /tmp/live.lines
+	while IFS= read -r line; do
+		case $line in
+		"ok "*)
+			t_ok "live/${line#ok }" ;;
+		"not ok "*": "*)
+			rest=${line#not ok }
+			t_fail "live/${rest%%: *}" "${rest#*: }" ;;
+		"not ok "*)
+			t_fail "live/${line#not ok }" "failed" ;;
+		esac
+	done < /tmp/live.lines
+	n_ok=$(grep -c '^ok ' /tmp/live.lines)
+	n_fail=$(grep -c '^not ok ' /tmp/live.lines)
+	summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' /tmp/live.lines | tail -n 1)
+	if [ "$rc" = 137 ]; then
+		t_fail live/run.sh "killed after ${budget}s; last line: $(grep -v '^Killed$' /tmp/live.lines | tail -n 1)"
+	elif [ $((n_ok + n_fail)) = 0 ]; then
+		t_fail live/run.sh "no results (exit status $rc): $(tail -n 3 /tmp/live.lines)"
+	elif [ -z "$summary" ]; then
+		t_fail live/run.sh "no closing 'N passed, N failed' line (exit status $rc)"
+	elif [ "$(echo "$summary" | sed 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/')" != "$n_ok $n_fail" ]; then
+		t_fail live/run.sh "its summary '$summary' disagrees with its lines ($n_ok ok, $n_fail not ok)"
+	elif [ "$rc" != 0 ] && [ "$n_fail" = 0 ]; then
+		t_fail live/run.sh "exit status $rc with no failing test"
+	elif [ "$rc" = 0 ] && [ "$n_fail" != 0 ]; then
+		t_fail live/run.sh "exit status 0 despite $n_fail failing tests"
+	fi
+	# Every live test must clean up after itself.
+	left=$(pidof stockade)
+	if [ -n "$left" ]; then
+		t_fail live/cleanup "stockade still running after $live: pid $left"
+		kill -9 $left 2>/dev/null
+	fi
+fi
+
+echo "suite: finished at $(cut -d' ' -f1 /proc/uptime) s"
+t_done
