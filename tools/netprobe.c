@@ -7,7 +7,10 @@
  *   netprobe [--netns] [--cgroup DIR] OP ARGS...
  *     connect tcp|udp ADDR PORT [--listen]   connect(); --listen first
  *                                            binds a listener on ADDR:PORT
- *     sendto udp ADDR PORT                   one unconnected sendto()
+ *     sendto udp ADDR PORT [--count N]       N (default 1) unconnected
+ *                                            sendto()s; prints the result
+ *                                            of the last, and how many
+ *                                            failed with which errno
  *     socket raw4|raw6|icmp|icmp6|packet     socket() of that kind
  *
  * --netns moves the probe into a new network namespace with only `lo` up,
@@ -200,14 +203,31 @@ int main(int argc, char **argv)
 		return result(connect(fd, (struct sockaddr *)&ss, len));
 	}
 	if (!strcmp(argv[i], "sendto") && type == SOCK_DGRAM) {
+		long n = 1, k, failed = 0;
+		int rc = 0, last_errno = 0;
+
+		if (argc - i > 5 && !strcmp(argv[i + 4], "--count"))
+			n = atol(argv[i + 5]);
 		fd = socket(ss.ss_family, type, 0);
-		if (fd < 0)
+		if (fd < 0 || n < 1)
 			return setup_fail("socket");
-		return result(sendto(fd, "x", 1, 0, (struct sockaddr *)&ss, len) < 0 ? -1 : 0);
+		/* A storm of denials, for the event pipeline's loss accounting. */
+		for (k = 0; k < n; k++) {
+			rc = sendto(fd, "x", 1, 0, (struct sockaddr *)&ss, len) < 0 ? -1 : 0;
+			if (rc) {
+				failed++;
+				last_errno = errno;
+			}
+		}
+		if (n > 1)
+			printf("failed=%ld %s\n", failed,
+			       failed ? errname(last_errno) : "-");
+		errno = last_errno;
+		return result(rc);
 	}
 usage:
 	fprintf(stderr, "usage: netprobe [--netns] [--cgroup DIR] [--wait FILE] connect tcp|udp ADDR PORT [--listen]\n"
-			"       netprobe [--netns] [--cgroup DIR] sendto udp ADDR PORT\n"
+			"       netprobe [--netns] [--cgroup DIR] sendto udp ADDR PORT [--count N]\n"
 			"       netprobe [--netns] [--cgroup DIR] socket raw4|raw6|icmp|icmp6|packet\n");
 	return 2;
 }

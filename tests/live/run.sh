@@ -38,6 +38,7 @@ fi
 work=$(mktemp -d /tmp/stockade-live.XXXXXX)
 log=$work/agent.log
 cg=$CGROUP_ROOT/stockade-live
+late=$CGROUP_ROOT/stockade-live-late-1
 agent_pid=
 passed=0
 failed=0
@@ -47,7 +48,7 @@ not_ok() { failed=$((failed + 1)); echo "not ok $1: $2"; }
 
 cleanup() {
 	[ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
-	for d in "$cg/child" "$cg"; do
+	for d in "$cg/child" "$cg" "$late"; do
 		if [ -d "$d" ]; then
 			# Move stragglers out so the directory can go.
 			while read -r p; do echo "$p" > "$CGROUP_ROOT/cgroup.procs"; done \
@@ -218,6 +219,19 @@ run_cases child "$cg/child" "\"cgroup_id\":$cid,"
 
 run_cases outside "" ""
 
+# A cgroup matching a selector, created after the agent started: confined
+# within one second (the agent rescans every 250 ms).
+mkdir "$late"
+lid=$(stat -c %i "$late")
+if wait_for "\"event\":\"attach\".*\"cgroup\":\"/stockade-live-late-1\"" "$log" 10; then
+	ok "new matching cgroup attached within 1 s"
+else
+	not_ok "new matching cgroup" "no attach record within 1 s"
+fi
+probe "late cgroup connect 127.0.0.1:9999" EPERM --netns --cgroup "$late" connect tcp 127.0.0.1 9999 --listen &&
+	record "late cgroup connect 127.0.0.1:9999" '"policy":"live-net"' \
+		"\"cgroup_id\":$lid," '"cgroup":"/stockade-live-late-1"' '"reason":"not_allowed"'
+
 # The stream's integrity: no record lost, sequence numbers without gaps.
 if grep -q '"event":"lost"' "$log"; then
 	not_ok "no lost records" "$(grep '"event":"lost"' "$log")"
@@ -243,6 +257,45 @@ agent_pid=
 grep -q '"event":"detach".*"cgroup":"/stockade-live"' "$log" &&
 	ok "detach record" || not_ok "detach record" "none"
 probe "after detach connect 127.0.0.1:9999" OK --netns --cgroup "$cg" connect tcp 127.0.0.1 9999 --listen
+
+# Nothing lost silently: a denial storm into the smallest ring buffer.
+# Every denial the probe saw must be a deny record or counted in a lost
+# record (produced = logged + lost), and the seq gaps must add up to the
+# lost count.
+storm=20000
+: > "$log"
+# shellcheck disable=SC2086
+"$STOCKADE" agent $STOCKADE_AGENT_FLAGS --ring-size 4096 \
+	--policy "$POLICY_DIR/net.yaml" --log "$log" > /dev/null 2> "$work/agent2.stderr" &
+agent_pid=$!
+if wait_for '"event":"agent_ready"' "$log" 100; then
+	out=$("$probe" --netns --cgroup "$cg" sendto udp 127.0.0.2 5353 --count $storm 2>&1)
+	pid=$(echo "$out" | sed -n 's/^pid=//p')
+	denied=$(echo "$out" | sed -n 's/^failed=\([0-9]*\) .*/\1/p')
+	sleep 1
+	kill -TERM "$agent_pid"
+	wait "$agent_pid"
+	agent_pid=
+	logged=$(grep -c "\"pid\":$pid," "$log")
+	lost=$(sed -n 's/.*"event":"lost","count":\([0-9]*\),.*/\1/p' "$log" |
+		awk '{ s += $1 } END { print s + 0 }')
+	if [ "$denied" = "$storm" ] && [ $((logged + lost)) -eq "$storm" ]; then
+		ok "storm: $storm denied = $logged logged + $lost lost"
+	else
+		not_ok "storm" "denied=$denied logged=$logged lost=$lost (of $storm)"
+	fi
+	seqs=$(sed -n 's/.*"seq":\([0-9]*\),.*/\1/p' "$log" | sort -n)
+	first=$(echo "$seqs" | head -n 1)
+	last=$(echo "$seqs" | tail -n 1)
+	count=$(echo "$seqs" | wc -l)
+	if [ $((last - first + 1 - count)) -eq "$lost" ]; then
+		ok "storm: seq gaps ($((last - first + 1 - count))) = lost ($lost)"
+	else
+		not_ok "storm: seq gaps" "$count records span $first..$last, lost $lost"
+	fi
+else
+	not_ok "storm: agent_ready" "$(cat "$work/agent2.stderr")"
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
