@@ -21,6 +21,7 @@
 #include "agent.h"
 #include "cgroup.h"
 #include "log.h"
+#include "file_rules.h"
 #include "net_rules.h"
 #include "sandbox.h"
 #include "stockade.skel.h"
@@ -123,9 +124,20 @@ static bool lsm_bpf_listed(char *why, size_t len)
 	return true;
 }
 
-/* The guarantees that need BPF-LSM; listed in agent_ready when lost. */
+/* The guarantees that need BPF-LSM; listed in agent_ready when lost
+ * (at most the size of agent.degraded[], checked below). */
 static const char *const lsm_guarantees[] = {
-	"packet_sockets",	/* AF_PACKET creation (bpf/lsm.bpf.c) */
+	"file_scope",		/* files.read/write/deny (bpf/file.bpf.c) */
+	"protected_paths",	/* built-in credential paths */
+	"fd_receive",		/* SCM_RIGHTS of files out of scope */
+	"bpf",			/* bpf() from a sandbox (bpf/lsm.bpf.c) */
+	"ptrace",		/* ptrace, /proc/PID/mem... across the edge */
+	"signals",		/* signals across the edge */
+	"mount",		/* mount, umount, move_mount, pivot_root, chroot */
+	"cgroup_escape",	/* cgroup.procs writes, CLONE_INTO_CGROUP */
+	"unix_sockets",		/* unix connects across the edge */
+	"user_namespaces",	/* namespaces.user */
+	"packet_sockets",	/* AF_PACKET creation */
 };
 
 static void set_lsm_autoload(struct stockade *skel, bool on)
@@ -170,6 +182,9 @@ static int degrade(struct agent *a, const char *cause)
 		return -EOPNOTSUPP;
 	}
 	pr_warn("agent", "%s; running DEGRADED (--allow-degraded)", cause);
+	_Static_assert(sizeof(lsm_guarantees) / sizeof(lsm_guarantees[0]) <=
+		       sizeof(((struct agent *)0)->degraded) / sizeof(char *),
+		       "agent.degraded[] too small for lsm_guarantees[]");
 	for (i = 0; i < sizeof(lsm_guarantees) / sizeof(lsm_guarantees[0]); i++) {
 		a->degraded[a->n_degraded++] = lsm_guarantees[i];
 		pr_warn("agent", "guarantee lost: %s", lsm_guarantees[i]);
@@ -203,6 +218,13 @@ static int load_bpf(struct agent *a)
 			 strerror(-err));
 		stockade__destroy(a->skel);
 		a->skel = NULL;
+	} else if (err == -EACCES || err == -EINVAL || err == -E2BIG) {
+		/* The verifier rejected a program: a bug in this build, not a
+		 * kernel without BPF-LSM. Load again, loudly, for its log. */
+		err = open_skel(a, true);
+		pr_err("agent", "the kernel's verifier rejected a BPF program (%s); the log is above. This is a stockade bug: please report it with the log",
+		       strerror(-err));
+		return err ?: -EINVAL;
 	} else {
 		snprintf(why, sizeof(why), "loading BPF-LSM programs failed: %s",
 			 strerror(-err));
@@ -227,18 +249,37 @@ static int fill_policies(struct agent *a)
 	int allow_fd = bpf_map__fd(a->skel->maps.net_allow);
 	int meta_fd = bpf_map__fd(a->skel->maps.net_meta);
 	int conf_fd = bpf_map__fd(a->skel->maps.policies);
+	int file_fd = bpf_map__fd(a->skel->maps.file_rules);
+	int unix_fd = bpf_map__fd(a->skel->maps.unix_allow);
 	struct net_compiled c = { 0 };
-	char err_msg[POLICY_DIAG_MAX];
+	struct file_compiled fc = { 0 };
+	char err_msg[POLICY_DIAG_MAX], **homes = NULL;
 	__u32 id = POLICY_ID_CONFLICT;
-	size_t i, j, total = 0;
+	size_t i, j, total = 0, file_total = 0, n_homes = 0;
+	__u8 one = 1;
 	int err;
 
 	if (a->set.n >= POLICY_MAX) {
 		pr_err("agent", "%zu policies; at most %d fit", a->set.n, POLICY_MAX - 1);
 		return -E2BIG;
 	}
-	/* Id 0: a cgroup claimed by two policies; deny-all, enforce. */
+	err = file_rules__homes(&homes, &n_homes);
+	if (err) {
+		pr_err("policy", "listing home directories for the protected paths failed: %s",
+		       strerror(-err));
+		goto cleanup;
+	}
+	/* Id 0: a cgroup claimed by two policies; deny-all, enforce, with a
+	 * file scope of nothing: its "/" entry allows no access. */
 	err = bpf_map_update_elem(conf_fd, &id, &conf, BPF_ANY);
+	if (!err) {
+		struct file_entry none = { .val.flags = 0 };
+
+		none.key.prefixlen = 32 + 8;
+		none.key.policy_id = POLICY_ID_CONFLICT;
+		none.key.path[0] = '/';
+		err = bpf_map_update_elem(file_fd, &none.key, &none.val, BPF_ANY);
+	}
 	for (i = 0; !err && i < a->set.n; i++) {
 		const struct policy *p = a->set.v[i];
 
@@ -248,13 +289,30 @@ static int fill_policies(struct agent *a)
 			pr_err("policy", "%s", err_msg);
 			break;
 		}
-		total += c.n_allow;
-		if (total > NET_MAX_RULES) {
-			pr_err("policy", "%zu network rules in the set; at most %d fit the kernel map",
-			       total, NET_MAX_RULES);
-			err = -E2BIG;
+		err = file_rules__compile(p, id, (const char *const *)homes, n_homes,
+					  &fc, err_msg, sizeof(err_msg));
+		if (err) {
+			pr_err("policy", "%s: %s", p->name, err_msg);
+			net_compiled__free(&c);
 			break;
 		}
+		total += c.n_allow;
+		file_total += fc.n;
+		if (total > NET_MAX_RULES || file_total > FILE_MAX_RULES) {
+			pr_err("policy", "%zu network and %zu file rules in the set; at most %d and %d fit the kernel maps",
+			       total, file_total, NET_MAX_RULES, FILE_MAX_RULES);
+			err = -E2BIG;
+			net_compiled__free(&c);
+			file_compiled__free(&fc);
+			break;
+		}
+		for (j = 0; !err && j < fc.n; j++)
+			err = bpf_map_update_elem(file_fd, &fc.v[j].key, &fc.v[j].val,
+						  BPF_ANY);
+		for (j = 0; !err && j < fc.n_unix; j++)
+			err = bpf_map_update_elem(unix_fd, &fc.unix_keys[j], &one,
+						  BPF_ANY);
+		file_compiled__free(&fc);
 		for (j = 0; !err && j < c.n_allow; j++)
 			err = bpf_map_update_elem(allow_fd, &c.allow[j].key,
 						  &c.allow[j].val, BPF_ANY);
@@ -264,7 +322,8 @@ static int fill_policies(struct agent *a)
 		conf.mode = p->mode == POLICY_AUDIT ? SANDBOX_AUDIT : SANDBOX_ENFORCE;
 		conf.flags = (p->net.default_allow ? SANDBOX_NET_DEFAULT_ALLOW : 0) |
 			     (p->net.raw_sockets ? SANDBOX_RAW_SOCKETS : 0) |
-			     (p->net.icmp ? SANDBOX_ICMP : 0);
+			     (p->net.icmp ? SANDBOX_ICMP : 0) |
+			     (p->namespaces.user ? SANDBOX_USERNS : 0);
 		/* The policy's settings go in last: until then, id has no
 		 * entry and its programs would deny. */
 		if (!err)
@@ -274,6 +333,10 @@ static int fill_policies(struct agent *a)
 			       p->name, strerror(errno));
 		net_compiled__free(&c);
 	}
+cleanup:
+	for (i = 0; i < n_homes; i++)
+		free(homes[i]);
+	free(homes);
 	return err;
 }
 
@@ -415,7 +478,9 @@ static void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	cg->seen = a->scan_gen;
 	cg->direct = direct;
 	cg->policy_id = direct ? (uint32_t)sel : a->cgs[pidx - 1].policy_id;
+	cg->root_id = direct ? id : a->cgs[pidx - 1].root_id;
 	sb.policy_id = cg->policy_id;
+	sb.root_id = cg->root_id;
 	/* The entry before the links, so the programs find it at once. */
 	err = bpf_map_update_elem(bpf_map__fd(a->skel->maps.sandboxes), &id, &sb,
 				  BPF_ANY);
@@ -433,6 +498,9 @@ static void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 		a->n_cgs--;
 		return NULL;
 	}
+	/* After the entry exists: invalidates "outside" cached by the LSM
+	 * programs for this cgroup and its descendants (include/sandbox.h). */
+	__atomic_fetch_add(&a->skel->data->sandbox_gen, 1, __ATOMIC_SEQ_CST);
 	events__begin(a, "attach");
 	events__cgroup_fields(a, cg);
 	json_str(&a->j, "via", direct ? "selector" : "inherited");

@@ -21,6 +21,7 @@ struct sandbox_cg {
 	char *path;		/* relative to the cgroup2 mount, "/a/b" */
 	uint64_t id;
 	uint32_t policy_id;	/* index into the set + 1; 0 = conflict */
+	uint64_t root_id;	/* the directly selected cgroup it is under */
 	bool direct;		/* selected itself (has links), or inherited */
 	unsigned int seen;	/* scan generation that last saw it */
 	struct bpf_link *links[SANDBOX_N_LINKS];
@@ -49,7 +50,7 @@ struct agent {
 	unsigned int scan_gen;
 
 	/* Guarantees this kernel cannot give (no BPF-LSM). */
-	const char *degraded[8];
+	const char *degraded[32];
 	size_t n_degraded;
 
 	struct json j;

@@ -19,6 +19,25 @@
 static const char *const kind_names[] = {
 	[EV_KIND_CONNECT] = "connect", [EV_KIND_SENDMSG] = "sendmsg",
 	[EV_KIND_SOCKET] = "socket", [EV_KIND_FILE] = "file",
+	[EV_KIND_BPF] = "bpf", [EV_KIND_PTRACE] = "ptrace",
+	[EV_KIND_SIGNAL] = "signal", [EV_KIND_MOUNT] = "mount",
+	[EV_KIND_CGROUP] = "cgroup", [EV_KIND_UNIX] = "unix",
+	[EV_KIND_USERNS] = "userns", [EV_KIND_FD_RECEIVE] = "fd_receive",
+};
+
+static const char *const op_names[] = {
+	[EV_OP_OPEN_READ] = "open_read", [EV_OP_OPEN_WRITE] = "open_write",
+	[EV_OP_CREATE] = "create", [EV_OP_MKDIR] = "mkdir",
+	[EV_OP_RMDIR] = "rmdir", [EV_OP_UNLINK] = "unlink",
+	[EV_OP_RENAME] = "rename", [EV_OP_LINK] = "link",
+	[EV_OP_SYMLINK] = "symlink", [EV_OP_TRUNCATE] = "truncate",
+	[EV_OP_CHMOD] = "chmod", [EV_OP_CHOWN] = "chown",
+	[EV_OP_SETXATTR] = "setxattr", [EV_OP_EXEC] = "exec",
+	[EV_OP_REMOVEXATTR] = "removexattr", [EV_OP_MOUNT] = "mount",
+	[EV_OP_UMOUNT] = "umount", [EV_OP_MOVE_MOUNT] = "move_mount",
+	[EV_OP_PIVOT_ROOT] = "pivot_root", [EV_OP_CHROOT] = "chroot",
+	[EV_OP_CGROUP_MIGRATE] = "cgroup_migrate",
+	[EV_OP_CLONE_INTO_CGROUP] = "clone_into_cgroup",
 };
 
 static const char *const reason_names[] = {
@@ -28,6 +47,14 @@ static const char *const reason_names[] = {
 	[EV_REASON_ICMP] = "icmp",
 	[EV_REASON_PACKET_SOCKET] = "packet_socket",
 	[EV_REASON_NO_POLICY] = "no_policy",
+	[EV_REASON_OUTSIDE_SCOPE] = "outside_scope",
+	[EV_REASON_PROTECTED] = "protected",
+	[EV_REASON_DENIED_PATH] = "denied_path",
+	[EV_REASON_PATH_TOO_LONG] = "path_too_long",
+	[EV_REASON_OUTSIDE_SANDBOX] = "outside_sandbox",
+	[EV_REASON_ALWAYS_DENIED] = "always_denied",
+	[EV_REASON_CGROUP_ESCAPE] = "cgroup_escape",
+	[EV_REASON_NOT_ALLOWED_NS] = "not_allowed_ns",
 };
 
 #define NAME(tbl, i) ((size_t)(i) < sizeof(tbl) / sizeof(tbl[0]) && tbl[i] ? \
@@ -121,13 +148,40 @@ static void addr_fields(struct json *j, const struct event *e)
 	json_u64(j, "proto_nr", e->proto);
 }
 
+/* What a BPF-LSM denial was about (struct file_event). */
+static void lsm_fields(struct json *j, const struct file_event *fe)
+{
+	const struct event *e = &fe->e;
+
+	if (fe->op)
+		json_str(j, "op", NAME(op_names, fe->op));
+	if (fe->path[0] || e->kind == EV_KIND_FILE || e->kind == EV_KIND_FD_RECEIVE) {
+		json_str_raw(j, "path", fe->path, strnlen(fe->path, sizeof(fe->path)));
+		if (fe->flags & EV_F_PATH_TRUNC)
+			json_bool(j, "path_truncated", true);
+	}
+	if (fe->path2[0]) {
+		json_str_raw(j, "path2", fe->path2, strnlen(fe->path2, sizeof(fe->path2)));
+		if (fe->flags & EV_F_PATH2_TRUNC)
+			json_bool(j, "path2_truncated", true);
+	}
+	if (e->kind == EV_KIND_PTRACE || e->kind == EV_KIND_SIGNAL ||
+	    e->kind == EV_KIND_UNIX)
+		json_u64(j, "target_pid", fe->target_pid);
+	if (e->kind == EV_KIND_SIGNAL)
+		json_u64(j, "signal", fe->sig);
+	if (e->kind == EV_KIND_BPF)
+		json_u64(j, "bpf_cmd", fe->sig);
+}
+
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct agent *a = ctx;
 	const struct event *e = data;
 	const struct sandbox_cg *cg;
+	bool lsm_record = size >= sizeof(struct event) && e->kind >= EV_KIND_FILE;
 
-	if (size < sizeof(*e)) {
+	if (size < sizeof(*e) || (lsm_record && size < sizeof(struct file_event))) {
 		pr_warn("events", "short record (%zu bytes) from the kernel; counted as lost", size);
 		a->lost_seen--;
 		return 0;
@@ -145,7 +199,10 @@ static int handle_event(void *ctx, void *data, size_t size)
 	json_u64(&a->j, "tid", e->tid);
 	json_u64(&a->j, "uid", e->uid);
 	json_str_raw(&a->j, "comm", e->comm, strnlen(e->comm, sizeof(e->comm)));
-	addr_fields(&a->j, e);
+	if (lsm_record)
+		lsm_fields(&a->j, data);
+	else
+		addr_fields(&a->j, e);
 	json_str(&a->j, "reason", NAME(reason_names, e->reason));
 	json_end(&a->j);
 	write_line(a);

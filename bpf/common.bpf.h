@@ -43,33 +43,52 @@ struct {
 	__type(value, struct policy_conf);
 } policies SEC(".maps") __weak;
 
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SANDBOX_CACHE_SIZE);
+	__type(key, __u64);
+	__type(value, struct cg_cache_val);
+} cg_cache SEC(".maps") __weak;
+
+/* Bumped by the agent whenever sandboxes are added: see include/sandbox.h. */
+__u64 sandbox_gen __weak = 1;
+
 /*
  * The sandbox the current task is in: its own cgroup first (the agent
- * inserts every cgroup it has seen, so this is the common case), then its
- * ancestors, nearest first, for a cgroup created since the last scan.
- * Returns NULL when the task is outside every sandbox.
+ * inserts every cgroup it has seen, so this is the common case), then the
+ * outsider cache, then its ancestors, nearest first, for a cgroup created
+ * since the last scan. Returns NULL when the task is outside every sandbox.
  */
 static __always_inline struct sandbox *sandbox_current(__u64 *cgid)
 {
-	struct sandbox *sb;
-	__u64 id = bpf_get_current_cgroup_id();
+	struct cg_cache_val *c, nc;
+	struct sandbox *sb, *found = NULL;
+	__u64 id = bpf_get_current_cgroup_id(), anc;
 	int level;
 
 	*cgid = id;
 	sb = bpf_map_lookup_elem(&sandboxes, &id);
 	if (sb)
 		return sb;
+	/* Read the generation before the walk: a sandbox added during it
+	 * bumps sandbox_gen after its entry exists, so a "none" cached from
+	 * a walk that missed it is stale on arrival. */
+	nc.gen = sandbox_gen;
+	c = bpf_map_lookup_elem(&cg_cache, &id);
+	if (c && c->gen == nc.gen)
+		return NULL;
 	/* bpf_get_current_ancestor_cgroup_id() returns 0 beyond the task's
 	 * own level, so scan from the root down and keep the deepest hit. */
-	struct sandbox *found = NULL;
 	for (level = 0; level < SANDBOX_MAX_DEPTH; level++) {
-		id = bpf_get_current_ancestor_cgroup_id(level);
-		if (!id)
+		anc = bpf_get_current_ancestor_cgroup_id(level);
+		if (!anc)
 			break;
-		sb = bpf_map_lookup_elem(&sandboxes, &id);
+		sb = bpf_map_lookup_elem(&sandboxes, &anc);
 		if (sb)
 			found = sb;
 	}
+	if (!found)
+		bpf_map_update_elem(&cg_cache, &id, &nc, BPF_ANY);
 	return found;
 }
 

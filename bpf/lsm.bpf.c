@@ -1,51 +1,237 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * BPF-LSM programs. These are global (BPF_LSM_MAC, bpf_link), not
- * lsm_cgroup: the kernel has only 10 lsm_cgroup hook slots system-wide
- * (CGROUP_LSM_NUM), so each program decides for itself whether the current
- * task is in a sandbox (sandbox_current()). Outsiders pay one hash lookup.
+ * BPF-LSM programs that are always on for sandboxed tasks: no bpf(), no
+ * mount family, no leaving the cgroup, no ptrace, signals or unix
+ * connections across the sandbox's edge, no user namespaces (unless the
+ * policy allows them), no AF_PACKET sockets.
+ *
+ * These are global programs (BPF_LSM_MAC), not lsm_cgroup: the kernel has
+ * only 10 lsm_cgroup hook slots system-wide (CGROUP_LSM_NUM), fewer than
+ * the hooks needed here and in file.bpf.c, so each program decides for
+ * itself whether the current task is in a sandbox (sandbox_current()).
  */
-#include "common.bpf.h"
-#include <bpf/bpf_tracing.h>
+#include "lsm.bpf.h"
 
-#define AF_PACKET	17
-#define EPERM		1
+#define AF_PACKET		17
+#define CLONE_INTO_CGROUP	0x200000000ULL
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, UNIX_MAX_RULES);
+	__type(key, struct unix_key);
+	__type(value, __u8);
+} unix_allow SEC(".maps");
+
+#define CURRENT_OR_ALLOW()						\
+	struct policy_conf *conf;					\
+	struct sandbox *sb;						\
+	__u64 cgid;							\
+									\
+	conf = lsm_current(&sb, &cgid);					\
+	if (!conf)							\
+		return 0
+
+SEC("lsm/bpf")
+int BPF_PROG(stk_bpf, int cmd, union bpf_attr *attr, unsigned int size)
+{
+	CURRENT_OR_ALLOW();
+	return lsm_deny(sb, conf, cgid, EV_KIND_BPF, 0, EV_REASON_ALWAYS_DENIED,
+			NULL, NULL, 0, cmd);
+}
+
+/* Covers PTRACE_ATTACH/SEIZE, /proc/PID/{environ,mem,root,cwd,fd} and
+ * process_vm_readv/writev: all ask ptrace_may_access(). */
+SEC("lsm/ptrace_access_check")
+int BPF_PROG(stk_ptrace, struct task_struct *child, unsigned int mode)
+{
+	CURRENT_OR_ALLOW();
+	if (task_root_of(child) == sb->root_id)
+		return 0;
+	return lsm_deny(sb, conf, cgid, EV_KIND_PTRACE, 0,
+			EV_REASON_OUTSIDE_SANDBOX, NULL, NULL,
+			BPF_CORE_READ(child, tgid), 0);
+}
+
+SEC("lsm/task_kill")
+int BPF_PROG(stk_task_kill, struct task_struct *p, struct kernel_siginfo *info,
+	     int sig, const struct cred *cred)
+{
+	CURRENT_OR_ALLOW();
+	if (task_root_of(p) == sb->root_id)
+		return 0;
+	return lsm_deny(sb, conf, cgid, EV_KIND_SIGNAL, 0,
+			EV_REASON_OUTSIDE_SANDBOX, NULL, NULL,
+			BPF_CORE_READ(p, tgid), sig);
+}
+
+/*
+ * The mount family is refused outright; the record names the target
+ * (mount point, chroot directory, ...) where the hook has one.
+ */
+static __always_inline int deny_mount(__u8 op, struct vfsmount *mnt,
+				      struct dentry *d)
+{
+	const char *path = NULL;
+	struct lsm_scratch *s;
+	long off;
+
+	CURRENT_OR_ALLOW();
+	s = scratch();
+	if (s && d) {
+		off = walk(s->buf[0], mnt, d);
+		if (off >= 0)
+			path = &s->buf[0][off & MASK];
+	}
+	return lsm_deny(sb, conf, cgid, EV_KIND_MOUNT, op, EV_REASON_ALWAYS_DENIED,
+			path, NULL, 0, 0);
+}
+
+SEC("lsm/sb_mount")
+int BPF_PROG(stk_sb_mount, const char *dev_name, const struct path *path)
+{
+	return deny_mount(EV_OP_MOUNT, BPF_CORE_READ(path, mnt),
+			  BPF_CORE_READ(path, dentry));
+}
+
+SEC("lsm/sb_umount")
+int BPF_PROG(stk_sb_umount, struct vfsmount *mnt)
+{
+	return deny_mount(EV_OP_UMOUNT, mnt, BPF_CORE_READ(mnt, mnt_root));
+}
+
+SEC("lsm/move_mount")
+int BPF_PROG(stk_move_mount, const struct path *from_path,
+	     const struct path *to_path)
+{
+	return deny_mount(EV_OP_MOVE_MOUNT, BPF_CORE_READ(to_path, mnt),
+			  BPF_CORE_READ(to_path, dentry));
+}
+
+SEC("lsm/sb_pivotroot")
+int BPF_PROG(stk_sb_pivotroot, const struct path *old_path,
+	     const struct path *new_path)
+{
+	return deny_mount(EV_OP_PIVOT_ROOT, BPF_CORE_READ(new_path, mnt),
+			  BPF_CORE_READ(new_path, dentry));
+}
+
+SEC("lsm/path_chroot")
+int BPF_PROG(stk_path_chroot, const struct path *path)
+{
+	return deny_mount(EV_OP_CHROOT, BPF_CORE_READ(path, mnt),
+			  BPF_CORE_READ(path, dentry));
+}
+
+/* clone3(CLONE_INTO_CGROUP) would start a child outside the sandbox; the
+ * write-cgroup.procs route is refused in file.bpf.c. */
+SEC("lsm/task_alloc")
+int BPF_PROG(stk_task_alloc, struct task_struct *task,
+	     unsigned long clone_flags)
+{
+	if (!(clone_flags & CLONE_INTO_CGROUP))
+		return 0;
+	{
+		CURRENT_OR_ALLOW();
+		return lsm_deny(sb, conf, cgid, EV_KIND_CGROUP,
+				EV_OP_CLONE_INTO_CGROUP, EV_REASON_CGROUP_ESCAPE,
+				NULL, NULL, 0, 0);
+	}
+}
+
+SEC("lsm/userns_create")
+int BPF_PROG(stk_userns_create, const struct cred *cred)
+{
+	CURRENT_OR_ALLOW();
+	if (conf->flags & SANDBOX_USERNS)
+		return 0;
+	return lsm_deny(sb, conf, cgid, EV_KIND_USERNS, 0,
+			EV_REASON_NOT_ALLOWED_NS, NULL, NULL, 0, 0);
+}
+
+/*
+ * A unix socket held by a process outside the sandbox (the socket's owning
+ * cgroup is outside it) may be reached only through `unix_allow`, matched
+ * on the address the listener bound (a leading NUL for an abstract name).
+ */
+static __always_inline int judge_unix(struct sock *other)
+{
+	struct unix_address *addr;
+	struct unix_key *k;
+	struct lsm_scratch *s;
+	struct cgroup *owner;
+	int len;
+
+	CURRENT_OR_ALLOW();
+	owner = BPF_CORE_READ(other, sk_cgrp_data.cgroup);
+	if (owner && cgroup_root_of(owner) == sb->root_id)
+		return 0;
+	s = scratch();
+	if (!s)
+		return -EPERM;
+	/* The key lives in the scratch buffer: it is too big for the stack
+	 * next to the rest. */
+	k = (struct unix_key *)s->buf[1];
+	__builtin_memset(k, 0, sizeof(*k));
+	k->policy_id = sb->policy_id;
+	addr = BPF_CORE_READ((struct unix_sock *)other, addr);
+	if (addr) {
+		len = BPF_CORE_READ(addr, len) - (int)sizeof(__u16);
+		if (len > UNIX_PATH_MAX_)
+			len = UNIX_PATH_MAX_;
+		if (len > 0)
+			bpf_probe_read_kernel(k->path, len, &addr->name[0].sun_path);
+		if (bpf_map_lookup_elem(&unix_allow, k))
+			return 0;
+	}
+	/* Abstract names start with NUL: show them as "@name". */
+	s->buf[0][0] = '@';
+	bpf_probe_read_kernel(&s->buf[0][1], UNIX_PATH_MAX_ - 1, &k->path[1]);
+	s->buf[0][UNIX_PATH_MAX_] = '\0';
+	return lsm_deny(sb, conf, cgid, EV_KIND_UNIX, 0, EV_REASON_OUTSIDE_SANDBOX,
+			k->path[0] ? k->path : s->buf[0], NULL,
+			BPF_CORE_READ(other, sk_peer_pid, numbers[0].nr), 0);
+}
+
+SEC("lsm/unix_stream_connect")
+int BPF_PROG(stk_unix_stream_connect, struct sock *sock, struct sock *other,
+	     struct sock *newsk)
+{
+	return judge_unix(other);
+}
+
+SEC("lsm/unix_may_send")
+int BPF_PROG(stk_unix_may_send, struct socket *sock, struct socket *other)
+{
+	return judge_unix(BPF_CORE_READ(other, sk));
+}
 
 /*
  * AF_PACKET sockets never reach cgroup/sock_create, and what they send
  * bypasses the cgroup egress hooks, so only an LSM hook can refuse them.
  */
 SEC("lsm/socket_create")
-int BPF_PROG(stk_socket_create, int family, int type, int protocol, int kern,
-	     int ret)
+int BPF_PROG(stk_socket_create, int family, int type, int protocol, int kern)
 {
-	struct policy_conf *conf;
-	struct sandbox *sb;
-	struct event *e;
-	__u32 policy_id;
-	__u64 cgid;
+	if (kern || family != AF_PACKET)
+		return 0;
+	{
+		CURRENT_OR_ALLOW();
+		if (conf->flags & SANDBOX_RAW_SOCKETS)
+			return 0;
+		/* Reported through the network record layout. */
+		bool audit = conf->mode == SANDBOX_AUDIT;
+		struct event *e = event_reserve();
 
-	if (ret || kern || family != AF_PACKET)
-		return ret;
-	sb = sandbox_current(&cgid);
-	if (!sb)
-		return 0;
-	policy_id = sb->policy_id;
-	conf = bpf_map_lookup_elem(&policies, &policy_id);
-	if (conf && (conf->flags & SANDBOX_RAW_SOCKETS))
-		return 0;
-	e = event_reserve();
-	if (e) {
-		event_fill_task(e, cgid, policy_id,
-				conf && conf->mode == SANDBOX_AUDIT ?
-				EV_AUDIT : EV_DENY);
-		e->kind = EV_KIND_SOCKET;
-		e->reason = EV_REASON_PACKET_SOCKET;
-		e->family = AF_PACKET;
-		e->proto = protocol;
-		e->sock_type = type;
-		bpf_ringbuf_submit(e, 0);
+		if (e) {
+			event_fill_task(e, cgid, sb->policy_id,
+					audit ? EV_AUDIT : EV_DENY);
+			e->kind = EV_KIND_SOCKET;
+			e->reason = EV_REASON_PACKET_SOCKET;
+			e->family = AF_PACKET;
+			e->proto = protocol;
+			e->sock_type = type;
+			bpf_ringbuf_submit(e, 0);
+		}
+		return audit ? 0 : -EPERM;
 	}
-	/* A missing policy entry is impossible for a found sandbox; deny. */
-	return conf && conf->mode == SANDBOX_AUDIT ? 0 : -EPERM;
 }

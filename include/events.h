@@ -29,7 +29,44 @@ enum ev_kind {
 	EV_KIND_CONNECT = 1,
 	EV_KIND_SENDMSG = 2,
 	EV_KIND_SOCKET = 3,
-	EV_KIND_FILE = 4,	/* BPF-LSM */
+	/* BPF-LSM; these records are struct file_event */
+	EV_KIND_FILE = 4,
+	EV_KIND_BPF = 5,
+	EV_KIND_PTRACE = 6,
+	EV_KIND_SIGNAL = 7,
+	EV_KIND_MOUNT = 8,
+	EV_KIND_CGROUP = 9,
+	EV_KIND_UNIX = 10,
+	EV_KIND_USERNS = 11,
+	EV_KIND_FD_RECEIVE = 12,
+};
+
+/* `op` of kind file (and fd_receive: open_read/open_write). */
+enum ev_op {
+	EV_OP_OPEN_READ = 1,
+	EV_OP_OPEN_WRITE = 2,
+	EV_OP_CREATE = 3,
+	EV_OP_MKDIR = 4,
+	EV_OP_RMDIR = 5,
+	EV_OP_UNLINK = 6,
+	EV_OP_RENAME = 7,
+	EV_OP_LINK = 8,
+	EV_OP_SYMLINK = 9,
+	EV_OP_TRUNCATE = 10,
+	EV_OP_CHMOD = 11,
+	EV_OP_CHOWN = 12,
+	EV_OP_SETXATTR = 13,
+	EV_OP_EXEC = 14,
+	EV_OP_REMOVEXATTR = 15,
+	/* mount kind */
+	EV_OP_MOUNT = 16,
+	EV_OP_UMOUNT = 17,
+	EV_OP_MOVE_MOUNT = 18,
+	EV_OP_PIVOT_ROOT = 19,
+	EV_OP_CHROOT = 20,
+	/* cgroup kind */
+	EV_OP_CGROUP_MIGRATE = 21,
+	EV_OP_CLONE_INTO_CGROUP = 22,
 };
 
 enum ev_reason {
@@ -39,6 +76,21 @@ enum ev_reason {
 	EV_REASON_ICMP = 4,
 	EV_REASON_PACKET_SOCKET = 5,	/* AF_PACKET, BPF-LSM socket_create */
 	EV_REASON_NO_POLICY = 6,	/* program ran but no sandbox entry */
+	EV_REASON_OUTSIDE_SCOPE = 7,
+	EV_REASON_PROTECTED = 8,
+	EV_REASON_DENIED_PATH = 9,
+	EV_REASON_PATH_TOO_LONG = 10,
+	EV_REASON_OUTSIDE_SANDBOX = 11,	/* ptrace/signal/unix target outside */
+	EV_REASON_ALWAYS_DENIED = 12,	/* bpf(), mount family */
+	EV_REASON_CGROUP_ESCAPE = 13,
+	EV_REASON_NOT_ALLOWED_NS = 14,	/* userns without namespaces.user */
+};
+
+#define EV_PATH_MAX	512	/* bytes of path/path2 in a record */
+
+enum ev_flags {
+	EV_F_PATH_TRUNC = 1 << 0,	/* path longer than EV_PATH_MAX */
+	EV_F_PATH2_TRUNC = 1 << 1,
 };
 
 struct event {
@@ -60,4 +112,21 @@ struct event {
 	char comm[EV_COMM_LEN];
 };
 
+/*
+ * BPF-LSM records (kind >= EV_KIND_FILE): the common part, then what the
+ * denial was about. The ring carries both sizes; `kind` tells them apart.
+ */
+struct file_event {
+	struct event e;
+	__u8 op;		/* enum ev_op, 0 when not applicable */
+	__u8 flags;		/* enum ev_flags */
+	__u16 pad;
+	__u32 target_pid;	/* ptrace, signal, unix peer: the target */
+	__u32 sig;		/* signal number for kind signal; bpf cmd for bpf */
+	__u32 pad2;
+	char path[EV_PATH_MAX];	/* NUL-terminated */
+	char path2[EV_PATH_MAX];	/* rename/link destination */
+};
+
 #endif /* STOCKADE_EVENTS_H */
+

@@ -31,6 +31,7 @@ enum sandbox_flags {
 	SANDBOX_NET_DEFAULT_ALLOW = 1 << 0,
 	SANDBOX_RAW_SOCKETS = 1 << 1,
 	SANDBOX_ICMP = 1 << 2,
+	SANDBOX_USERNS = 1 << 3,	/* namespaces.user: true */
 };
 
 /* Per-policy settings, array map `policies` indexed by policy id. */
@@ -42,6 +43,22 @@ struct policy_conf {
 struct sandbox {
 	__u32 policy_id;
 	__u32 pad;
+	/* The directly selected cgroup this one is confined through (itself
+	 * when selected). Two tasks are in the same sandbox when their roots
+	 * are equal: ptrace, signals and unix peers are judged by that. */
+	__u64 root_id;
+};
+
+/*
+ * Outsider cache (`cg_cache`, LRU): cgroup id -> "in no sandbox", valid
+ * while `gen` equals the global sandbox_gen, which the agent bumps each
+ * time it adds sandboxes. A task outside every sandbox thus reaches its
+ * verdict in two lookups (sandboxes, then cg_cache) instead of walking all
+ * its ancestors on every hook.
+ */
+#define SANDBOX_CACHE_SIZE	8192
+struct cg_cache_val {
+	__u64 gen;
 };
 
 #endif /* STOCKADE_SANDBOX_H */

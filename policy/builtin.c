@@ -47,3 +47,49 @@ const struct policy_endpoint policy_meta_endpoints[] = {
 
 const size_t policy_n_meta_endpoints =
 	sizeof(policy_meta_endpoints) / sizeof(policy_meta_endpoints[0]);
+
+/*
+ * Paths every policy denies unless it overrides one (files.overrides):
+ * credentials and keys, the container runtimes' control sockets and state
+ * (each one is root on the host), and kernel interfaces that reach past
+ * any policy. Both the /var/run and the /run spelling are listed: the
+ * kernel side judges the path as resolved, and on a host where /var/run is
+ * a real directory rather than the usual symlink, each is its own place.
+ */
+const char *const policy_protected_paths[] = {
+	/* password hashes and sudo rules */
+	"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
+	"/etc/sudoers", "/etc/sudoers.d",
+	/* TLS private keys, cluster credentials */
+	"/etc/ssl/private", "/etc/kubernetes", "/var/lib/kubelet",
+	/* mounted secrets, service account tokens */
+	"/var/run/secrets", "/run/secrets",
+	/* container runtimes */
+	"/var/run/docker.sock", "/run/docker.sock",
+	"/run/containerd", "/var/run/containerd",
+	"/run/crio", "/var/run/crio",
+	"/run/podman", "/var/run/podman",
+	"/run/dockershim.sock", "/var/lib/docker",
+	/* BPF pins and kernel debug interfaces */
+	"/sys/fs/bpf", "/sys/kernel/security", "/sys/kernel/debug",
+	"/sys/kernel/tracing",
+	/* physical memory and I/O ports, the kernel's own image */
+	"/dev/mem", "/dev/kmem", "/dev/port", "/proc/kcore",
+	"/proc/sysrq-trigger",
+	/* root's credentials: policy_protected_home under /root */
+	"/root/.ssh", "/root/.aws", "/root/.config/gcloud", "/root/.azure",
+	"/root/.kube", "/root/.docker/config.json",
+};
+
+const size_t policy_n_protected_paths =
+	sizeof(policy_protected_paths) / sizeof(policy_protected_paths[0]);
+
+/* Credentials under every home directory: SSH keys, cloud and cluster
+ * CLIs' tokens, registry logins. */
+const char *const policy_protected_home[] = {
+	".ssh", ".aws", ".config/gcloud", ".azure", ".kube",
+	".docker/config.json",
+};
+
+const size_t policy_n_protected_home =
+	sizeof(policy_protected_home) / sizeof(policy_protected_home[0]);

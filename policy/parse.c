@@ -16,6 +16,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "file.h"
 #include "net.h"
 #include "policy.h"
 
@@ -583,14 +584,15 @@ static bool get_fields(struct ctx *c, const struct ynode *n, const char *path,
 
 /*
  * n must be a sequence of 1..max items; `noun` names them in messages and
- * `empty_hint` says what to write instead of an empty list.
+ * `empty_hint` says what to write instead of an empty list (NULL: an empty
+ * list means something, such as "no reads anywhere", and is allowed).
  */
 static bool get_seq(struct ctx *c, const struct ynode *n, const char *key,
 		    size_t max, const char *noun, const char *empty_hint)
 {
 	if (!want(c, n, key, Y_SEQ, NULL))
 		return false;
-	if (n->n == 0) {
+	if (n->n == 0 && empty_hint) {
 		errf(c, n->pos, key, "empty list; %s", empty_hint);
 		return false;
 	}
@@ -611,7 +613,7 @@ static void *get_array(struct ctx *c, const struct ynode *n, const char *key,
 
 	if (!get_seq(c, n, key, max, noun, empty_hint))
 		return NULL;
-	v = calloc(n->n, size);
+	v = calloc(n->n ? n->n : 1, size);
 	if (!v)
 		c->err = -ENOMEM;
 	return v;
@@ -655,17 +657,18 @@ static void check_name(struct ctx *c, const struct ynode *n, struct policy *p)
 	p->name_pos = n->pos;
 }
 
-/* Why a cgroup selector is refused, or NULL. */
-static const char *selector_problem(const char *s, size_t len)
+/*
+ * Why the absolute path s is not in normal form, or NULL; `dots` is the
+ * message for a '.' or '..' component. Those are refused, not resolved:
+ * the kernel side compares text, so "/task/../etc" would not mean what it
+ * seems to.
+ */
+static const char *unnormal(const char *s, size_t len, const char *dots)
 {
 	const char *comp, *end;
 
-	if (s[0] != '/')
-		return "must start with '/' (a path below the cgroup2 mount, e.g. /sandboxes/*)";
 	if (len == 1)
-		return "is the root cgroup; confining every process on the host is refused, name a child cgroup";
-	if (len > SELECTOR_MAX)
-		return "is too long for a cgroup path";
+		return NULL;
 	if (s[len - 1] == '/')
 		return "ends in '/'; remove the trailing '/'";
 	for (comp = s + 1; comp <= s + len; comp = end + 1) {
@@ -676,16 +679,57 @@ static const char *selector_problem(const char *s, size_t len)
 			return "has an empty component ('//'); write a single '/'";
 		if ((end - comp == 1 && comp[0] == '.') ||
 		    (end - comp == 2 && comp[0] == '.' && comp[1] == '.'))
-			return "has a '.' or '..' component; name the cgroup by its own path";
+			return dots;
 	}
 	return NULL;
+}
+
+/* Why a cgroup selector is refused, or NULL. */
+static const char *selector_problem(const char *s, size_t len)
+{
+	if (s[0] != '/')
+		return "must start with '/' (a path below the cgroup2 mount, e.g. /sandboxes/*)";
+	if (len == 1)
+		return "is the root cgroup; confining every process on the host is refused, name a child cgroup";
+	if (len > SELECTOR_MAX)
+		return "is too long for a cgroup path";
+	return unnormal(s, len,
+			"has a '.' or '..' component; name the cgroup by its own path");
+}
+
+/*
+ * Is s listed among the first n entries of an array before it? The
+ * entries' strings lie `stride` bytes apart from *str (NULL: an entry
+ * already refused), their positions `pos_stride` apart from *pos. The
+ * later one is reported.
+ */
+static bool listed_twice(struct ctx *c, const struct ynode *s, const char *key,
+			 const void *str, size_t stride, const void *pos,
+			 size_t pos_stride, size_t n)
+{
+	char buf[SHOW_BUF + 4];
+	size_t j;
+
+	for (j = 0; j < n; j++) {
+		const char *t = *(const char *const *)((const char *)str + j * stride);
+		const struct policy_pos *at =
+			(const void *)((const char *)pos + j * pos_stride);
+
+		if (t && strcmp(t, s->str) == 0) {
+			errf(c, s->pos, key,
+			     "%s is listed twice; first at line %d, column %d",
+			     describe(s, buf), at->line, at->col);
+			return true;
+		}
+	}
+	return false;
 }
 
 static void check_cgroups(struct ctx *c, const struct ynode *n,
 			  struct policy *p)
 {
 	char key[PATH_BUF], buf[SHOW_BUF + 4];
-	size_t i, j;
+	size_t i;
 
 	p->cgroups = get_array(c, n, "cgroups", POLICY_MAX_SELECTORS, "selectors",
 			       "expected at least one cgroup selector such as /sandboxes/*",
@@ -709,16 +753,8 @@ static void check_cgroups(struct ctx *c, const struct ynode *n,
 			errf(c, s->pos, key, "%s %s", describe(s, buf), why);
 			continue;
 		}
-		for (j = 0; j < i; j++) {
-			if (p->cgroups[j] && strcmp(p->cgroups[j], s->str) == 0) {
-				errf(c, s->pos, key,
-				     "%s is listed twice; first at line %d, column %d",
-				     describe(s, buf), p->cgroups_pos[j].line,
-				     p->cgroups_pos[j].col);
-				break;
-			}
-		}
-		if (j < i)
+		if (listed_twice(c, s, key, p->cgroups, sizeof(*p->cgroups),
+				 p->cgroups_pos, sizeof(*p->cgroups_pos), i))
 			continue;
 		p->cgroups[i] = xstrdup(c, s->str);
 		p->cgroups_pos[i] = s->pos;
@@ -891,6 +927,20 @@ static void check_rule(struct ctx *c, const struct ynode *n, const char *path,
 		r->proto = proto_val[proto];
 }
 
+/* An override's reason: some text besides blanks. `what` it opens. */
+static char *get_reason(struct ctx *c, const struct ynode *n, const char *key,
+			const char *what)
+{
+	if (!want_str(c, n, key))
+		return NULL;
+	if (n->str[strspn(n->str, " \t\r\n")] == '\0') {
+		errf(c, n->pos, key, "empty reason; say why this policy needs the %s",
+		     what);
+		return NULL;
+	}
+	return xstrdup(c, n->str);
+}
+
 static void check_override(struct ctx *c, const struct ynode *n,
 			   const char *path, struct policy_net_override *o)
 {
@@ -920,12 +970,90 @@ static void check_override(struct ctx *c, const struct ynode *n,
 			memset(&o->endpoint, 0, sizeof(o->endpoint));
 		}
 	}
-	if (v[1] && want_str(c, v[1], join(key, path, "reason"))) {
-		if (v[1]->str[strspn(v[1]->str, " \t\r\n")] == '\0')
-			errf(c, v[1]->pos, key,
-			     "empty reason; say why this policy needs the endpoint");
-		else
-			o->reason = xstrdup(c, v[1]->str);
+	if (v[1])
+		o->reason = get_reason(c, v[1], join(key, path, "reason"),
+				       "endpoint");
+}
+
+/* ---- paths: files and unix sockets -------------------------------------- */
+
+/* Longest unix_allow entry as written: sun_path less one byte, the
+ * terminating NUL of a path or the NUL that stands for '@'. */
+#define UNIX_ALLOW_MAX		(UNIX_PATH_MAX_ - 1)
+
+/*
+ * A files path (sock false) or a unix_allow entry (sock true): absolute
+ * and normalised, or for a socket also "@name"; no control characters (a
+ * path is quoted in log records); short enough for the map key it becomes.
+ */
+static bool check_path(struct ctx *c, const struct ynode *n, const char *key,
+		       bool sock)
+{
+	size_t max = sock ? UNIX_ALLOW_MAX : FILE_PREFIX_MAX, i;
+	char buf[SHOW_BUF + 4];
+	const char *why;
+
+	if (!want_str(c, n, key))
+		return false;
+	for (i = 0; i < n->len; i++) {
+		unsigned char ch = (unsigned char)n->str[i];
+
+		if (ch < 0x20 || ch == 0x7f) {
+			errf(c, n->pos, key,
+			     "%s has the control character \\x%02x; remove it",
+			     describe(n, buf), ch);
+			return false;
+		}
+	}
+	if (sock && n->str[0] == '@')
+		why = n->len == 1 ? "is an empty abstract socket name; write @name" : NULL;
+	else if (n->str[0] != '/')
+		why = sock ? "is neither an absolute path nor an abstract socket name; write /path/to.sock or @name"
+			   : "is not an absolute path; write it from '/'";
+	else
+		why = unnormal(n->str, n->len,
+			       "has a '.' or '..' component; write the path without them");
+	if (why) {
+		errf(c, n->pos, key, "%s %s", describe(n, buf), why);
+		return false;
+	}
+	if (n->len > max) {
+		errf(c, n->pos, key, "%s is %zu bytes; %s may have at most %zu",
+		     describe(n, buf), n->len,
+		     sock ? "a unix socket address (sun_path)" : "a file rule path",
+		     max);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * A list of check_path() entries, each at most once, into *out and *count.
+ * empty_hint as for get_seq().
+ */
+static void get_paths(struct ctx *c, const struct ynode *n, const char *key,
+		      bool sock, size_t max, const char *empty_hint,
+		      struct policy_path **out, size_t *count)
+{
+	struct policy_path *v;
+	char ikey[PATH_BUF];
+	size_t i;
+
+	v = get_array(c, n, key, max, "entries", empty_hint, sizeof(*v));
+	if (!v)
+		return;
+	*out = v;
+	*count = n->n;
+	for (i = 0; i < n->n; i++) {
+		const struct ynode *s = n->kid[i];
+
+		item(ikey, key, i);
+		if (!check_path(c, s, ikey, sock) ||
+		    listed_twice(c, s, ikey, &v->path, sizeof(*v), &v->pos,
+				 sizeof(*v), i))
+			continue;
+		v[i].path = xstrdup(c, s->str);
+		v[i].pos = s->pos;
 	}
 }
 
@@ -934,15 +1062,15 @@ static void check_network(struct ctx *c, const struct ynode *n,
 {
 	static const struct field f[] = {
 		{ "default", false }, { "allow", false }, { "raw_sockets", false },
-		{ "icmp", false }, { "overrides", false },
+		{ "icmp", false }, { "overrides", false }, { "unix_allow", false },
 	};
 	static const char *const defaults[] = { "deny", "allow" };
-	const struct ynode *v[5];
+	const struct ynode *v[6];
 	char path[PATH_BUF];
 	int def;
 	size_t i;
 
-	if (!get_fields(c, n, "network", f, 5, v))
+	if (!get_fields(c, n, "network", f, 6, v))
 		return;
 	if (v[0] && get_word(c, v[0], "network.default", defaults, 2, &def))
 		p->net.default_allow = def == 1;
@@ -970,25 +1098,336 @@ static void check_network(struct ctx *c, const struct ynode *n,
 			check_rule(c, v[1]->kid[i], item(path, "network.allow", i),
 				   &p->net.allow[i], p);
 	}
+	if (v[5])
+		get_paths(c, v[5], "network.unix_allow", true,
+			  POLICY_MAX_UNIX_ALLOW,
+			  "omit unix_allow when no socket outside the sandbox is needed",
+			  &p->net.unix_allow, &p->net.n_unix_allow);
+}
+
+/* Is path equal to prefix or inside it, component-wise (/etc/sudoers.d is
+ * not inside /etc/sudoers)? */
+static bool inside(const char *path, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return strncmp(path, prefix, n) == 0 &&
+	       (path[n] == '\0' || path[n] == '/');
+}
+
+/* Does path lie in a built-in protected path? Home entries are matched
+ * under /home/USER here; /root's are in the absolute list. */
+static bool is_protected(const char *path)
+{
+	const char *home;
+	size_t i;
+
+	for (i = 0; i < policy_n_protected_paths; i++)
+		if (inside(path, policy_protected_paths[i]))
+			return true;
+	if (strncmp(path, "/home/", 6) != 0 || !(home = strchr(path + 6, '/')))
+		return false;
+	for (i = 0; i < policy_n_protected_home; i++)
+		if (inside(home + 1, policy_protected_home[i]))
+			return true;
+	return false;
+}
+
+/* overrides[i] of files; the earlier ones are checked for the same path. */
+static void check_file_override(struct ctx *c, const struct ynode *n,
+				const char *path,
+				struct policy_file_override *v, size_t i)
+{
+	static const struct field f[] = {
+		{ "path", true }, { "reason", true },
+	};
+	struct policy_file_override *o = &v[i];
+	char key[PATH_BUF], buf[SHOW_BUF + 4];
+	const struct ynode *val[2];
+
+	o->pos = n->pos;
+	if (!get_fields(c, n, path, f, 2, val))
+		return;
+	if (val[0] && check_path(c, val[0], join(key, path, "path"), false)) {
+		/* The full list would not fit one line; README has it. */
+		if (!is_protected(val[0]->str))
+			errf(c, val[0]->pos, key,
+			     "%s is not a built-in protected path; expected one of those listed in the README, or a path inside one, e.g. /var/run/secrets or /home/USER/.ssh",
+			     describe(val[0], buf));
+		else if (!listed_twice(c, val[0], key, &v->path, sizeof(*v),
+				       &v->pos, sizeof(*v), i))
+			o->path = xstrdup(c, val[0]->str);
+	}
+	if (val[1])
+		o->reason = get_reason(c, val[1], join(key, path, "reason"),
+				       "path");
+}
+
+static void check_files(struct ctx *c, const struct ynode *n, struct policy *p)
+{
+	static const struct field f[] = {
+		{ "read", false }, { "write", false }, { "deny", false },
+		{ "overrides", false },
+	};
+	const struct ynode *v[4];
+	char path[PATH_BUF];
+	size_t i;
+
+	if (!get_fields(c, n, "files", f, 4, v))
+		return;
+	/* An empty read or write list means "nowhere"; an empty deny list
+	 * would mean nothing, and is refused like an empty allow list. */
+	p->files.has_read = v[0];
+	if (v[0])
+		get_paths(c, v[0], "files.read", false, POLICY_MAX_FILE_PATHS,
+			  NULL, &p->files.read, &p->files.n_read);
+	p->files.has_write = v[1];
+	if (v[1])
+		get_paths(c, v[1], "files.write", false, POLICY_MAX_FILE_PATHS,
+			  NULL, &p->files.write, &p->files.n_write);
+	if (v[2])
+		get_paths(c, v[2], "files.deny", false, POLICY_MAX_FILE_PATHS,
+			  "omit deny when there are no paths to deny",
+			  &p->files.deny, &p->files.n_deny);
+	if (v[3] && (p->files.overrides = get_array(c, v[3], "files.overrides",
+						    POLICY_MAX_FILE_OVERRIDES,
+						    "overrides",
+						    "omit overrides when there are none",
+						    sizeof(*p->files.overrides)))) {
+		p->files.n_overrides = v[3]->n;
+		for (i = 0; i < v[3]->n; i++)
+			check_file_override(c, v[3]->kid[i],
+					    item(path, "files.overrides", i),
+					    p->files.overrides, i);
+	}
+}
+
+static void check_namespaces(struct ctx *c, const struct ynode *n,
+			     struct policy *p)
+{
+	static const struct field f[] = { { "user", false } };
+	const struct ynode *v[1];
+
+	if (get_fields(c, n, "namespaces", f, 1, v) && v[0])
+		get_bool(c, v[0], "namespaces.user", &p->namespaces.user);
+}
+
+/* ---- limits: amounts with units ----------------------------------------- */
+
+struct unit {
+	const char *name;	/* "" for a bare number */
+	uint64_t mult;		/* in the amount's base unit */
+};
+
+struct amount {
+	const char *what;	/* the type, for "expected ..., got" */
+	const struct unit *units;
+	size_t n_units;
+	bool terms;		/* a sum of terms, "1h30m" */
+	uint64_t min, max;	/* min is 0 or 1 */
+	/* After the value as written: why it is refused. */
+	const char *bad, *fine, *big;
+};
+
+enum amount_err { AMOUNT_OK, AMOUNT_BAD, AMOUNT_NEGATIVE, AMOUNT_FINE, AMOUNT_BIG };
+
+static bool push_digit(uint64_t *m, char ch)
+{
+	unsigned d = (unsigned)(ch - '0');
+
+	if (*m > (UINT64_MAX - d) / 10)
+		return false;
+	*m = *m * 10 + d;
+	return true;
 }
 
 /*
- * files: and limits: are part of the schema but not of this build. Saying
- * so beats ignoring a rule the user believes is enforced.
+ * s as a.units amounts: terms of a decimal number (no sign, no leading
+ * zero, an optional fraction) and a unit, the longest of a->units that
+ * fits. Only a->terms allows more than one. The result is exact in the
+ * base unit: a part finer than 1 is refused, not rounded. A leading '-'
+ * is recognised so that the message can say what is wrong with it.
  */
-static void check_reserved(struct ctx *c, const struct ynode *n,
-			   const char *path)
+static enum amount_err parse_amount(const char *s, const struct amount *a,
+				    uint64_t *out)
 {
-	char key[PATH_BUF], buf[SHOW_BUF + 4];
+	unsigned __int128 sum = 0;
+	bool neg = *s == '-', fine = false, big = false;
+	size_t terms = 0;
+
+	s += neg;
+	while (*s || !terms) {
+		const struct unit *u = NULL;
+		unsigned __int128 scaled, pow = 1;
+		unsigned zeros = 0, k = 0, j;
+		uint64_t mant = 0;
+		bool frac = false;
+		size_t i, len;
+
+		if ((terms++ && !a->terms) || *s < '0' || *s > '9' ||
+		    (s[0] == '0' && s[1] >= '0' && s[1] <= '9'))
+			return AMOUNT_BAD;
+		for (; (*s >= '0' && *s <= '9') || (*s == '.' && !frac); s++) {
+			if (*s == '.') {
+				frac = true;
+				if (s[1] < '0' || s[1] > '9')
+					return AMOUNT_BAD;
+			} else if (!frac) {
+				big |= !push_digit(&mant, *s);
+			} else if (*s == '0') {
+				zeros++;	/* trailing zeros change nothing */
+			} else {
+				for (j = 0; j < zeros; j++)
+					fine |= !push_digit(&mant, '0');
+				fine |= !push_digit(&mant, *s);
+				k += zeros + 1;
+				zeros = 0;
+			}
+		}
+		for (i = 0; i < a->n_units; i++) {
+			len = strlen(a->units[i].name);
+			if (strncmp(s, a->units[i].name, len) == 0 &&
+			    (!u || len > strlen(u->name)))
+				u = &a->units[i];
+		}
+		if (!u)
+			return AMOUNT_BAD;
+		s += strlen(u->name);
+		/* mant * mult < 2^104 < 10^32: a nonzero term with more
+		 * significant decimals than that is never whole. */
+		if (k > 31)
+			fine = true;
+		if (big || fine)
+			continue;
+		for (j = 0; j < k; j++)
+			pow *= 10;
+		scaled = (unsigned __int128)mant * u->mult;
+		if (scaled % pow)
+			fine = true;
+		else if ((sum += scaled / pow) > UINT64_MAX)
+			big = true;
+	}
+	if (neg)
+		return AMOUNT_NEGATIVE;
+	if (big)
+		return AMOUNT_BIG;
+	if (fine)
+		return AMOUNT_FINE;
+	*out = (uint64_t)sum;
+	return AMOUNT_OK;
+}
+
+static bool get_amount(struct ctx *c, const struct ynode *n, const char *key,
+		       const struct amount *a, uint64_t *out)
+{
+	char buf[SHOW_BUF + 4];
+	const char *why;
+	uint64_t v = 0;
+
+	if (!want(c, n, key, Y_SCALAR, a->what))
+		return false;
+	switch (strlen(n->str) != n->len ? AMOUNT_BAD : parse_amount(n->str, a, &v)) {
+	case AMOUNT_OK:
+		if (v > a->max) {
+			why = a->big;
+			break;
+		}
+		if (v < a->min) {
+			errf(c, n->pos, key, "must be greater than 0");
+			return false;
+		}
+		*out = v;
+		return true;
+	case AMOUNT_NEGATIVE:
+		errf(c, n->pos, key, "must be %s",
+		     a->min ? "greater than 0" : "0 or greater");
+		return false;
+	case AMOUNT_FINE:
+		why = a->fine;
+		break;
+	case AMOUNT_BIG:
+		why = a->big;
+		break;
+	default:
+		why = a->bad;
+		break;
+	}
+	errf(c, n->pos, key, "%s %s", describe(n, buf), why);
+	return false;
+}
+
+#define UNITS(u)	.units = (u), .n_units = sizeof(u) / sizeof((u)[0])
+#define SIZE_AMOUNT(lo) {						\
+	.what = "a size", UNITS(size_units), .min = (lo),		\
+	.max = UINT64_MAX,						\
+	.bad = "is not a size; expected a number with Ki, Mi, Gi, Ti, K, M, G or T", \
+	.fine = "is not a whole number of bytes",			\
+	.big = "is more than 2^64-1 bytes",				\
+}
+
+static void check_limits(struct ctx *c, const struct ynode *n,
+			 struct policy_limits *l)
+{
+	static const struct field f[] = {
+		{ "cpu", false }, { "memory", false }, { "memory_swap", false },
+		{ "pids", false }, { "runtime", false },
+	};
+	static const struct unit cpu_units[] = { { "", 1000 }, { "m", 1 } };
+	static const struct unit size_units[] = {
+		{ "", 1 }, { "K", 1000 }, { "M", 1000000 }, { "G", 1000000000 },
+		{ "T", 1000000000000 }, { "Ki", 1ULL << 10 }, { "Mi", 1ULL << 20 },
+		{ "Gi", 1ULL << 30 }, { "Ti", 1ULL << 40 },
+	};
+	static const struct unit count_units[] = { { "", 1 } };
+	static const struct unit time_units[] = {
+		{ "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 },
+	};
+	static const struct amount a[] = {
+		{ .what = "a CPU amount", UNITS(cpu_units), .min = 1,
+		  .max = 1024 * 1000,
+		  .bad = "is not a CPU amount; expected cores such as 1.5 or millicores such as 500m",
+		  .fine = "is finer than 1 millicore; use at most 3 decimals",
+		  .big = "is more than 1024 cores" },
+		SIZE_AMOUNT(1),
+		SIZE_AMOUNT(0),
+		/* The kernel refuses pids.max above PID_MAX_LIMIT (64-bit). */
+		{ .what = "a number", UNITS(count_units), .min = 1,
+		  .max = 4194304,
+		  .bad = "is not a whole number; expected a count such as 256",
+		  .fine = "is not a whole number; expected a count such as 256",
+		  .big = "is more than 4194304, the kernel's limit" },
+		{ .what = "a duration", UNITS(time_units), .terms = true,
+		  .min = 1, .max = 30ULL * 24 * 3600 * 1000,
+		  .bad = "is not a duration; expected a number with ms, s, m or h, such as 30s, 5m or 1h30m",
+		  .fine = "is finer than 1 millisecond",
+		  .big = "is more than 30 days (720h)" },
+	};
+	bool *has[] = {
+		&l->has_cpu, &l->has_memory, &l->has_memory_swap, &l->has_pids,
+		&l->has_runtime,
+	};
+	uint64_t cpu, *val[] = {
+		&cpu, &l->memory, &l->memory_swap, &l->pids, &l->runtime_ms,
+	};
+	struct policy_pos *pos[] = {
+		&l->cpu_pos, &l->memory_pos, &l->memory_swap_pos, &l->pids_pos,
+		&l->runtime_pos,
+	};
+	const struct ynode *v[5];
+	char key[PATH_BUF];
 	size_t i;
 
-	if (!want(c, n, path, Y_MAP, NULL))
+	if (!get_fields(c, n, "limits", f, 5, v))
 		return;
-	for (i = 0; i + 1 < n->n; i += 2)
-		if (want(c, n->kid[i], path, Y_SCALAR, "a string key"))
-			errf(c, n->kid[i]->pos,
-			     join(key, path, show_node(n->kid[i], buf)),
-			     "not supported by this build yet");
+	for (i = 0; i < 5; i++) {
+		if (!v[i] || !get_amount(c, v[i], join(key, "limits", f[i].name),
+					 &a[i], val[i]))
+			continue;
+		*has[i] = true;
+		*pos[i] = v[i]->pos;
+	}
+	if (l->has_cpu)
+		l->cpu_milli = (uint32_t)cpu;
 }
 
 static void check_policy(struct ctx *c, const struct ynode *root,
@@ -997,12 +1436,12 @@ static void check_policy(struct ctx *c, const struct ynode *root,
 	static const struct field f[] = {
 		{ "name", true }, { "category", false }, { "mode", false },
 		{ "cgroups", true }, { "network", false }, { "files", false },
-		{ "limits", false },
+		{ "namespaces", false }, { "limits", false },
 	};
 	static const char *const modes[] = {
 		[POLICY_ENFORCE] = "enforce", [POLICY_AUDIT] = "audit",
 	};
-	const struct ynode *v[7];
+	const struct ynode *v[8];
 	int mode;
 
 	p->pos = root->pos;
@@ -1011,7 +1450,7 @@ static void check_policy(struct ctx *c, const struct ynode *root,
 		     "empty document; expected a policy mapping with name and cgroups");
 		return;
 	}
-	if (!get_fields(c, root, "", f, 7, v))
+	if (!get_fields(c, root, "", f, 8, v))
 		return;
 	if (v[0])
 		check_name(c, v[0], p);
@@ -1024,9 +1463,11 @@ static void check_policy(struct ctx *c, const struct ynode *root,
 	if (v[4])
 		check_network(c, v[4], p);
 	if (v[5])
-		check_reserved(c, v[5], "files");
+		check_files(c, v[5], p);
 	if (v[6])
-		check_reserved(c, v[6], "limits");
+		check_namespaces(c, v[6], p);
+	if (v[7])
+		check_limits(c, v[7], &p->limits);
 }
 
 int policy__parse(const char *file, const char *buf, size_t len,
@@ -1065,6 +1506,15 @@ cleanup:
 	return 0;
 }
 
+static void free_paths(struct policy_path *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(v[i].path);
+	free(v);
+}
+
 void policy__free(struct policy *p)
 {
 	size_t i;
@@ -1075,6 +1525,15 @@ void policy__free(struct policy *p)
 		free(p->cgroups[i]);
 	for (i = 0; i < p->net.n_overrides; i++)
 		free(p->net.overrides[i].reason);
+	for (i = 0; i < p->files.n_overrides; i++) {
+		free(p->files.overrides[i].path);
+		free(p->files.overrides[i].reason);
+	}
+	free_paths(p->net.unix_allow, p->net.n_unix_allow);
+	free_paths(p->files.read, p->files.n_read);
+	free_paths(p->files.write, p->files.n_write);
+	free_paths(p->files.deny, p->files.n_deny);
+	free(p->files.overrides);
 	free(p->cgroups);
 	free(p->cgroups_pos);
 	free(p->net.allow);

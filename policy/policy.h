@@ -22,6 +22,9 @@
 #define POLICY_DIAG_MAX		512	/* bytes of one diagnostic */
 #define POLICY_MAX_OVERRIDES	64	/* entries of `network.overrides:` */
 #define POLICY_FILE_MAX		(1 << 20)	/* bytes of one policy file */
+#define POLICY_MAX_FILE_PATHS	4096	/* entries of files.read, .write, .deny each */
+#define POLICY_MAX_FILE_OVERRIDES 64	/* entries of `files.overrides:` */
+#define POLICY_MAX_UNIX_ALLOW	1024	/* entries of `network.unix_allow:` */
 
 enum policy_mode { POLICY_ENFORCE = 0, POLICY_AUDIT = 1 };
 
@@ -59,6 +62,31 @@ struct policy_net_override {
 	struct policy_pos pos;
 };
 
+/* A path as written in the policy: absolute, normalised, <= FILE_PREFIX_MAX
+ * bytes (include/file.h). For unix_allow also "@name" (abstract socket). */
+struct policy_path {
+	char *path;
+	struct policy_pos pos;
+};
+
+struct policy_file_override {
+	char *path;	/* a built-in protected path, or a path inside one */
+	char *reason;
+	struct policy_pos pos;
+};
+
+/* limits: every value validated > 0; has_* says the key was given. */
+struct policy_limits {
+	bool has_cpu, has_memory, has_memory_swap, has_pids, has_runtime;
+	uint32_t cpu_milli;		/* 1.5 -> 1500, 500m -> 500 */
+	uint64_t memory;		/* bytes */
+	uint64_t memory_swap;		/* bytes; 0 allowed (no swap) */
+	uint64_t pids;
+	uint64_t runtime_ms;
+	struct policy_pos cpu_pos, memory_pos, memory_swap_pos, pids_pos,
+			  runtime_pos;
+};
+
 struct policy {
 	char *file;			/* as given to the loader */
 	char *name;
@@ -79,7 +107,28 @@ struct policy {
 		size_t n_allow;
 		struct policy_net_override *overrides;
 		size_t n_overrides;
+		struct policy_path *unix_allow;	/* "/run/x.sock" or "@name" */
+		size_t n_unix_allow;
 	} net;
+
+	struct {
+		bool has_read;		/* key absent: reads allowed everywhere */
+		struct policy_path *read;
+		size_t n_read;
+		bool has_write;		/* key absent: no writes anywhere */
+		struct policy_path *write;
+		size_t n_write;
+		struct policy_path *deny;
+		size_t n_deny;
+		struct policy_file_override *overrides;
+		size_t n_overrides;
+	} files;
+
+	struct {
+		bool user;		/* may create user namespaces; default false */
+	} namespaces;
+
+	struct policy_limits limits;
 };
 
 struct policy_set {
@@ -100,6 +149,17 @@ struct policy_endpoint {
 };
 extern const struct policy_endpoint policy_meta_endpoints[];
 extern const size_t policy_n_meta_endpoints;
+
+/*
+ * Built-in protected paths (policy/builtin.c): always denied to a sandbox
+ * unless the policy overrides them. policy_protected_paths are absolute;
+ * policy_protected_home are relative to every home directory (/root and
+ * each home the agent finds), e.g. ".ssh".
+ */
+extern const char *const policy_protected_paths[];
+extern const size_t policy_n_protected_paths;
+extern const char *const policy_protected_home[];
+extern const size_t policy_n_protected_home;
 
 /*
  * Parse one YAML document held in memory; `file` names it in diagnostics.

@@ -475,6 +475,271 @@ static void test_overrides_cover(void **state)
 	DONE();
 }
 
+/* ---- files, unix sockets, namespaces, limits ------------------------------ */
+
+/* One document with flow mappings for brevity: files.KEYS, limits.KEYS. */
+#define FILES(f)	OK_HEAD "files: {" f "}\n"
+#define LIMITS(l)	OK_HEAD "limits: {" l "}\n"
+#define UNIX(u)		OK_HEAD "network: {unix_allow: [" u "]}\n"
+/* Message tails the invalid-document table repeats. */
+#define NOT_PROTECTED " is not a built-in protected path; expected one of those listed in the README, or a path inside one, e.g. /var/run/secrets or /home/USER/.ssh"
+#define DOTS          " has a '.' or '..' component; write the path without them"
+#define NOT_CPU       " is not a CPU amount; expected cores such as 1.5 or millicores such as 500m"
+#define NOT_SIZE      " is not a size; expected a number with Ki, Mi, Gi, Ti, K, M, G or T"
+#define NOT_COUNT     " is not a whole number; expected a count such as 256"
+#define NOT_DURATION  " is not a duration; expected a number with ms, s, m or h, such as 30s, 5m or 1h30m"
+/* Long names: "/" A250 is FILE_PREFIX_MAX bytes, "/" A106 a full sun_path. */
+#define A16		"aaaaaaaaaaaaaaaa"
+#define A64		A16 A16 A16 A16
+#define A106		A64 A16 A16 "aaaaaaaaaa"
+#define A250		A64 A64 A64 A16 A16 A16 "aaaaaaaaaa"
+
+static const char confined_doc[] =
+	"name: t\n"
+	"cgroups: [/s]\n"
+	"files:\n"
+	"  read: [/usr, /lib, /etc, /task, /]\n"
+	"  write:\n"
+	"    - /task/out\n"
+	"    - \"/tmp/task\"\n"
+	"    - /task\n"
+	"  deny: [/task/.git/hooks]\n"
+	"  overrides:\n"
+	"    - path: /var/run/secrets/kubernetes.io/serviceaccount\n"
+	"      reason: \"job reads its own token\"\n"
+	"    - {path: /home/alice/.ssh/known_hosts, reason: ssh}\n"
+	"network:\n"
+	"  unix_allow: [/run/task.sock, \"@abstract\"]\n"
+	"namespaces:\n"
+	"  user: true\n"
+	"limits:\n"
+	"  cpu: 1.5\n"
+	"  memory: 512Mi\n"
+	"  memory_swap: 0\n"
+	"  pids: 256\n"
+	"  runtime: 30s\n";
+
+static bool expect_paths(const struct policy_path *v, size_t n,
+			 const char *const *want, size_t n_want)
+{
+	bool ok = EXPECT(n == n_want);
+	size_t i;
+
+	for (i = 0; ok && i < n; i++)
+		ok = EXPECT_STR(v[i].path, want[i]);
+	return ok;
+}
+
+static void test_confined_document(void **state)
+{
+	static const char *const rd[] = { "/usr", "/lib", "/etc", "/task", "/" };
+	static const char *const wr[] = { "/task/out", "/tmp/task", "/task" };
+	static const char *const dn[] = { "/task/.git/hooks" };
+	static const char *const ux[] = { "/run/task.sock", "@abstract" };
+	struct policy *p = parse_ok(*state, confined_doc);
+	const struct policy_limits *l;
+
+	if (!p)
+		goto done;
+	EXPECT(p->files.has_read && p->files.has_write);
+	expect_paths(p->files.read, p->files.n_read, rd, 5);
+	if (expect_paths(p->files.write, p->files.n_write, wr, 3))
+		EXPECT(p->files.write[1].pos.line == 7 &&
+		       p->files.write[1].pos.col == 7);
+	expect_paths(p->files.deny, p->files.n_deny, dn, 1);
+	if (EXPECT(p->files.n_overrides == 2)) {
+		EXPECT_STR(p->files.overrides[0].path,
+			   "/var/run/secrets/kubernetes.io/serviceaccount");
+		EXPECT_STR(p->files.overrides[0].reason, "job reads its own token");
+		EXPECT(p->files.overrides[0].pos.line == 11);
+		EXPECT_STR(p->files.overrides[1].path, "/home/alice/.ssh/known_hosts");
+		EXPECT_STR(p->files.overrides[1].reason, "ssh");
+	}
+	if (expect_paths(p->net.unix_allow, p->net.n_unix_allow, ux, 2))
+		EXPECT(p->net.unix_allow[1].pos.line == 15 &&
+		       p->net.unix_allow[1].pos.col == 32);
+	EXPECT(p->namespaces.user);
+	l = &p->limits;
+	EXPECT(l->has_cpu && l->has_memory && l->has_memory_swap &&
+	       l->has_pids && l->has_runtime);
+	EXPECT(l->cpu_milli == 1500);
+	EXPECT(l->memory == 536870912);
+	EXPECT(l->memory_swap == 0);
+	EXPECT(l->pids == 256);
+	EXPECT(l->runtime_ms == 30000);
+	EXPECT(l->cpu_pos.line == 19 && l->cpu_pos.col == 8);
+	EXPECT(l->runtime_pos.line == 23 && l->runtime_pos.col == 12);
+done:
+	DONE();
+}
+
+/* Absent keys and empty lists: what each leaves allowed. */
+static void test_files_defaults(void **state)
+{
+	struct policy *p;
+
+	/* no files key: reads everywhere, no writes, nothing else */
+	if ((p = parse_ok(*state, OK_HEAD))) {
+		EXPECT(!p->files.has_read && !p->files.has_write);
+		EXPECT(p->files.n_read == 0 && p->files.n_write == 0);
+		EXPECT(p->files.n_deny == 0 && p->files.n_overrides == 0);
+		EXPECT(p->net.n_unix_allow == 0 && !p->namespaces.user);
+		EXPECT(!p->limits.has_cpu && !p->limits.has_memory &&
+		       !p->limits.has_memory_swap && !p->limits.has_pids &&
+		       !p->limits.has_runtime);
+	}
+	if ((p = parse_ok(*state, OK_HEAD "files: {}\nnamespaces: {}\nlimits: {}\n")))
+		EXPECT(!p->files.has_read && !p->files.has_write &&
+		       !p->namespaces.user && !p->limits.has_cpu);
+	/* read: [] is "no reads anywhere", not "key absent" */
+	if ((p = parse_ok(*state, FILES("read: []"))))
+		EXPECT(p->files.has_read && p->files.n_read == 0 &&
+		       !p->files.has_write);
+	if ((p = parse_ok(*state, FILES("write: []"))))
+		EXPECT(p->files.has_write && p->files.n_write == 0 &&
+		       !p->files.has_read);
+	if ((p = parse_ok(*state, FILES("read: [/], write: [/]"))))
+		EXPECT(p->files.n_read == 1 && p->files.n_write == 1);
+	if ((p = parse_ok(*state, OK_HEAD "namespaces: {user: false}\n")))
+		EXPECT(!p->namespaces.user);
+	DONE();
+}
+
+/* Paths at their length limits, and every form an override may take. */
+static void test_path_forms(void **state)
+{
+	static const char *const overrides[] = {
+		"/etc/shadow", "/etc/shadow-", "/etc/sudoers.d/90-cloud",
+		"/var/run/secrets/kubernetes.io/serviceaccount", "/root/.kube",
+		"/sys/kernel/debug/tracing", "/home/alice/.ssh",
+		"/home/bob/.config/gcloud/credentials.db",
+		"/home/c/.docker/config.json", "/run/containerd/containerd.sock",
+	};
+	struct policy *p;
+	char doc[512];
+	size_t i;
+
+	if ((p = parse_ok(*state, FILES("read: [\"/" A250 "\"]"))))
+		EXPECT(strlen(p->files.read[0].path) == 251);
+	if ((p = parse_ok(*state, UNIX("\"/" A106 "\", \"@" A106 "\""))) &&
+	    EXPECT(p->net.n_unix_allow == 2)) {
+		EXPECT(strlen(p->net.unix_allow[0].path) == 107);
+		EXPECT(strlen(p->net.unix_allow[1].path) == 107);
+	}
+	for (i = 0; i < sizeof(overrides) / sizeof(overrides[0]); i++) {
+		snprintf(doc, sizeof(doc),
+			 FILES("overrides: [{path: \"%s\", reason: r}]"),
+			 overrides[i]);
+		if ((p = parse_ok(*state, doc)) && EXPECT(p->files.n_overrides == 1))
+			EXPECT_STR(p->files.overrides[0].path, overrides[i]);
+	}
+	DONE();
+}
+
+/* Each protected path is absolute and normalised; the two lists as the
+ * README documents them. */
+static void test_builtin_paths(void **state)
+{
+	size_t i;
+
+	(void)state;
+	EXPECT(policy_n_protected_paths == 36);
+	EXPECT(policy_n_protected_home == 6);
+	for (i = 0; i < policy_n_protected_paths; i++) {
+		const char *s = policy_protected_paths[i];
+
+		EXPECT(s[0] == '/' && !strstr(s, "//") && !strstr(s, "/./") &&
+		       !strstr(s, "/../") && s[strlen(s) - 1] != '/');
+	}
+	for (i = 0; i < policy_n_protected_home; i++)
+		EXPECT(policy_protected_home[i][0] == '.');
+	/* every home entry is also protected under /root */
+	for (i = 0; i < policy_n_protected_home; i++) {
+		char root[64];
+		size_t j;
+
+		snprintf(root, sizeof(root), "/root/%s", policy_protected_home[i]);
+		for (j = 0; j < policy_n_protected_paths; j++)
+			if (strcmp(policy_protected_paths[j], root) == 0)
+				break;
+		EXPECT(j < policy_n_protected_paths);
+	}
+	DONE();
+}
+
+/* Every unit of every limit, and the forms a YAML scalar may take. */
+static void test_limits_units(void **state)
+{
+	enum { CPU, MEM, SWAP, PIDS, RUN };
+	static const char *const keys[] = { "cpu", "memory", "memory_swap",
+					    "pids", "runtime" };
+	static const struct {
+		int key;
+		const char *text;
+		uint64_t want;
+	} cases[] = {
+		{ CPU, "1.5", 1500 }, { CPU, "\"500m\"", 500 }, { CPU, "500m", 500 },
+		{ CPU, "2", 2000 }, { CPU, "\"2\"", 2000 }, { CPU, "0.001", 1 },
+		{ CPU, "1m", 1 }, { CPU, "1.5000", 1500 }, { CPU, "0.25", 250 },
+		{ CPU, "1024", 1024000 }, { CPU, "1024000m", 1024000 },
+		{ MEM, "512Mi", 536870912 }, { MEM, "1G", 1000000000 },
+		{ MEM, "1024", 1024 }, { MEM, "1Ki", 1024 }, { MEM, "1K", 1000 },
+		{ MEM, "2M", 2000000 }, { MEM, "1Gi", 1073741824 },
+		{ MEM, "1T", 1000000000000 }, { MEM, "1Ti", 1099511627776 },
+		{ MEM, "1.5Gi", 1610612736 }, { MEM, "0.5K", 500 },
+		{ MEM, "18446744073709551615", UINT64_MAX },
+		{ MEM, "0.0009765625Mi", 1024 }, { MEM, "0.5Ki", 512 },
+		{ SWAP, "0", 0 }, { SWAP, "1Gi", 1073741824 },
+		{ PIDS, "256", 256 }, { PIDS, "\"1\"", 1 }, { PIDS, "4194304", 4194304 },
+		{ RUN, "30s", 30000 }, { RUN, "500ms", 500 }, { RUN, "5m", 300000 },
+		{ RUN, "2h", 7200000 }, { RUN, "1h30m", 5400000 },
+		{ RUN, "1.5h", 5400000 }, { RUN, "1m30s500ms", 90500 },
+		{ RUN, "\"10m\"", 600000 }, { RUN, "720h", 2592000000 },
+		{ RUN, "1ms", 1 },
+	};
+	struct fx *fx = *state;
+	struct policy *p;
+	char doc[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct policy_limits *l;
+		uint64_t got = 0;
+		bool has = false;
+
+		snprintf(doc, sizeof(doc), OK_HEAD "limits:\n  %s: %s\n",
+			 keys[cases[i].key], cases[i].text);
+		policy_diag__free(&fx->d);
+		p = parse_ok(fx, doc);
+		if (!p) {
+			print_error("  in case %s: %s\n", keys[cases[i].key],
+				    cases[i].text);
+			continue;
+		}
+		l = &p->limits;
+		switch (cases[i].key) {
+		case CPU: has = l->has_cpu; got = l->cpu_milli; break;
+		case MEM: has = l->has_memory; got = l->memory; break;
+		case SWAP: has = l->has_memory_swap; got = l->memory_swap; break;
+		case PIDS: has = l->has_pids; got = l->pids; break;
+		case RUN: has = l->has_runtime; got = l->runtime_ms; break;
+		}
+		if (!EXPECT(has && got == cases[i].want))
+			print_error("  %s: %s gave %llu, want %llu\n",
+				    keys[cases[i].key], cases[i].text,
+				    (unsigned long long)got,
+				    (unsigned long long)cases[i].want);
+		/* only the key given is set, at its value's position */
+		EXPECT(l->has_cpu + l->has_memory + l->has_memory_swap +
+		       l->has_pids + l->has_runtime == 1);
+	}
+	if ((p = parse_ok(fx, LIMITS("memory_swap: 0"))))
+		EXPECT(p->limits.has_memory_swap && p->limits.memory_swap == 0 &&
+		       p->limits.memory_swap_pos.line == 3 &&
+		       p->limits.memory_swap_pos.col == 23);
+	DONE();
+}
+
 /* Every problem is reported, in file order, and nothing is returned. */
 static void test_all_diagnostics(void **state)
 {
@@ -485,7 +750,7 @@ static void test_all_diagnostics(void **state)
 		"mode: x\n";
 	static const char *const want[] = {
 		"t.yaml:1:7: name: 'Bad' has the character 'B'; use only a-z, 0-9 and '-'",
-		"t.yaml:3:1: bogus: unknown key 'bogus'; expected one of: name, category, mode, cgroups, network, files, limits",
+		"t.yaml:3:1: bogus: unknown key 'bogus'; expected one of: name, category, mode, cgroups, network, files, namespaces, limits",
 		"t.yaml:4:7: mode: expected enforce or audit, got 'x'",
 	};
 	struct fx *fx = *state;
@@ -521,6 +786,7 @@ static void test_count_limits(void **state)
 	static const char *const want[] = {
 		"t.yaml:2:10: cgroups: 257 selectors; at most 256 are supported",
 		"t.yaml:4:10: network.allow: 65537 rules; at most 65536 are supported",
+		"t.yaml:6:9: files.read: 4097 entries; at most 4096 are supported",
 	};
 	struct fx *fx = *state;
 	size_t i, len = 0, cap = 1 << 20;
@@ -534,10 +800,13 @@ static void test_count_limits(void **state)
 	len += (size_t)sprintf(doc + len, "]\nnetwork:\n  allow: [");
 	for (i = 0; i <= POLICY_MAX_NET_RULES; i++)
 		len += (size_t)sprintf(doc + len, "%sx", i ? "," : "");
+	len += (size_t)sprintf(doc + len, "]\nfiles:\n  read: [");
+	for (i = 0; i <= POLICY_MAX_FILE_PATHS; i++)
+		len += (size_t)sprintf(doc + len, "%sx", i ? "," : "");
 	len += (size_t)sprintf(doc + len, "]\n");
 	if (EXPECT(len < cap)) {
 		EXPECT(parse(doc, &fx->p, &fx->d) == -EINVAL);
-		expect_diags(&fx->d, want, 2);
+		expect_diags(&fx->d, want, 3);
 	}
 	free(doc);
 done:
@@ -548,7 +817,7 @@ done:
 static void test_diag_one_line(void **state)
 {
 	static const char *const want[] = {
-		"t.yaml:3:1: a\\x0ab\\x01: unknown key 'a\\x0ab\\x01'; expected one of: name, category, mode, cgroups, network, files, limits",
+		"t.yaml:3:1: a\\x0ab\\x01: unknown key 'a\\x0ab\\x01'; expected one of: name, category, mode, cgroups, network, files, namespaces, limits",
 	};
 	struct fx *fx = *state;
 
@@ -662,6 +931,10 @@ static void test_example_file(void **state)
 	static const char path[] = "policy/examples/model-code.yaml";
 	static const struct policy_ports ports0[] = { { 8080, 8080 }, { 9000, 9100 } };
 	static const struct policy_ports ports1[] = { { 8080, 8080 } };
+	static const char *const rd[] = { "/usr", "/lib", "/lib64", "/bin",
+					  "/etc", "/task" };
+	static const char *const wr[] = { "/task/out", "/tmp/task" };
+	static const char *const dn[] = { "/task/.git/hooks" };
 	struct fx *fx = *state;
 	const struct policy *p;
 
@@ -688,6 +961,18 @@ static void test_example_file(void **state)
 	EXPECT_STR(cidr_str(&p->net.allow[1].cidr), "::1/128");
 	EXPECT(p->net.allow[1].proto == NET_PROTO_TCP);
 	expect_ports(&p->net.allow[1], ports1, 1);
+	EXPECT(p->net.n_unix_allow == 0);
+	EXPECT(p->files.has_read && p->files.has_write);
+	expect_paths(p->files.read, p->files.n_read, rd, 6);
+	expect_paths(p->files.write, p->files.n_write, wr, 2);
+	expect_paths(p->files.deny, p->files.n_deny, dn, 1);
+	EXPECT(p->files.n_overrides == 0);
+	EXPECT(!p->namespaces.user);
+	EXPECT(p->limits.has_cpu && p->limits.cpu_milli == 1000);
+	EXPECT(p->limits.has_memory && p->limits.memory == 256 << 20);
+	EXPECT(!p->limits.has_memory_swap);
+	EXPECT(p->limits.has_pids && p->limits.pids == 128);
+	EXPECT(p->limits.has_runtime && p->limits.runtime_ms == 600000);
 done:
 	DONE();
 }
@@ -703,6 +988,11 @@ int main(void)
 		FX(test_full_document),
 		FX(test_defaults),
 		FX(test_overrides_cover),
+		FX(test_confined_document),
+		FX(test_files_defaults),
+		FX(test_path_forms),
+		cmocka_unit_test(test_builtin_paths),
+		FX(test_limits_units),
 		FX(test_all_diagnostics),
 		FX(test_too_big),
 		FX(test_count_limits),
@@ -738,9 +1028,9 @@ int main(void)
 		    "t.yaml:3:3: document: expected a string key, got a sequence"),
 
 		/* unknown keys and wrong types */
-		BAD(unknown_top, OK_HEAD "nmae: t\n", "t.yaml:3:1: nmae: unknown key 'nmae'; expected one of: name, category, mode, cgroups, network, files, limits"),
+		BAD(unknown_top, OK_HEAD "nmae: t\n", "t.yaml:3:1: nmae: unknown key 'nmae'; expected one of: name, category, mode, cgroups, network, files, namespaces, limits"),
 		BAD(unknown_network, OK_HEAD "network:\n  allwo: []\n",
-		    "t.yaml:4:3: network.allwo: unknown key 'allwo'; expected one of: default, allow, raw_sockets, icmp, overrides"),
+		    "t.yaml:4:3: network.allwo: unknown key 'allwo'; expected one of: default, allow, raw_sockets, icmp, overrides, unix_allow"),
 		BAD(unknown_rule, RULE("cidr: 10.0.0.0/8, port: 80"),
 		    "t.yaml:5:26: network.allow[0].port: unknown key 'port'; expected one of: cidr, ports, proto"),
 		BAD(network_sequence, OK_HEAD "network: [a]\n", "t.yaml:3:10: network: expected a mapping, got a sequence"),
@@ -750,10 +1040,8 @@ int main(void)
 		    "t.yaml:4:10: network.allow: expected a sequence, got a mapping"),
 		BAD(rule_scalar, OK_HEAD "network:\n  allow: [10.0.0.0/8]\n",
 		    "t.yaml:4:11: network.allow[0]: expected a mapping, got '10.0.0.0/8'"),
-		BAD(files_key, OK_HEAD "files:\n  read: [/etc]\n", "t.yaml:4:3: files.read: not supported by this build yet"),
 		BAD(files_null, OK_HEAD "files:\n", "t.yaml:3:7: files: expected a mapping, got null"),
 		BAD(limits_sequence, OK_HEAD "limits: []\n", "t.yaml:3:9: limits: expected a mapping, got a sequence"),
-		BAD(limits_key, OK_HEAD "limits: {memory: 1G}\n", "t.yaml:3:10: limits.memory: not supported by this build yet"),
 
 		/* name, mode, category */
 		BAD(missing_name, "cgroups: [/s]\n", "t.yaml:1:1: name: required key is missing"),
@@ -867,6 +1155,163 @@ int main(void)
 		    "t.yaml:5:43: network.overrides[0].reason: empty reason; say why this policy needs the endpoint"),
 		BAD(overrides_mapping, OK_HEAD "network:\n  overrides: {endpoint: 169.254.169.254}\n",
 		    "t.yaml:4:14: network.overrides: expected a sequence, got a mapping"),
+
+		/* files */
+		BAD(files_unknown, FILES("reed: [/etc]"),
+		    "t.yaml:3:9: files.reed: unknown key 'reed'; expected one of: read, write, deny, overrides"),
+		BAD(files_read_scalar, FILES("read: /etc"),
+		    "t.yaml:3:15: files.read: expected a sequence, got '/etc'"),
+		BAD(files_read_null, OK_HEAD "files:\n  read:\n",
+		    "t.yaml:4:8: files.read: expected a sequence, got null"),
+		BAD(files_read_relative, FILES("read: [etc]"),
+		    "t.yaml:3:16: files.read[0]: 'etc' is not an absolute path; write it from '/'"),
+		BAD(files_read_dotdot, FILES("read: [/task/../etc]"),
+		    "t.yaml:3:16: files.read[0]: '/task/../etc'" DOTS),
+		BAD(files_write_dot, FILES("write: [/task/./out]"),
+		    "t.yaml:3:17: files.write[0]: '/task/./out'" DOTS),
+		BAD(files_write_slashes, FILES("write: [/task//out]"),
+		    "t.yaml:3:17: files.write[0]: '/task//out' has an empty component ('//'); write a single '/'"),
+		BAD(files_write_trailing, FILES("write: [/usr, /task/out/]"),
+		    "t.yaml:3:23: files.write[1]: '/task/out/' ends in '/'; remove the trailing '/'"),
+		BAD(files_read_twice, FILES("read: [/etc, /usr, /etc]"),
+		    "t.yaml:3:28: files.read[2]: '/etc' is listed twice; first at line 3, column 16"),
+		BAD(files_read_control, FILES("read: [\"/et\\tc\"]"),
+		    "t.yaml:3:16: files.read[0]: \"/et\\x09c\" has the control character \\x09; remove it"),
+		BAD(files_read_nul, FILES("read: [\"/et\\0c\"]"),
+		    "t.yaml:3:16: files.read[0]: contains a NUL character; remove it"),
+		BAD(files_read_too_long, FILES("read: [\"/" A250 "a\"]"),
+		    "t.yaml:3:16: files.read[0]: \"/" A16 A16 "aaaaaaaaaaaaaaa...\" is 252 bytes; a file rule path may have at most 251"),
+		BAD(files_read_mapping, FILES("read: [{a: b}]"),
+		    "t.yaml:3:16: files.read[0]: expected a string, got a mapping"),
+		BAD(files_deny_empty, FILES("deny: []"),
+		    "t.yaml:3:15: files.deny: empty list; omit deny when there are no paths to deny"),
+		BAD(files_deny_number, FILES("deny: [1]"),
+		    "t.yaml:3:16: files.deny[0]: '1' is not an absolute path; write it from '/'"),
+
+		/* files.overrides */
+		BAD(fo_not_protected, FILES("overrides: [{path: /x, reason: r}]"),
+		    "t.yaml:3:28: files.overrides[0].path: '/x'" NOT_PROTECTED),
+		BAD(fo_sibling, FILES("overrides: [{path: /etc/shadowx, reason: r}]"),
+		    "t.yaml:3:28: files.overrides[0].path: '/etc/shadowx'" NOT_PROTECTED),
+		BAD(fo_parent, FILES("overrides: [{path: /etc, reason: r}]"),
+		    "t.yaml:3:28: files.overrides[0].path: '/etc'" NOT_PROTECTED),
+		BAD(fo_home_shallow, FILES("overrides: [{path: /home/.ssh, reason: r}]"),
+		    "t.yaml:3:28: files.overrides[0].path: '/home/.ssh'" NOT_PROTECTED),
+		BAD(fo_home_deep, FILES("overrides: [{path: /home/a/b/.ssh, reason: r}]"),
+		    "t.yaml:3:28: files.overrides[0].path: '/home/a/b/.ssh'" NOT_PROTECTED),
+		BAD(fo_dotdot, FILES("overrides: [{path: /etc/shadow/.., reason: r}]"),
+		    "t.yaml:3:28: files.overrides[0].path: '/etc/shadow/..'" DOTS),
+		BAD(fo_no_reason, OK_HEAD "files:\n  overrides:\n    - path: /etc/shadow\n",
+		    "t.yaml:5:7: files.overrides[0].reason: required key is missing"),
+		BAD(fo_no_path, FILES("overrides: [{reason: r}]"),
+		    "t.yaml:3:21: files.overrides[0].path: required key is missing"),
+		BAD(fo_blank_reason, FILES("overrides: [{path: /etc/shadow, reason: \" \"}]"),
+		    "t.yaml:3:49: files.overrides[0].reason: empty reason; say why this policy needs the path"),
+		BAD(fo_twice, OK_HEAD "files:\n  overrides:\n    - {path: /dev/mem, reason: a}\n    - {path: /dev/mem, reason: b}\n",
+		    "t.yaml:6:14: files.overrides[1].path: '/dev/mem' is listed twice; first at line 5, column 7"),
+		BAD(fo_unknown, FILES("overrides: [{path: /dev/mem, reason: a, why: b}]"),
+		    "t.yaml:3:49: files.overrides[0].why: unknown key 'why'; expected one of: path, reason"),
+		BAD(fo_empty, FILES("overrides: []"),
+		    "t.yaml:3:20: files.overrides: empty list; omit overrides when there are none"),
+
+		/* network.unix_allow */
+		BAD(unix_relative, UNIX("run/x.sock"),
+		    "t.yaml:3:24: network.unix_allow[0]: 'run/x.sock' is neither an absolute path nor an abstract socket name; write /path/to.sock or @name"),
+		BAD(unix_empty_abstract, UNIX("\"@\""),
+		    "t.yaml:3:24: network.unix_allow[0]: \"@\" is an empty abstract socket name; write @name"),
+		BAD(unix_dotdot, UNIX("/run/../x.sock"),
+		    "t.yaml:3:24: network.unix_allow[0]: '/run/../x.sock'" DOTS),
+		BAD(unix_too_long, UNIX("\"/" A106 "a\""),
+		    "t.yaml:3:24: network.unix_allow[0]: \"/" A16 A16 "aaaaaaaaaaaaaaa...\" is 108 bytes; a unix socket address (sun_path) may have at most 107"),
+		BAD(unix_abstract_too_long, UNIX("\"@" A106 "a\""),
+		    "t.yaml:3:24: network.unix_allow[0]: \"@" A16 A16 "aaaaaaaaaaaaaaa...\" is 108 bytes; a unix socket address (sun_path) may have at most 107"),
+		BAD(unix_twice, UNIX("\"@a\", /x.sock, \"@a\""),
+		    "t.yaml:3:39: network.unix_allow[2]: \"@a\" is listed twice; first at line 3, column 24"),
+		BAD(unix_empty, UNIX(""),
+		    "t.yaml:3:23: network.unix_allow: empty list; omit unix_allow when no socket outside the sandbox is needed"),
+
+		/* namespaces */
+		BAD(ns_unknown, OK_HEAD "namespaces: {net: true}\n",
+		    "t.yaml:3:14: namespaces.net: unknown key 'net'; expected one of: user"),
+		BAD(ns_user_yes, OK_HEAD "namespaces: {user: yes}\n",
+		    "t.yaml:3:20: namespaces.user: expected true or false, got 'yes'"),
+		BAD(ns_scalar, OK_HEAD "namespaces: true\n",
+		    "t.yaml:3:13: namespaces: expected a mapping, got 'true'"),
+
+		/* limits */
+		BAD(limits_null, OK_HEAD "limits:\n", "t.yaml:3:8: limits: expected a mapping, got null"),
+		BAD(limits_unknown, LIMITS("memroy: 1G"),
+		    "t.yaml:3:10: limits.memroy: unknown key 'memroy'; expected one of: cpu, memory, memory_swap, pids, runtime"),
+		BAD(cpu_zero, LIMITS("cpu: 0"), "t.yaml:3:15: limits.cpu: must be greater than 0"),
+		BAD(cpu_zero_milli, LIMITS("cpu: 0m"), "t.yaml:3:15: limits.cpu: must be greater than 0"),
+		BAD(cpu_negative, LIMITS("cpu: -1"), "t.yaml:3:15: limits.cpu: must be greater than 0"),
+		BAD(cpu_too_fine, LIMITS("cpu: 0.0005"),
+		    "t.yaml:3:15: limits.cpu: '0.0005' is finer than 1 millicore; use at most 3 decimals"),
+		BAD(cpu_milli_fraction, LIMITS("cpu: 1.5m"),
+		    "t.yaml:3:15: limits.cpu: '1.5m' is finer than 1 millicore; use at most 3 decimals"),
+		BAD(cpu_too_many, LIMITS("cpu: 1025"),
+		    "t.yaml:3:15: limits.cpu: '1025' is more than 1024 cores"),
+		BAD(cpu_overflow, LIMITS("cpu: 99999999999999999999999"),
+		    "t.yaml:3:15: limits.cpu: '99999999999999999999999' is more than 1024 cores"),
+		BAD(cpu_word, LIMITS("cpu: one"),
+		    "t.yaml:3:15: limits.cpu: 'one'" NOT_CPU),
+		BAD(cpu_exponent, LIMITS("cpu: 1e3"),
+		    "t.yaml:3:15: limits.cpu: '1e3'" NOT_CPU),
+		BAD(cpu_bare_point, LIMITS("cpu: .5"),
+		    "t.yaml:3:15: limits.cpu: '.5'" NOT_CPU),
+		BAD(cpu_bool, LIMITS("cpu: true"),
+		    "t.yaml:3:15: limits.cpu: 'true'" NOT_CPU),
+		BAD(memory_mb, LIMITS("memory: 512MB"),
+		    "t.yaml:3:18: limits.memory: '512MB'" NOT_SIZE),
+		BAD(memory_lower, LIMITS("memory: 512mi"),
+		    "t.yaml:3:18: limits.memory: '512mi'" NOT_SIZE),
+		BAD(memory_space, LIMITS("memory: \"512 Mi\""),
+		    "t.yaml:3:18: limits.memory: \"512 Mi\"" NOT_SIZE),
+		BAD(memory_octal, LIMITS("memory: 0512"),
+		    "t.yaml:3:18: limits.memory: '0512'" NOT_SIZE),
+		BAD(memory_zero, LIMITS("memory: 0Gi"), "t.yaml:3:18: limits.memory: must be greater than 0"),
+		BAD(memory_negative, LIMITS("memory: -1Gi"), "t.yaml:3:18: limits.memory: must be greater than 0"),
+		BAD(memory_fraction, LIMITS("memory: 1.5"),
+		    "t.yaml:3:18: limits.memory: '1.5' is not a whole number of bytes"),
+		BAD(memory_overflow, LIMITS("memory: 18446744073709551616"),
+		    "t.yaml:3:18: limits.memory: '18446744073709551616' is more than 2^64-1 bytes"),
+		BAD(memory_overflow_unit, LIMITS("memory: 16777216Ti"),
+		    "t.yaml:3:18: limits.memory: '16777216Ti' is more than 2^64-1 bytes"),
+		BAD(memory_sequence, LIMITS("memory: [1]"),
+		    "t.yaml:3:18: limits.memory: expected a size, got a sequence"),
+		BAD(memory_null, OK_HEAD "limits:\n  memory:\n",
+		    "t.yaml:4:10: limits.memory: expected a size, got null"),
+		BAD(memory_nul, LIMITS("memory: \"1\\0Gi\""),
+		    "t.yaml:3:18: limits.memory: \"1\\x00Gi\"" NOT_SIZE),
+		BAD(swap_negative, LIMITS("memory_swap: -1"),
+		    "t.yaml:3:23: limits.memory_swap: must be 0 or greater"),
+		BAD(swap_unit, LIMITS("memory_swap: 1B"),
+		    "t.yaml:3:23: limits.memory_swap: '1B'" NOT_SIZE),
+		BAD(pids_zero, LIMITS("pids: 0"), "t.yaml:3:16: limits.pids: must be greater than 0"),
+		BAD(pids_fraction, LIMITS("pids: 1.5"),
+		    "t.yaml:3:16: limits.pids: '1.5'" NOT_COUNT),
+		BAD(pids_unit, LIMITS("pids: 1K"),
+		    "t.yaml:3:16: limits.pids: '1K'" NOT_COUNT),
+		BAD(pids_too_many, LIMITS("pids: 4194305"),
+		    "t.yaml:3:16: limits.pids: '4194305' is more than 4194304, the kernel's limit"),
+		BAD(runtime_no_unit, LIMITS("runtime: 30"),
+		    "t.yaml:3:19: limits.runtime: '30'" NOT_DURATION),
+		BAD(runtime_days, LIMITS("runtime: 1d"),
+		    "t.yaml:3:19: limits.runtime: '1d'" NOT_DURATION),
+		BAD(runtime_dangling, LIMITS("runtime: 1h30"),
+		    "t.yaml:3:19: limits.runtime: '1h30'" NOT_DURATION),
+		BAD(runtime_inner_sign, LIMITS("runtime: 1h-30m"),
+		    "t.yaml:3:19: limits.runtime: '1h-30m'" NOT_DURATION),
+		BAD(runtime_zero, LIMITS("runtime: 0s"), "t.yaml:3:19: limits.runtime: must be greater than 0"),
+		BAD(runtime_negative, LIMITS("runtime: -5m"), "t.yaml:3:19: limits.runtime: must be greater than 0"),
+		BAD(runtime_fine, LIMITS("runtime: 0.5ms"),
+		    "t.yaml:3:19: limits.runtime: '0.5ms' is finer than 1 millisecond"),
+		BAD(runtime_too_long, LIMITS("runtime: 720h1ms"),
+		    "t.yaml:3:19: limits.runtime: '720h1ms' is more than 30 days (720h)"),
+		BAD(runtime_tag, LIMITS("runtime: !!str 5m"),
+		    "t.yaml:3:19: limits.runtime: YAML tags (tag:yaml.org,2002:str) are not supported; remove the tag"),
+		BAD(limits_duplicate, LIMITS("pids: 1, pids: 2"),
+		    "t.yaml:3:19: limits.pids: duplicate key; first given at line 3, column 10"),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

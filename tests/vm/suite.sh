@@ -5,6 +5,8 @@
 # the repo's test files plus the static binaries). In order:
 #   1. guest/*      the kernel really offers what the agent relies on;
 #   2. lsm-smoke/*  BPF-LSM denies AF_PACKET in a sandbox (tests/vm/lsm-smoke.sh);
+#      file-scope/* issue 4: file scope, credentials, tamper resistance
+#                   (tests/vm/file-scope.sh);
 #   3. live/*       the host's live tests, tests/live/run.sh, again on this
 #                   kernel, each of its `ok`/`not ok` lines turned into a
 #                   marker.
@@ -60,6 +62,18 @@ fi
 # ---- 2. BPF-LSM smoke test ----
 echo "suite: lsm-smoke at $(cut -d' ' -f1 /proc/uptime) s"
 sh tests/vm/lsm-smoke.sh
+
+# Bounded, leaving the live tests at least 60 s of the guest's time; a
+# killed run leaves its agent and helpers behind, which would disturb them.
+up=$(cut -d. -f1 /proc/uptime)
+budget=$((vm_timeout - up - 60))
+[ "$budget" -le 150 ] || budget=150
+[ "$budget" -ge 30 ] || budget=30
+echo "suite: file-scope at $(cut -d' ' -f1 /proc/uptime) s (timeout ${budget}s)"
+timeout -s KILL "$budget" sh tests/vm/file-scope.sh
+[ $? != 137 ] || t_fail file-scope/run "killed after ${budget}s; the results above are partial"
+left=$(pidof stockade fileprobe)
+[ -z "$left" ] || kill -9 $left 2>/dev/null
 
 # ---- 3. the host live tests, on this kernel ----
 live=tests/live/run.sh

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Helpers shared by the BPF-LSM programs (bpf/file.bpf.c, bpf/lsm.bpf.c).
+ * These programs are global (BPF_LSM_MAC), so every one starts by asking
+ * whether the current task is in a sandbox; outsiders leave after at most
+ * two map lookups (sandbox_current()).
+ */
+#ifndef STOCKADE_LSM_BPF_H
+#define STOCKADE_LSM_BPF_H
+
+#include "common.bpf.h"
+#include "file.h"
+#include <bpf/bpf_tracing.h>
+
+#define EPERM		1
+#define ENAMETOOLONG	36
+#define MASK		(FILE_BUF_SIZE - 1)
+
+/* Per-CPU scratch: two path buffers (rename and link judge two paths) and
+ * a lookup key. Each buffer is twice FILE_BUF_SIZE so that the verifier
+ * can bound every masked offset + length inside it. */
+struct lsm_scratch {
+	char buf[2][FILE_BUF_SIZE * 2];
+	struct file_key key;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lsm_scratch);
+} lsm_scratch SEC(".maps") __weak;
+
+/* Per-policy denial counters by kind: [policy * 16 + kind]. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, POLICY_MAX * 16);
+	__type(key, __u32);
+	__type(value, __u64);
+} lsm_count SEC(".maps") __weak;
+
+static __always_inline struct lsm_scratch *scratch(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&lsm_scratch, &zero);
+}
+
+/* The current task's sandbox and its policy settings, or NULL outside. */
+static __always_inline struct policy_conf *
+lsm_current(struct sandbox **sbp, __u64 *cgid)
+{
+	struct sandbox *sb = sandbox_current(cgid);
+	__u32 id;
+
+	if (!sb)
+		return NULL;
+	*sbp = sb;
+	id = sb->policy_id;
+	return bpf_map_lookup_elem(&policies, &id);
+}
+
+/*
+ * The sandbox root of any cgroup, 0 when it is in none: its own entry,
+ * else its ancestors' (nearest first).
+ */
+static __always_inline __u64 cgroup_root_of(struct cgroup *cgrp)
+{
+	struct sandbox *sb;
+	__u64 id;
+	int level, i;
+
+	level = BPF_CORE_READ(cgrp, level);
+	for (i = 0; i < SANDBOX_MAX_DEPTH; i++) {
+		struct cgroup *anc;
+
+		if (level - i < 0)
+			break;
+		anc = BPF_CORE_READ(cgrp, ancestors[level - i]);
+		id = BPF_CORE_READ(anc, kn, id);
+		sb = bpf_map_lookup_elem(&sandboxes, &id);
+		if (sb)
+			return sb->root_id;
+	}
+	return 0;
+}
+
+static __always_inline __u64 task_root_of(struct task_struct *t)
+{
+	return cgroup_root_of(BPF_CORE_READ(t, cgroups, dfl_cgrp));
+}
+
+/*
+ * Report one LSM denial (or audit) and return the verdict: -EPERM when
+ * enforcing, 0 in audit mode. The record is best effort; the verdict is
+ * not (include/events.h).
+ */
+static __always_inline int lsm_deny(struct sandbox *sb, struct policy_conf *conf,
+				    __u64 cgid, __u8 kind, __u8 op, __u8 reason,
+				    const char *path, const char *path2,
+				    __u32 target_pid, __u32 sig)
+{
+	bool audit = conf->mode == SANDBOX_AUDIT;
+	struct file_event *fe;
+	__u32 k = sb->policy_id * 16 + (kind & 15);
+	__u64 *cnt = bpf_map_lookup_elem(&lsm_count, &k);
+	__u64 seq;
+
+	if (cnt)
+		*cnt += 1;
+	seq = __sync_fetch_and_add(&ev_seq, 1);
+	__sync_fetch_and_add(&ev_produced, 1);
+	fe = bpf_ringbuf_reserve(&rb, sizeof(*fe), 0);
+	if (!fe) {
+		__sync_fetch_and_add(&ev_lost, 1);
+		return audit ? 0 : -EPERM;
+	}
+	fe->e.seq = seq;
+	event_fill_task(&fe->e, cgid, sb->policy_id, audit ? EV_AUDIT : EV_DENY);
+	fe->e.kind = kind;
+	fe->e.reason = reason;
+	fe->e.family = 0;
+	fe->e.proto = 0;
+	fe->e.sock_type = 0;
+	fe->e.dport = 0;
+	__builtin_memset(fe->e.daddr, 0, sizeof(fe->e.daddr));
+	fe->op = op;
+	fe->flags = 0;
+	fe->pad = 0;
+	fe->target_pid = target_pid;
+	fe->sig = sig;
+	fe->pad2 = 0;
+	fe->path[0] = '\0';
+	fe->path2[0] = '\0';
+	if (path && bpf_probe_read_kernel_str(fe->path, sizeof(fe->path), path) ==
+		    sizeof(fe->path))
+		fe->flags |= EV_F_PATH_TRUNC;
+	if (path2 && bpf_probe_read_kernel_str(fe->path2, sizeof(fe->path2), path2) ==
+		     sizeof(fe->path2))
+		fe->flags |= EV_F_PATH2_TRUNC;
+	bpf_ringbuf_submit(fe, 0);
+	return audit ? 0 : -EPERM;
+}
+
+struct walk_ctx {
+	char *buf;
+	struct mount *mnt;		/* NULL: stop at the filesystem root */
+	struct dentry *dentry;
+	struct dentry *mnt_root;
+	__u32 off;
+	int state;			/* 0 walking, 1 done, -1 too long */
+};
+
+/*
+ * One component of walk(); bpf_loop() callback, 1 to stop. The context is
+ * a void * (the verifier wants no struct type on a callback argument), and
+ * its fields are copied to locals before any CO-RE read, so that only the
+ * kernel's types carry relocations.
+ */
+static long walk_step(__u32 i, void *ctx)
+{
+	struct walk_ctx *c = ctx;
+	struct dentry *d = c->dentry, *parent, *root = c->mnt_root;
+	struct mount *mnt = c->mnt;
+	const unsigned char *name;
+	__u32 len, off = c->off;
+
+	parent = BPF_CORE_READ(d, d_parent);
+	if (mnt && d == root) {
+		struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
+
+		if (up == mnt) {
+			c->state = 1;	/* the namespace's root */
+			return 1;
+		}
+		c->dentry = BPF_CORE_READ(mnt, mnt_mountpoint);
+		c->mnt = up;
+		c->mnt_root = BPF_CORE_READ(up, mnt.mnt_root);
+		return 0;
+	}
+	if (d == parent) {
+		c->state = 1;		/* a filesystem's root */
+		return 1;
+	}
+	len = BPF_CORE_READ(d, d_name.len);
+	name = BPF_CORE_READ(d, d_name.name);
+	if (len > 255 || len + 1 > off) {
+		c->state = -1;
+		return 1;
+	}
+	off -= len;
+	bpf_probe_read_kernel(&c->buf[off & MASK], len & 255, name);
+	off -= 1;
+	c->buf[off & MASK] = '/';
+	c->off = off;
+	c->dentry = parent;
+	return 0;
+}
+
+/*
+ * Build the path of dentry (on vfsmnt; NULL: only up to its filesystem's
+ * root) backwards into buf, ending at buf[FILE_BUF_SIZE-1] = NUL, for the
+ * hooks that may not call bpf_d_path(). Returns the start offset, or
+ * -ENAMETOOLONG when it needs more than FILE_WALK_DEPTH steps or
+ * FILE_BUF_SIZE bytes (include/file.h). bpf_loop(), not a plain loop: the
+ * verifier explores a plain one path by path and gives up.
+ */
+static __always_inline long walk(char *buf, struct vfsmount *vfsmnt,
+				 struct dentry *dentry)
+{
+	struct walk_ctx c = {
+		.buf = buf,
+		.dentry = dentry,
+		.off = FILE_BUF_SIZE - 1,
+	};
+
+	if (vfsmnt) {
+		c.mnt = (void *)vfsmnt - bpf_core_field_offset(struct mount, mnt);
+		c.mnt_root = BPF_CORE_READ(vfsmnt, mnt_root);
+	}
+	buf[FILE_BUF_SIZE - 1] = '\0';
+	bpf_loop(FILE_WALK_DEPTH, walk_step, &c, 0);
+	if (c.state != 1)
+		return -ENAMETOOLONG;
+	if (c.off == FILE_BUF_SIZE - 1) {	/* the root itself */
+		c.off -= 1;
+		buf[c.off & MASK] = '/';
+	}
+	return c.off & MASK;
+}
+
+#endif /* STOCKADE_LSM_BPF_H */

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * File-path scope, shared by bpf/file.bpf.c and the agent (BPF-LSM).
+ *
+ * Rules. Each policy's `files` section compiles into entries of the
+ * `file_rules` LPM trie, keyed by (policy id, path prefix). The agent
+ * stores every prefix with a trailing '/', and the BPF side looks up the
+ * judged path with a '/' appended, so that /task matches /task and
+ * /task/x but never /taskforce. The longest prefix wins, and each entry
+ * already holds the verdict its covering prefixes imply (the agent merges
+ * them), so one lookup decides:
+ *   FILE_PROTECTED  a built-in protected path not overridden: deny
+ *   FILE_DENY       under `files.deny`: deny, even under read/write
+ *   FILE_READ       reads (open for read, exec) allowed
+ *   FILE_WRITE      writes allowed (open for write/append/truncate, create,
+ *                   mknod, mkdir, rmdir, unlink, rename and link at both
+ *                   ends, symlink where created, truncate, chmod, chown,
+ *                   setxattr, removexattr)
+ * Every policy has an entry for "/" holding its default (reads everywhere
+ * when `files.read` is absent; no writes when `files.write` is absent).
+ * /dev/null, /dev/zero, /dev/full, /dev/random and /dev/urandom hold no
+ * data and stay readable and writable in every scope (agent/file_rules.c).
+ *
+ * Limits. LPM keys hold at most 256 bytes of data: 4 are the policy id,
+ * so a stored prefix has at most FILE_KEY_PATH = 252 bytes, and a rule
+ * path as written at most FILE_PREFIX_MAX = 251 (its '/' is appended).
+ * `stockade check` rejects longer ones. A longer judged path is still
+ * judged exactly: only its first 252 bytes can take part in a match with
+ * a prefix of at most 252 bytes.
+ *
+ * Resolving paths. file_open (which also judges exec: execve() opens the
+ * binary and any #! interpreter through it, with __FMODE_EXEC) and
+ * file_receive use bpf_d_path() on the resolved struct path. The path_* hooks may not call
+ * it, so they walk the dentry and mount chain themselves, at most
+ * FILE_WALK_DEPTH components into a FILE_BUF_SIZE buffer; a deeper or
+ * longer path is denied with reason path_too_long. inode_setxattr and
+ * inode_removexattr get no mount, so they walk to the root of the
+ * dentry's own filesystem: on anything but the root filesystem the path
+ * they judge is relative to that filesystem's root.
+ */
+#ifndef STOCKADE_FILE_H
+#define STOCKADE_FILE_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define FILE_KEY_PATH		252
+#define FILE_PREFIX_MAX		(FILE_KEY_PATH - 1)
+#define FILE_MAX_RULES		65536	/* trie entries, all policies */
+#define FILE_WALK_DEPTH		64
+#define FILE_BUF_SIZE		4096
+#define UNIX_PATH_MAX_		108	/* sun_path */
+#define UNIX_MAX_RULES		4096
+
+enum file_flags {
+	FILE_READ = 1 << 0,
+	FILE_WRITE = 1 << 1,
+	FILE_DENY = 1 << 2,
+	FILE_PROTECTED = 1 << 3,
+};
+
+struct file_key {
+	__u32 prefixlen;	/* 32 (policy id) + 8 * prefix bytes */
+	__u32 policy_id;
+	char path[FILE_KEY_PATH];
+};
+
+struct file_rule {
+	__u32 flags;		/* enum file_flags */
+};
+
+/* unix_allow: exact match on (policy, sun_path bytes as the kernel holds
+ * them: a leading NUL for an abstract name). */
+struct unix_key {
+	__u32 policy_id;
+	char path[UNIX_PATH_MAX_];
+};
+
+#endif /* STOCKADE_FILE_H */

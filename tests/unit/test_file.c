@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * File-scope compilation: the verdict the longest matching trie entry
+ * gives, for read/write/deny/protected/override boundaries and their
+ * nesting (agent/file_rules.c, include/file.h).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "file_rules.h"
+#include "policy.h"
+
+static struct policy_path *paths(const char *const *v, size_t n)
+{
+	struct policy_path *p = calloc(n ? n : 1, sizeof(*p));
+	size_t i;
+
+	assert_non_null(p);
+	for (i = 0; i < n; i++)
+		p[i].path = (char *)v[i];
+	return p;
+}
+
+#define LIST(field, ...)						\
+	do {								\
+		static const char *const _v[] = { __VA_ARGS__ };	\
+		pol.files.field = paths(_v, sizeof(_v) / sizeof(_v[0]));\
+		pol.files.n_##field = sizeof(_v) / sizeof(_v[0]);	\
+	} while (0)
+
+static struct policy pol;
+static struct file_compiled fc;
+
+static int setup(void **state)
+{
+	(void)state;
+	memset(&pol, 0, sizeof(pol));
+	pol.file = "t.yaml";
+	pol.name = "t";
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	free(pol.files.read);
+	free(pol.files.write);
+	free(pol.files.deny);
+	free(pol.files.overrides);
+	free(pol.net.unix_allow);
+	file_compiled__free(&fc);
+	return 0;
+}
+
+static void compile(void)
+{
+	static const char *const homes[] = { "/root", "/home/alice" };
+	char err[256];
+
+	assert_int_equal(file_rules__compile(&pol, 3, homes, 2, &fc, err,
+					     sizeof(err)), 0);
+}
+
+#define R FILE_READ
+#define W FILE_WRITE
+#define V(path) file_rules__lookup(&fc, 3, path)
+
+static void test_scope(void **state)
+{
+	(void)state;
+	pol.files.has_read = pol.files.has_write = true;
+	LIST(read, "/usr", "/etc", "/task");
+	LIST(write, "/task/out", "/tmp/task");
+	LIST(deny, "/task/.git/hooks");
+	compile();
+	assert_int_equal(V("/usr/bin/env"), R);
+	assert_int_equal(V("/usr"), R);
+	assert_int_equal(V("/usrx"), 0);		/* component boundary */
+	assert_int_equal(V("/var/log/x"), 0);
+	assert_int_equal(V("/task/in"), R);
+	assert_int_equal(V("/task/out"), R | W);
+	assert_int_equal(V("/task/out/a/b"), R | W);
+	assert_int_equal(V("/task/outside"), R);
+	assert_int_equal(V("/tmp/task/x"), R | W);	/* write implies read */
+	assert_int_equal(V("/tmp/other"), 0);
+	assert_int_equal(V("/task/.git/hooks/pre-commit") & FILE_DENY, FILE_DENY);
+	assert_int_equal(V("/task/.git/config"), R);
+	/* Credentials stay protected inside a readable scope. */
+	assert_int_equal(V("/etc/shadow") & FILE_PROTECTED, FILE_PROTECTED);
+	assert_int_equal(V("/etc/passwd"), R);
+	assert_int_equal(V("/etc/sudoers.d/x") & FILE_PROTECTED, FILE_PROTECTED);
+	assert_int_equal(V("/home/alice/.ssh/id_ed25519") & FILE_PROTECTED, FILE_PROTECTED);
+	assert_int_equal(V("/root/.aws/credentials") & FILE_PROTECTED, FILE_PROTECTED);
+	assert_int_equal(V("/home/alice/notes"), 0);
+	/* Data-free devices work in any scope. */
+	assert_int_equal(V("/dev/null"), R | W);
+	assert_int_equal(V("/dev/sda"), 0);
+}
+
+static void test_defaults(void **state)
+{
+	(void)state;
+	/* No files section: reads everywhere, writes nowhere. */
+	compile();
+	assert_int_equal(V("/anything/at/all"), R);
+	assert_int_equal(V("/"), R);
+	assert_int_equal(V("/etc/shadow") & FILE_PROTECTED, FILE_PROTECTED);
+	teardown(NULL);
+	setup(NULL);
+	/* read: [] reads nothing. */
+	pol.files.has_read = true;
+	compile();
+	assert_int_equal(V("/usr/bin/env"), 0);
+}
+
+static void test_override(void **state)
+{
+	struct policy_file_override *o = calloc(1, sizeof(*o));
+
+	(void)state;
+	assert_non_null(o);
+	o->path = "/var/run/secrets/kubernetes.io/serviceaccount";
+	o->reason = "job reads its own token";
+	pol.files.overrides = o;
+	pol.files.n_overrides = 1;
+	compile();
+	assert_int_equal(V("/var/run/secrets/kubernetes.io/serviceaccount/token"), R);
+	assert_int_equal(V("/var/run/secrets/other") & FILE_PROTECTED, FILE_PROTECTED);
+	assert_int_equal(V("/run/secrets/x") & FILE_PROTECTED, FILE_PROTECTED);
+}
+
+static void test_long_paths(void **state)
+{
+	char p[600];
+
+	(void)state;
+	pol.files.has_write = true;
+	LIST(write, "/w");
+	compile();
+	/* Beyond the key's 252 bytes only the stored prefix decides. */
+	memset(p, 'a', sizeof(p));
+	memcpy(p, "/w/", 3);
+	p[sizeof(p) - 1] = '\0';
+	assert_int_equal(V(p), R | W);
+	p[1] = 'x';
+	assert_int_equal(V(p), R);
+}
+
+static void test_unix_keys(void **state)
+{
+	static const char *const v[] = { "/run/task.sock", "@agent" };
+
+	(void)state;
+	pol.net.unix_allow = paths(v, 2);
+	pol.net.n_unix_allow = 2;
+	compile();
+	assert_int_equal(fc.n_unix, 2);
+	assert_string_equal(fc.unix_keys[0].path, "/run/task.sock");
+	assert_int_equal(fc.unix_keys[1].path[0], '\0');	/* abstract */
+	assert_string_equal(fc.unix_keys[1].path + 1, "agent");
+	assert_int_equal(fc.unix_keys[1].policy_id, 3);
+}
+
+static void test_home_too_long(void **state)
+{
+	char home[300], err[1024];
+	const char *homes[] = { home };
+
+	(void)state;
+	memset(home, 'h', sizeof(home));
+	home[0] = '/';
+	home[sizeof(home) - 1] = '\0';
+	assert_int_equal(file_rules__compile(&pol, 3, homes, 1, &fc, err,
+					     sizeof(err)), -ENAMETOOLONG);
+	assert_int_equal(strncmp(err, "the protected path /hhh", 23), 0);
+	assert_string_equal(err + 19 + strlen(home) + strlen("/.ssh"),
+			    " is longer than 251 bytes; it cannot be protected, so the policy is refused");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_scope, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_override, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_long_paths, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unix_keys, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_home_too_long, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("file", tests, NULL, NULL);
+}
