@@ -138,6 +138,7 @@ static const char *const lsm_guarantees[] = {
 	"unix_sockets",		/* unix connects across the edge */
 	"user_namespaces",	/* namespaces.user */
 	"packet_sockets",	/* AF_PACKET creation */
+	"socket_owner",		/* sockets made before joining a sandbox */
 };
 
 static void set_lsm_autoload(struct stockade *skel, bool on)

@@ -11,6 +11,7 @@
  * itself whether the current task is in a sandbox (sandbox_current()).
  */
 #include "lsm.bpf.h"
+#include "net.bpf.h"
 
 #define AF_PACKET		17
 #define CLONE_INTO_CGROUP	0x200000000ULL
@@ -234,4 +235,98 @@ int BPF_PROG(stk_socket_create, int family, int type, int protocol, int kern)
 		}
 		return audit ? 0 : -EPERM;
 	}
+}
+
+/*
+ * Sockets are judged by the current task's sandbox, not the socket's
+ * cgroup. The cgroup programs run for the cgroup the socket was created
+ * in; a socket made before its owner joined a sandbox (or passed in from
+ * outside) escapes them, so these two hooks judge exactly those sockets,
+ * with the same rules (bpf/net.bpf.h).
+ */
+static __always_inline bool sock_outside_sandbox(struct sock *sk,
+						 struct sandbox *sb)
+{
+	return cgroup_root_of(BPF_CORE_READ(sk, sk_cgrp_data.cgroup)) !=
+	       sb->root_id;
+}
+
+SEC("lsm/socket_connect")
+int BPF_PROG(stk_socket_connect, struct socket *sock, struct sockaddr *address,
+	     int addrlen)
+{
+	struct sockaddr_in6 sa6 = {};
+	struct sandbox *sb;
+	struct sock *sk;
+	__u16 family;
+	__u64 cgid;
+
+	sb = sandbox_current(&cgid);
+	if (!sb)
+		return 0;
+	family = BPF_CORE_READ(address, sa_family);
+	if ((family != AF_INET || addrlen < (int)sizeof(struct sockaddr_in)) &&
+	    (family != AF_INET6 || addrlen < (int)sizeof(struct sockaddr_in6)))
+		return 0;
+	sk = BPF_CORE_READ(sock, sk);
+	if (!sock_outside_sandbox(sk, sb))
+		return 0;
+	bpf_probe_read_kernel(&sa6, family == AF_INET ?
+			      sizeof(struct sockaddr_in) : sizeof(sa6), address);
+	return net_verdict(sb, cgid, EV_KIND_CONNECT, family == AF_INET6,
+			   family == AF_INET6 ? (const __u8 *)&sa6.sin6_addr :
+			   (const __u8 *)&((struct sockaddr_in *)&sa6)->sin_addr,
+			   BPF_CORE_READ(sock, type), BPF_CORE_READ(sk, sk_protocol),
+			   bpf_ntohs(sa6.sin6_port)) ? 0 : -EPERM;
+}
+
+/* Sends: to msg_name when given, else to the connected peer (a socket
+ * connected before its owner joined). */
+SEC("lsm/socket_sendmsg")
+int BPF_PROG(stk_socket_sendmsg, struct socket *sock, struct msghdr *msg,
+	     int size)
+{
+	struct sockaddr_in6 sa6 = {};
+	struct sandbox *sb;
+	struct sock *sk;
+	void *name;
+	__u16 family;
+	__u64 cgid;
+	int namelen;
+
+	sb = sandbox_current(&cgid);
+	if (!sb)
+		return 0;
+	sk = BPF_CORE_READ(sock, sk);
+	family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	if (family != AF_INET && family != AF_INET6)
+		return 0;
+	if (!sock_outside_sandbox(sk, sb))
+		return 0;
+	name = BPF_CORE_READ(msg, msg_name);
+	namelen = BPF_CORE_READ(msg, msg_namelen);
+	if (name && namelen >= (int)sizeof(struct sockaddr_in)) {
+		bpf_probe_read_kernel(&sa6, namelen < (int)sizeof(sa6) ?
+				      sizeof(struct sockaddr_in) : sizeof(sa6), name);
+		family = sa6.sin6_family;
+		if (family == AF_INET6 && namelen < (int)sizeof(sa6))
+			return 0;	/* the kernel refuses it anyway */
+	} else {
+		sa6.sin6_port = BPF_CORE_READ(sk, __sk_common.skc_dport);
+		if (family == AF_INET)
+			((struct sockaddr_in *)&sa6)->sin_addr.s_addr =
+				BPF_CORE_READ(sk, __sk_common.skc_daddr);
+		else
+			BPF_CORE_READ_INTO(&sa6.sin6_addr, sk,
+					   __sk_common.skc_v6_daddr);
+		if (!sa6.sin6_port)
+			return 0;	/* not connected: nothing is sent */
+	}
+	if (family != AF_INET && family != AF_INET6)
+		return 0;
+	return net_verdict(sb, cgid, EV_KIND_SENDMSG, family == AF_INET6,
+			   family == AF_INET6 ? (const __u8 *)&sa6.sin6_addr :
+			   (const __u8 *)&((struct sockaddr_in *)&sa6)->sin_addr,
+			   BPF_CORE_READ(sock, type), BPF_CORE_READ(sk, sk_protocol),
+			   bpf_ntohs(sa6.sin6_port)) ? 0 : -EPERM;
 }

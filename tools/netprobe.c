@@ -19,6 +19,8 @@
  * only stockade can refuse them. --cgroup DIR joins that cgroup (writes
  * cgroup.procs). --wait FILE waits (up to 60 s) until FILE exists before
  * acting: a process that was already running when the agent started.
+ * --join-late creates the socket first and joins --cgroup only then: a
+ * socket made before its owner entered the sandbox.
  * Output: "pid=N" then "OK" or the errno name (EPERM, ENETUNREACH, ...).
  * Exit status: 0 for OK, 1 for an errno, 2 for a usage or setup error.
  */
@@ -28,6 +30,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,7 +145,8 @@ int main(int argc, char **argv)
 	struct sockaddr_storage ss;
 	socklen_t len;
 	int i = 1, fd, type, lfd = -1, one = 1, tries;
-	const char *wait_for = NULL;
+	const char *wait_for = NULL, *cgroup = NULL;
+	bool join_late = false;
 
 	for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
 		if (!strcmp(argv[i], "--netns")) {
@@ -150,15 +154,18 @@ int main(int argc, char **argv)
 				return setup_fail("new network namespace");
 		} else if (!strcmp(argv[i], "--wait") && i + 1 < argc) {
 			wait_for = argv[++i];
+		} else if (!strcmp(argv[i], "--join-late")) {
+			join_late = true;
 		} else if (!strcmp(argv[i], "--cgroup") && i + 1 < argc) {
-			if (join_cgroup(argv[++i]))
-				return setup_fail("joining the cgroup");
+			cgroup = argv[++i];
 		} else {
 			goto usage;
 		}
 	}
 	if (argc - i < 2)
 		goto usage;
+	if (cgroup && !join_late && join_cgroup(cgroup))
+		return setup_fail("joining the cgroup");
 	printf("pid=%d\n", getpid());
 	fflush(stdout);
 	for (tries = 0; wait_for && access(wait_for, F_OK) && tries < 6000; tries++)
@@ -200,6 +207,8 @@ int main(int argc, char **argv)
 		fd = socket(ss.ss_family, type, 0);
 		if (fd < 0)
 			return setup_fail("socket");
+		if (cgroup && join_late && join_cgroup(cgroup))
+			return setup_fail("joining the cgroup");
 		return result(connect(fd, (struct sockaddr *)&ss, len));
 	}
 	if (!strcmp(argv[i], "sendto") && type == SOCK_DGRAM) {
@@ -211,6 +220,8 @@ int main(int argc, char **argv)
 		fd = socket(ss.ss_family, type, 0);
 		if (fd < 0 || n < 1)
 			return setup_fail("socket");
+		if (cgroup && join_late && join_cgroup(cgroup))
+			return setup_fail("joining the cgroup");
 		/* A storm of denials, for the event pipeline's loss accounting. */
 		for (k = 0; k < n; k++) {
 			rc = sendto(fd, "x", 1, 0, (struct sockaddr *)&ss, len) < 0 ? -1 : 0;
@@ -226,7 +237,7 @@ int main(int argc, char **argv)
 		return result(rc);
 	}
 usage:
-	fprintf(stderr, "usage: netprobe [--netns] [--cgroup DIR] [--wait FILE] connect tcp|udp ADDR PORT [--listen]\n"
+	fprintf(stderr, "usage: netprobe [--netns] [--cgroup DIR [--join-late]] [--wait FILE] connect tcp|udp ADDR PORT [--listen]\n"
 			"       netprobe [--netns] [--cgroup DIR] sendto udp ADDR PORT [--count N]\n"
 			"       netprobe [--netns] [--cgroup DIR] socket raw4|raw6|icmp|icmp6|packet\n");
 	return 2;

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The network decision (include/net.h), shared by the cgroup programs
+ * (bpf/net.bpf.c) and the LSM programs that judge sockets created before
+ * their owner joined a sandbox (bpf/lsm.bpf.c).
+ */
+#ifndef STOCKADE_NET_BPF_H
+#define STOCKADE_NET_BPF_H
+
+#include "common.bpf.h"
+#include "netaddr.h"
+
+#define AF_INET		2
+#define AF_INET6	10
+#define SOCK_STREAM	1
+#define SOCK_DGRAM	2
+#define SOCK_RAW	3
+#define IPPROTO_ICMP	1
+#define IPPROTO_UDP	17
+#define IPPROTO_ICMPV6	58
+#define IPPROTO_UDPLITE	136
+/* Anything else (ICMP ping sockets, SCTP...) matches only `proto: any`. */
+#define NET_PROTO_OTHER	3
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, NET_MAX_RULES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);	/* required for LPM tries */
+	__type(key, struct net_key);
+	__type(value, struct net_allow);
+} net_allow SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, NET_MAX_META);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct net_key);
+	__type(value, __u32);	/* enum net_meta_verdict */
+} net_meta SEC(".maps") __weak;
+
+/* Counters per policy: [policy][0] allowed, [policy][1] denied. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, POLICY_MAX * 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} net_count SEC(".maps") __weak;
+
+static __always_inline void count(__u32 policy_id, int denied)
+{
+	__u32 k = policy_id * 2 + (denied ? 1 : 0);
+	__u64 *v = bpf_map_lookup_elem(&net_count, &k);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline __u8 proto_of(__u32 type, __u32 protocol)
+{
+	if (type == SOCK_STREAM)
+		return NET_PROTO_TCP;	/* TCP and MPTCP */
+	if (type == SOCK_DGRAM && (protocol == 0 || protocol == IPPROTO_UDP ||
+				   protocol == IPPROTO_UDPLITE))
+		return NET_PROTO_UDP;
+	return NET_PROTO_OTHER;
+}
+
+/*
+ * Judge one destination for the current task (in sandbox sb, or NULL when
+ * a program runs for a cgroup with no entry). given is the address as the
+ * caller wrote it (4 or 16 bytes used). Returns 1 to allow, 0 to deny.
+ * Every denial (and, in audit mode, every would-be denial) is reported
+ * exactly once.
+ */
+static __always_inline int net_verdict(struct sandbox *sb, __u64 cgid,
+				       __u8 kind, bool v6, const __u8 *given,
+				       __u32 sock_type, __u32 protocol,
+				       __u16 port)
+{
+	struct net_key key = {};
+	struct policy_conf *conf;
+	struct net_allow *allow;
+	struct event *e;
+	__u32 *meta, policy_id;
+	__u8 proto, reason = 0;
+
+	/* Attached here but the cgroup is in no sandbox: an agent bug or a
+	 * race with detach. Fail closed, with the reserved deny-all id. */
+	policy_id = sb ? sb->policy_id : POLICY_ID_CONFLICT;
+	conf = bpf_map_lookup_elem(&policies, &policy_id);
+	if (!conf)
+		return 0;
+	if (!sb)
+		reason = EV_REASON_NO_POLICY;
+
+	if (!v6) {
+		__builtin_memcpy(key.addr, given, 4);
+		key.family = NET_FAMILY_V4;
+	} else {
+		__builtin_memcpy(key.addr, given, 16);
+		key.family = netaddr_normalize6(key.addr);
+	}
+	proto = proto_of(sock_type, protocol);
+	key.policy_id = policy_id;
+	key.prefixlen = NET_KEY_FIXED_BITS +
+			(key.family == NET_FAMILY_V4 ? 32 : 128);
+
+	if (!reason) {
+		meta = bpf_map_lookup_elem(&net_meta, &key);
+		if (meta && *meta == NET_META_BLOCKED)
+			reason = EV_REASON_METADATA;
+	}
+	if (!reason) {
+		allow = bpf_map_lookup_elem(&net_allow, &key);
+		if (!(allow && net_allow_match(allow, proto, port)) &&
+		    !(conf->flags & SANDBOX_NET_DEFAULT_ALLOW))
+			reason = EV_REASON_NOT_ALLOWED;
+	}
+	if (!reason) {
+		count(policy_id, 0);
+		return 1;
+	}
+
+	count(policy_id, 1);
+	e = event_reserve();
+	if (e) {
+		event_fill_task(e, cgid, policy_id,
+				conf->mode == SANDBOX_AUDIT ? EV_AUDIT : EV_DENY);
+		e->kind = kind;
+		e->reason = reason;
+		e->family = v6 ? 6 : 4;
+		e->proto = proto == NET_PROTO_TCP ? 6 :
+			   proto == NET_PROTO_UDP ? 17 : protocol;
+		e->sock_type = sock_type;
+		e->dport = port;
+		__builtin_memset(e->daddr, 0, 16);
+		if (v6)
+			__builtin_memcpy(e->daddr, given, 16);
+		else
+			__builtin_memcpy(e->daddr, given, 4);
+		bpf_ringbuf_submit(e, 0);
+	}
+	return conf->mode == SANDBOX_AUDIT;
+}
+
+#endif /* STOCKADE_NET_BPF_H */
