@@ -9,6 +9,8 @@
 #
 #   make vm-test   [VM_TIMEOUT=150] [VM_KVM=1]   run the suite in the VM
 #   make vm-shell                                same guest, interactive shell
+#   make vm-demo   [VM_TIMEOUT=150] [VM_KVM=1]   the file part of `make demo`
+#                                                in the VM (stockade.demo=1)
 #
 # Static binaries are built by a sub-make with OUT=$(VM_STATIC) STATIC=1
 # BIN=...: their objects stay apart from the normal build, and the
@@ -18,7 +20,7 @@ VM_DIR		:= build/vm
 VM_STATIC	:= build/static
 VM_TIMEOUT	?= 150
 
-.PHONY: vm-test vm-shell vm-kernel vm-static vm-initramfs vm-clean
+.PHONY: vm-test vm-shell vm-demo vm-kernel vm-static vm-initramfs vm-clean
 
 # Downloads and unpacks the kernel package once; later runs reuse it.
 vm-kernel:
@@ -42,7 +44,11 @@ vm-test: vm-initramfs
 vm-shell: vm-initramfs
 	$(Q)VM_DIR=$(VM_DIR) sh tests/vm/run.sh shell
 
+# tools/demo.sh runs the same two steps when the host refuses BPF-LSM.
+vm-demo: vm-initramfs
+	$(Q)VM_DIR=$(VM_DIR) VM_TIMEOUT=$(VM_TIMEOUT) sh tests/vm/run.sh demo
+
 # Everything but the kernel cache, which would only be downloaded again.
 vm-clean:
 	rm -rf $(VM_STATIC) $(VM_DIR)/initramfs.cpio* $(VM_DIR)/stockade \
-		$(VM_DIR)/console.log
+		$(VM_DIR)/console.log $(VM_DIR)/demo-console.log

@@ -4,6 +4,10 @@
 # do, stream the live denials, and summarise. Cleans up, even on Ctrl-C.
 # The workload runs in a private network namespace: nothing it tries can
 # leave this machine, even if a block failed.
+# Then the file rules and the sandbox's edges (BPF-LSM), the same way,
+# with tools/demo-files.sh: on this host if its kernel runs BPF-LSM
+# programs, else inside the test VM (tests/vm/run.sh demo, the same build
+# as make vm-test).
 set -u
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,9 +29,12 @@ work=$(mktemp -d /tmp/stockade-demo.XXXXXX)
 log=$work/events.jsonl
 agent=
 tailer=
+part2=
 
 cleanup() {
-	trap - EXIT INT TERM
+	trap - EXIT INT TERM HUP
+	# Its own trap stops the agent, or qemu, and cleans up.
+	[ -n "$part2" ] && kill -TERM "$part2" 2>/dev/null && wait "$part2"
 	[ -n "$tailer" ] && kill "$tailer" 2>/dev/null
 	[ -n "$agent" ] && kill -TERM "$agent" 2>/dev/null && wait "$agent" 2>/dev/null
 	if [ -d "$cg" ]; then
@@ -37,7 +44,7 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
-trap 'echo; echo "demo: interrupted, cleaning up"; exit 130' INT TERM
+trap 'echo; echo "demo: interrupted, cleaning up"; exit 130' INT TERM HUP
 
 [ -d "$cg" ] && rmdir "$cg" 2>/dev/null
 mkdir "$cg" || exit 1
@@ -56,10 +63,12 @@ until grep -q '"event":"agent_ready"' "$log"; do
 	sleep 0.1
 done
 grep '"event":"agent_ready"' "$log"
-if grep -q '"degraded":\[\]' "$log"; then :; else
+degraded=1
+grep -q '"degraded":\[\]' "$log" && degraded=0
+if [ $degraded = 1 ]; then
 	echo "== NOTE: this kernel refuses BPF-LSM programs, so the agent runs degraded:"
 	sed -n 's/stockade: agent: warning: //p' "$work/agent.err" | sed 's/^/   /'
-	echo "   (AF_PACKET and, later, file-scope denials are shown by the VM suite: make vm-test)"
+	echo "   (AF_PACKET and the file rules are shown inside the test VM, after this part)"
 fi
 
 echo "== live denials (JSON, one per line):"
@@ -97,6 +106,32 @@ for r in not_allowed metadata_endpoint raw_socket icmp packet_socket; do
 done
 printf '   lost records:   %s\n' "$(grep -c '"event":"lost"' "$log")"
 printf '   detached:       %s cgroup(s); the agent exited cleanly\n' "$(grep -c '"event":"detach"' "$log")"
-if ! grep -q '"degraded":\[\]' "$log"; then
-	echo "   NOT enforced on this kernel (no BPF-LSM): AF_PACKET sockets; make vm-test shows them denied"
+if [ $degraded = 1 ]; then
+	echo "   NOT enforced on this kernel (no BPF-LSM): AF_PACKET sockets; the VM below shows them denied"
 fi
+
+# ---- the file rules and the sandbox's edges (BPF-LSM) ----
+# In the background, so that a signal reaches cleanup() at once.
+echo
+if [ $degraded = 1 ]; then
+	echo "== this kernel refuses BPF-LSM; showing file confinement inside the test VM (Debian 6.1 cloud kernel under qemu)"
+	echo "   building the VM (static binaries, initramfs; the first run downloads Debian's cloud kernel) ..."
+	make -s --no-print-directory -C "$here" vm-initramfs > "$work/vm-build.log" 2>&1 &
+	part2=$!
+	wait "$part2" || {
+		part2=
+		echo "demo: cannot build the test VM:"
+		tail -n 20 "$work/vm-build.log" | sed 's/^/   /'
+		exit 1
+	}
+	(cd "$here" && VM_DIR=build/vm exec sh tests/vm/run.sh demo) &
+else
+	echo "== BPF-LSM works on this kernel: the file rules, on this host (no VM needed)"
+	STOCKADE=$STOCKADE TOOLS=${TOOLS:-$here/build/tools} CGROUP_ROOT=$root \
+		TASK=$work/task WORK=$work/files sh "$here/tools/demo-files.sh" &
+fi
+part2=$!
+wait "$part2"
+rc=$?
+part2=
+exit $rc

@@ -10,7 +10,8 @@
 #   /init                         tests/vm/init
 #   /bin/busybox (+ /bin/sh)      busybox-static; init installs the applets
 #   /opt/stockade/stockade        STOCKADE (must be static)
-#   /opt/stockade/tools/*         every executable in TOOLS_DIR (static)
+#   /opt/stockade/tools/*         every executable in TOOLS_DIR (static),
+#                                 and tools/demo-files.sh (make demo)
 #   /opt/stockade/tests/live/     the host live tests and their policies
 #   /opt/stockade/tests/vm/       this suite
 #   /lib/modules/NN-name.ko       tests/vm/modules, from KERNEL_CACHE
@@ -59,6 +60,7 @@ for t in "$tools"/*; do
 	need_static "$t"
 	cp "$t" "$stage"/opt/stockade/tools/
 done
+cp "$repo"/tools/demo-files.sh "$stage"/opt/stockade/tools/
 cp -R "$repo"/tests/vm "$stage"/opt/stockade/tests/vm
 if [ -d "$repo"/tests/live ]; then
 	cp -R "$repo"/tests/live "$stage"/opt/stockade/tests/live
