@@ -44,7 +44,8 @@ BPF_SRCS	:= $(wildcard bpf/*.bpf.c)
 BPF_OBJS	:= $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
 POLICY_SRCS	:= $(wildcard policy/*.c)
 # Userspace code with no BPF skeleton dependency: the unit tests link it.
-LIB_SRCS	:= $(POLICY_SRCS) agent/json.c agent/net_rules.c agent/file_rules.c
+LIB_SRCS	:= $(POLICY_SRCS) agent/json.c agent/net_rules.c agent/file_rules.c \
+		   agent/limits_util.c
 AGENT_SRCS	:= $(filter-out $(LIB_SRCS),$(wildcard agent/*.c))
 LIB_OBJS	:= $(patsubst %.c,$(OUT)/obj/%.o,$(LIB_SRCS))
 AGENT_OBJS	:= $(patsubst %.c,$(OUT)/obj/%.o,$(AGENT_SRCS))
@@ -165,6 +166,7 @@ fuzz-run: $(OUT)/fuzz/policy_fuzz
 live-test: $(BIN) tools
 	$(Q)sh tests/live/run.sh
 	$(Q)sh tests/live/degraded.sh
+	$(Q)sh tests/live/limits-hybrid.sh
 
 # Unit tests, host live tests, then the VM suite, in that order; each step
 # runs even when an earlier one failed (so CI shows every result), and the

@@ -20,6 +20,7 @@
 
 #include "agent.h"
 #include "cgroup.h"
+#include "limits_agent.h"
 #include "log.h"
 #include "file_rules.h"
 #include "net_rules.h"
@@ -348,7 +349,7 @@ static int attach_cg(struct agent *a, struct sandbox_cg *cg)
 	struct bpf_program *progs[SANDBOX_N_LINKS] = {
 		a->skel->progs.stk_connect4, a->skel->progs.stk_connect6,
 		a->skel->progs.stk_sendmsg4, a->skel->progs.stk_sendmsg6,
-		a->skel->progs.stk_sock_create,
+		a->skel->progs.stk_sock_create, a->skel->progs.stk_egress,
 	};
 	char path[PATH_MAX];
 	int fd, i, err = 0;
@@ -387,6 +388,7 @@ static void detach_cg(struct agent *a, struct sandbox_cg *cg, const char *why)
 	}
 	/* Links first: a program must never run without its entry. */
 	bpf_map_delete_elem(bpf_map__fd(a->skel->maps.sandboxes), &cg->id);
+	limits__detach(a, cg, why);	/* counters; the limit values found */
 	events__begin(a, "detach");
 	events__cgroup_fields(a, cg);
 	json_str(&a->j, "reason", why);
@@ -482,18 +484,23 @@ static void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	cg->root_id = direct ? id : a->cgs[pidx - 1].root_id;
 	sb.policy_id = cg->policy_id;
 	sb.root_id = cg->root_id;
-	/* The entry before the links, so the programs find it at once. */
-	err = bpf_map_update_elem(bpf_map__fd(a->skel->maps.sandboxes), &id, &sb,
-				  BPF_ANY);
-	if (err) {
+	/* Counters and limits (agent/limits.c) first, then the entry before
+	 * the links, so the programs find all they need at once. */
+	err = limits__attach(a, cg);
+	if (!err && bpf_map_update_elem(bpf_map__fd(a->skel->maps.sandboxes),
+					&id, &sb, BPF_ANY)) {
 		err = -errno;
 		pr_err("cgroup", "recording %s in the sandbox map failed: %s (map full? at most %d cgroups)",
 		       rel, strerror(errno), SANDBOX_MAX_CGROUPS);
-	} else if (direct) {
+	} else if (!err && direct && !pidx) {
+		/* Nested in a confined cgroup, the ancestor's programs already
+		 * run here and pick this entry (nearest wins); links of its
+		 * own would judge, and log, every denial twice. */
 		err = attach_cg(a, cg);
 	}
 	if (err) {
 		ctx->err = ctx->err ?: err;
+		limits__detach(a, cg, "attach_failed");
 		bpf_map_delete_elem(bpf_map__fd(a->skel->maps.sandboxes), &id);
 		free(cg->path);
 		a->n_cgs--;
@@ -505,8 +512,9 @@ static void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	events__begin(a, "attach");
 	events__cgroup_fields(a, cg);
 	json_str(&a->j, "via", direct ? "selector" : "inherited");
-	if (!direct)
-		json_str(&a->j, "parent", a->cgs[pidx - 1].path);
+	if (pidx)
+		json_str_raw(&a->j, "parent", a->cgs[pidx - 1].path,
+			     strlen(a->cgs[pidx - 1].path));
 	events__emit(a);
 	return (void *)(uintptr_t)(cg - a->cgs + 1);
 }
@@ -585,6 +593,7 @@ static void agent_cleanup(struct agent *a)
 	if (a->skel) {
 		for (i = 0; i < a->n_cgs; i++)
 			detach_cg(a, &a->cgs[i], "agent_exit");
+		limits__fini(a);
 		events__close(a);
 	}
 	for (i = 0; i < a->n_cgs; i++)
@@ -626,6 +635,10 @@ int agent__run(const struct agent_opts *opt)
 	err = check_bpffs(opt->bpffs);
 	if (err)
 		goto cleanup;
+	/* Limits this host cannot apply fail the start like a bad policy. */
+	err = limits__check(&a);
+	if (err)
+		goto cleanup;
 
 	log_setup_libbpf();
 	err = load_bpf(&a);
@@ -635,6 +648,9 @@ int agent__run(const struct agent_opts *opt)
 	if (err)
 		goto cleanup;
 	err = events__open(&a);
+	if (err)
+		goto cleanup;
+	err = limits__init(&a);
 	if (err)
 		goto cleanup;
 
@@ -647,6 +663,7 @@ int agent__run(const struct agent_opts *opt)
 		pr_err("agent", "could not confine every selected cgroup; detaching all and exiting (nothing half-applied)");
 		goto cleanup;
 	}
+	limits__tick(&a);	/* the state file and metrics exist at agent_ready */
 	emit_ready(&a);
 
 	while (!stop_signal) {
@@ -654,6 +671,7 @@ int agent__run(const struct agent_opts *opt)
 		if (err < 0)
 			break;
 		err = 0;
+		limits__tick(&a);	/* breaches, run time, metrics */
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if ((now.tv_sec - last.tv_sec) * 1000 +
 		    (now.tv_nsec - last.tv_nsec) / 1000000 >= SCAN_INTERVAL_MS) {

@@ -15,7 +15,7 @@ struct ring_buffer;
 struct bpf_link;
 
 /* The cgroup programs attached to each directly selected cgroup. */
-#define SANDBOX_N_LINKS	5
+#define SANDBOX_N_LINKS	6
 
 struct sandbox_cg {
 	char *path;		/* relative to the cgroup2 mount, "/a/b" */
@@ -25,6 +25,7 @@ struct sandbox_cg {
 	bool direct;		/* selected itself (has links), or inherited */
 	unsigned int seen;	/* scan generation that last saw it */
 	struct bpf_link *links[SANDBOX_N_LINKS];
+	struct limits_cg *lim;	/* limits, watches, run time: agent/limits.c */
 };
 
 struct agent_opts {
@@ -35,6 +36,8 @@ struct agent_opts {
 	const char *log_path;
 	unsigned int ring_size;
 	bool allow_degraded;
+	const char *metrics_path;	/* --metrics FILE, or NULL */
+	const char *state_path;		/* --state FILE, or NULL: the default */
 };
 
 struct agent {
@@ -55,9 +58,12 @@ struct agent {
 
 	struct json j;
 	FILE *log;
-	uint64_t lost_seen;	/* ev_lost already reported */
+	uint64_t lost_seen;	/* losses already reported */
+	uint64_t lost_agent;	/* records received but not written out */
 	uint64_t logged;	/* kernel records written out */
 	int64_t boot_to_real_ns;
+
+	struct limits_state *lim;	/* agent/limits.c */
 };
 
 /* agent/events.c */

@@ -88,11 +88,19 @@ static int walk_dir(int dfd, char *rel, size_t rel_len, cgroup_walk_fn fn,
 			continue;	/* the kernel's own limit; cannot happen */
 		cfd = openat(dirfd(d), de->d_name,
 			     O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-		if (cfd < 0)
+		if (cfd < 0 && errno == ENOENT)
 			continue;	/* removed while we walked */
+		/* Any other failure (EMFILE from a lowered RLIMIT_NOFILE...)
+		 * fails the walk: a cgroup we could not see must not look
+		 * removed, or its sandbox would be detached. */
+		if (cfd < 0) {
+			ret = -errno;
+			break;
+		}
 		if (fstat(cfd, &st)) {
+			ret = -errno;
 			close(cfd);
-			continue;
+			break;
 		}
 		rel[rel_len] = '/';
 		memcpy(rel + rel_len + 1, de->d_name, n + 1);

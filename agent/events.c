@@ -23,6 +23,7 @@ static const char *const kind_names[] = {
 	[EV_KIND_SIGNAL] = "signal", [EV_KIND_MOUNT] = "mount",
 	[EV_KIND_CGROUP] = "cgroup", [EV_KIND_UNIX] = "unix",
 	[EV_KIND_USERNS] = "userns", [EV_KIND_FD_RECEIVE] = "fd_receive",
+	[EV_KIND_TASK] = "task",
 };
 
 static const char *const op_names[] = {
@@ -38,6 +39,10 @@ static const char *const op_names[] = {
 	[EV_OP_PIVOT_ROOT] = "pivot_root", [EV_OP_CHROOT] = "chroot",
 	[EV_OP_CGROUP_MIGRATE] = "cgroup_migrate",
 	[EV_OP_CLONE_INTO_CGROUP] = "clone_into_cgroup",
+	[EV_OP_IOCTL] = "ioctl", [EV_OP_PRLIMIT] = "prlimit",
+	[EV_OP_SETNICE] = "setnice", [EV_OP_SETSCHEDULER] = "setscheduler",
+	[EV_OP_SETIOPRIO] = "setioprio", [EV_OP_SIGIO] = "sigio",
+	[EV_OP_MKNOD_DEVICE] = "mknod_device",
 };
 
 static const char *const reason_names[] = {
@@ -55,6 +60,10 @@ static const char *const reason_names[] = {
 	[EV_REASON_ALWAYS_DENIED] = "always_denied",
 	[EV_REASON_CGROUP_ESCAPE] = "cgroup_escape",
 	[EV_REASON_NOT_ALLOWED_NS] = "not_allowed_ns",
+	[EV_REASON_OTHER_PROTOCOL] = "other_protocol",
+	[EV_REASON_GUARDED_BELOW] = "guarded_below",
+	[EV_REASON_DEVICE] = "device",
+	[EV_REASON_DETACHED_MOUNT] = "detached_mount",
 };
 
 #define NAME(tbl, i) ((size_t)(i) < sizeof(tbl) / sizeof(tbl[0]) && tbl[i] ? \
@@ -86,7 +95,7 @@ static void write_line(struct agent *a)
 {
 	if (a->j.oom) {
 		pr_err("events", "out of memory formatting a record; it is counted in the next lost record");
-		a->lost_seen--;	/* makes the next report include it */
+		a->lost_agent++;
 		return;
 	}
 	fwrite(a->j.buf, 1, a->j.len, stdout);
@@ -123,7 +132,7 @@ void events__emit(struct agent *a)
 void events__cgroup_fields(struct agent *a, const struct sandbox_cg *cg)
 {
 	json_str(&a->j, "policy", agent__policy_name(a, cg->policy_id));
-	json_str(&a->j, "cgroup", cg->path);
+	json_str_raw(&a->j, "cgroup", cg->path, strlen(cg->path));
 	json_u64(&a->j, "cgroup_id", cg->id);
 }
 
@@ -133,7 +142,9 @@ static void addr_fields(struct json *j, const struct event *e)
 
 	json_str(j, "family", e->family == 4 ? "ipv4" :
 			      e->family == 6 ? "ipv6" :
-			      e->family == 17 ? "packet" : "unknown");
+			      e->family == 17 ? "packet" : "other");
+	if (e->family == 255)
+		json_u64(j, "af", e->dport);
 	if (e->kind == EV_KIND_SOCKET) {
 		json_u64(j, "sock_type", e->sock_type);
 	} else {
@@ -166,10 +177,13 @@ static void lsm_fields(struct json *j, const struct file_event *fe)
 			json_bool(j, "path2_truncated", true);
 	}
 	if (e->kind == EV_KIND_PTRACE || e->kind == EV_KIND_SIGNAL ||
-	    e->kind == EV_KIND_UNIX)
+	    e->kind == EV_KIND_UNIX || e->kind == EV_KIND_TASK)
 		json_u64(j, "target_pid", fe->target_pid);
-	if (e->kind == EV_KIND_SIGNAL)
+	if (e->kind == EV_KIND_SIGNAL ||
+	    (e->kind == EV_KIND_TASK && fe->op == EV_OP_SIGIO))
 		json_u64(j, "signal", fe->sig);
+	if (e->kind == EV_KIND_FILE && fe->op == EV_OP_IOCTL)
+		json_u64(j, "ioctl_cmd", fe->sig);
 	if (e->kind == EV_KIND_BPF)
 		json_u64(j, "bpf_cmd", fe->sig);
 }
@@ -183,17 +197,16 @@ static int handle_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e) || (lsm_record && size < sizeof(struct file_event))) {
 		pr_warn("events", "short record (%zu bytes) from the kernel; counted as lost", size);
-		a->lost_seen--;
+		a->lost_agent++;
 		return 0;
 	}
-	a->logged++;
 	common_fields(a, (int64_t)e->ts_boot_ns + a->boot_to_real_ns, e->seq,
 		      e->type == EV_AUDIT ? "audit" : "deny");
 	json_str(&a->j, "kind", NAME(kind_names, e->kind));
 	json_str(&a->j, "policy", agent__policy_name(a, e->policy_id));
 	cg = agent__find_cg(a, e->cgroup_id);
 	/* A cgroup created since the last scan: name it by id only. */
-	json_str(&a->j, "cgroup", cg ? cg->path : "");
+	json_str_raw(&a->j, "cgroup", cg ? cg->path : "", cg ? strlen(cg->path) : 0);
 	json_u64(&a->j, "cgroup_id", e->cgroup_id);
 	json_u64(&a->j, "pid", e->pid);
 	json_u64(&a->j, "tid", e->tid);
@@ -205,15 +218,20 @@ static int handle_event(void *ctx, void *data, size_t size)
 		addr_fields(&a->j, e);
 	json_str(&a->j, "reason", NAME(reason_names, e->reason));
 	json_end(&a->j);
+	if (!a->j.oom)
+		a->logged++;
 	write_line(a);
 	return 0;
 }
 
-/* Turn growth of the kernel's loss counter into one `lost` record. */
+/*
+ * Turn growth of the kernel's loss counter, plus records the kernel
+ * delivered that the agent could not write out, into one `lost` record.
+ */
 static void report_lost(struct agent *a)
 {
 	uint64_t lost = __atomic_load_n(&a->skel->bss->ev_lost,
-					__ATOMIC_RELAXED);
+					__ATOMIC_RELAXED) + a->lost_agent;
 
 	if (lost == a->lost_seen)
 		return;

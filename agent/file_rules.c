@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include <dirent.h>
 #include <errno.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@ enum src {
 	SRC_PROTECTED = 1 << 3,
 	SRC_OVERRIDE = 1 << 4,
 	SRC_SINK = 1 << 5,
+	SRC_ANCESTOR = 1 << 6,	/* above a deny or protected boundary */
 };
 
 /*
@@ -155,7 +155,7 @@ int file_rules__compile(const struct policy *p, __u32 policy_id,
 {
 	struct bset b = { 0 };
 	char path[PATH_MAX];
-	size_t i, j;
+	size_t i, j, n_before;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
@@ -188,6 +188,27 @@ int file_rules__compile(const struct policy *p, __u32 policy_id,
 	if (ret)
 		goto cleanup;
 	bset_sort(&b);
+	/* Every directory above a deny or protected path is an entry of its
+	 * own, flagged, so that renaming it can be refused. */
+	n_before = b.n;
+	for (i = 0; !ret && i < n_before; i++) {
+		size_t len;
+
+		if (!(b.v[i].src & (SRC_DENY | SRC_PROTECTED)))
+			continue;
+		snprintf(path, sizeof(path), "%s", b.v[i].path);
+		for (len = strlen(path); !ret && len > 1;) {
+			while (len > 1 && path[len - 1] != '/')
+				len--;
+			if (len > 1)
+				len--;
+			path[len] = '\0';
+			ret = bset_add(&b, path, SRC_ANCESTOR);
+		}
+	}
+	if (ret)
+		goto cleanup;
+	bset_sort(&b);
 
 	out->v = calloc(b.n, sizeof(*out->v));
 	if (!out->v) {
@@ -207,6 +228,9 @@ int file_rules__compile(const struct policy *p, __u32 policy_id,
 			e->val.flags |= FILE_WRITE;
 		if (b.v[i].src & SRC_SINK)
 			e->val.flags |= FILE_READ | FILE_WRITE;
+		if (b.v[i].src & SRC_ANCESTOR)
+			e->val.flags |= FILE_GUARDED_BELOW;
+		e->val.len = (__u16)strlen(b.v[i].path);
 		if (src & SRC_DENY)
 			e->val.flags |= FILE_DENY;
 		if (protected)
@@ -270,6 +294,9 @@ int file_rules__lookup(const struct file_compiled *c, __u32 policy_id,
 		if (!memcmp(e->key.path, q, len)) {
 			best = (int)e->val.flags;
 			best_len = len;
+			/* As the BPF side reads it: only on the entry itself. */
+			if (e->val.len != strlen(path))
+				best &= ~FILE_GUARDED_BELOW;
 		}
 	}
 	return best;
@@ -300,10 +327,10 @@ static int homes_add(char ***v, size_t *n, size_t *cap, const char *h)
 
 int file_rules__homes(char ***v, size_t *n)
 {
-	char path[PATH_MAX];
-	struct passwd *pw;
+	char path[PATH_MAX], line[4096];
 	struct dirent *de;
 	size_t cap = 0;
+	FILE *f;
 	DIR *d;
 	int err;
 
@@ -319,15 +346,28 @@ int file_rules__homes(char ***v, size_t *n)
 	}
 	if (d)
 		closedir(d);
-	setpwent();
-	while (!err && (pw = getpwent())) {
+	/* /etc/passwd itself, not getpwent(): no NSS modules in a static
+	 * agent; homes only known to LDAP and the like are not listed. */
+	f = fopen("/etc/passwd", "re");
+	while (!err && f && fgets(line, sizeof(line), f)) {
+		char *dir = line;
+		int field;
+
+		for (field = 0; field < 5 && dir; field++) {
+			dir = strchr(dir, ':');
+			if (dir)
+				dir++;
+		}
+		if (!dir)
+			continue;
+		dir[strcspn(dir, ":\n")] = '\0';
 		/* "/" or "/nonexistent" as a home would protect too much or
 		 * nothing; only real directories below the root count. */
-		if (!pw->pw_dir || pw->pw_dir[0] != '/' || !pw->pw_dir[1] ||
-		    !strcmp(pw->pw_dir, "/nonexistent"))
+		if (dir[0] != '/' || !dir[1] || !strcmp(dir, "/nonexistent"))
 			continue;
-		err = homes_add(v, n, &cap, pw->pw_dir);
+		err = homes_add(v, n, &cap, dir);
 	}
-	endpwent();
+	if (f)
+		fclose(f);
 	return err;
 }

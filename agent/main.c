@@ -8,7 +8,9 @@
 
 #include "agent.h"
 #include "events.h"
+#include "limits_agent.h"
 #include "log.h"
+#include "file_rules.h"
 #include "net_rules.h"
 #include "policy.h"
 
@@ -22,6 +24,8 @@ static void usage(FILE *f)
 "commands:\n"
 "  agent [options] [POLICY...]   confine the selected cgroups and log denials\n"
 "  check FILE|DIR...             validate policies; load nothing\n"
+"  status [--json] [--state FILE]  counters and usage of each sandbox of the\n"
+"                                running agent\n"
 "\n"
 "agent options:\n"
 "  -p, --policy FILE|DIR   policy file or directory (repeatable)\n"
@@ -31,6 +35,9 @@ static void usage(FILE *f)
 "      --ring-size BYTES   ring buffer size, a power of two >= 4096 (default 4 MiB)\n"
 "      --allow-degraded    run without BPF-LSM (network rules only), listing\n"
 "                          every lost guarantee\n"
+"      --metrics FILE      write Prometheus text to FILE every second (atomic replace)\n"
+"      --state FILE        where `stockade status` finds the agent (default\n"
+"                          " LIMITS_STATE_DEFAULT ")\n"
 "  -v, --verbose           debug output, libbpf's included\n"
 "  -h, --help, --version\n");
 }
@@ -40,8 +47,9 @@ static int cmd_check(int argc, char **argv)
 	struct policy_diag diag = { 0 };
 	struct policy_set set = { 0 };
 	struct net_compiled c;
-	char msg[POLICY_DIAG_MAX];
-	size_t i;
+	struct file_compiled fc;
+	char msg[POLICY_DIAG_MAX], **homes = NULL;
+	size_t i, n_homes = 0;
 	int err;
 
 	if (argc < 1) {
@@ -53,12 +61,25 @@ static int cmd_check(int argc, char **argv)
 		fprintf(stderr, "%s\n", diag.msgs[i]);
 	/* Compiling catches what only the kernel layout limits (port ranges
 	 * per address), so that check and agent agree. */
+	if (!err)
+		err = file_rules__homes(&homes, &n_homes);
 	for (i = 0; !err && i < set.n; i++) {
 		err = net_rules__compile(set.v[i], (__u32)(i + 1), &c, msg, sizeof(msg));
 		if (err)
 			fprintf(stderr, "%s\n", msg);
 		net_compiled__free(&c);
+		if (!err) {
+			err = file_rules__compile(set.v[i], (__u32)(i + 1),
+						  (const char *const *)homes, n_homes,
+						  &fc, msg, sizeof(msg));
+			if (err)
+				fprintf(stderr, "%s: %s\n", set.v[i]->file, msg);
+			file_compiled__free(&fc);
+		}
 	}
+	for (i = 0; i < n_homes; i++)
+		free(homes[i]);
+	free(homes);
 	if (!err)
 		for (i = 0; i < set.n; i++)
 			printf("%s: policy %s ok\n", set.v[i]->file, set.v[i]->name);
@@ -90,7 +111,8 @@ static int parse_size(const char *s, unsigned int *out)
 
 static int cmd_agent(int argc, char **argv)
 {
-	enum { OPT_CGROOT = 256, OPT_BPFFS, OPT_LOG, OPT_RING, OPT_DEGRADED };
+	enum { OPT_CGROOT = 256, OPT_BPFFS, OPT_LOG, OPT_RING, OPT_DEGRADED,
+	       OPT_METRICS, OPT_STATE };
 	static const struct option opts[] = {
 		{ "policy", required_argument, NULL, 'p' },
 		{ "cgroup-root", required_argument, NULL, OPT_CGROOT },
@@ -98,6 +120,8 @@ static int cmd_agent(int argc, char **argv)
 		{ "log", required_argument, NULL, OPT_LOG },
 		{ "ring-size", required_argument, NULL, OPT_RING },
 		{ "allow-degraded", no_argument, NULL, OPT_DEGRADED },
+		{ "metrics", required_argument, NULL, OPT_METRICS },
+		{ "state", required_argument, NULL, OPT_STATE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -136,6 +160,12 @@ static int cmd_agent(int argc, char **argv)
 		case OPT_DEGRADED:
 			o.allow_degraded = true;
 			break;
+		case OPT_METRICS:
+			o.metrics_path = optarg;
+			break;
+		case OPT_STATE:
+			o.state_path = optarg;
+			break;
 		case 'v':
 			log_verbosity = LOG_DEBUG;
 			break;
@@ -161,6 +191,44 @@ static int cmd_agent(int argc, char **argv)
 	return err ? 1 : 0;
 }
 
+/* `stockade status`: agent/limits.c reads what the running agent left in
+ * its state file and pinned counters. */
+static int cmd_status(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "state", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *state = NULL;
+	bool json = false;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 's':
+			state = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "stockade status: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	return status__run(state, json);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -171,6 +239,8 @@ int main(int argc, char **argv)
 		return cmd_agent(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "check"))
 		return cmd_check(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "status"))
+		return cmd_status(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(stdout);
 		return 0;

@@ -13,6 +13,9 @@
 #define FMODE_EXEC		0x20
 #define O_TRUNC			01000
 #define CGROUP2_SUPER_MAGIC	0x63677270
+#define S_IFMT			00170000
+#define S_IFBLK			0060000
+#define S_IFCHR			0020000
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
@@ -28,9 +31,12 @@ enum want { WANT_READ = 1, WANT_WRITE = 2 };
  * Look the path in buf[off .. FILE_BUF_SIZE-1) up (len bytes, no NUL) and
  * return the reason to deny, or 0. The key gets a '/' after the path, so
  * that a prefix stored as "/task/" matches /task and /task/x only.
+ * moving: the path is being renamed away, so a directory with a deny or
+ * protected path below it is refused too.
  */
-static __always_inline __u8 judge(struct lsm_scratch *s, __u32 policy_id,
-				  const char *path, __u64 len, int want)
+static __always_inline __u8 judge_ex(struct lsm_scratch *s, __u32 policy_id,
+				     const char *path, __u64 len, int want,
+				     bool moving)
 {
 	struct file_key *k = &s->key;
 	struct file_rule *r;
@@ -54,7 +60,16 @@ static __always_inline __u8 judge(struct lsm_scratch *s, __u32 policy_id,
 		return EV_REASON_OUTSIDE_SCOPE;
 	if ((want & WANT_READ) && !(r->flags & (FILE_READ | FILE_WRITE)))
 		return EV_REASON_OUTSIDE_SCOPE;
+	if (moving && (r->flags & FILE_GUARDED_BELOW) && r->len == len)
+		return EV_REASON_GUARDED_BELOW;
 	return 0;
+}
+
+/* Judge without the rename-only guard. */
+static __always_inline __u8 judge(struct lsm_scratch *s, __u32 policy_id,
+				  const char *path, __u64 len, int want)
+{
+	return judge_ex(s, policy_id, path, len, want, false);
 }
 
 /*
@@ -70,6 +85,26 @@ static __always_inline long dpath(struct path *p, char *buf)
 	return n - 1;
 }
 
+static __always_inline bool is_internal(struct vfsmount *mnt)
+{
+	/* pipefs, sockfs, anon inodes, memfd's shm: no path to judge. */
+	return BPF_CORE_READ(mnt, mnt_flags) & MNT_INTERNAL;
+}
+
+/*
+ * A mount outside the current task's mount namespace: a detached clone
+ * (open_tree(OPEN_TREE_CLONE), fsmount()) or another namespace's. Paths
+ * there are relative to that mount and would dodge every rule, so a
+ * sandbox may not use them at all.
+ */
+static __always_inline bool is_foreign_mount(struct vfsmount *vfsmnt)
+{
+	struct mount *mnt = (void *)vfsmnt - bpf_core_field_offset(struct mount, mnt);
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return BPF_CORE_READ(mnt, mnt_ns) != BPF_CORE_READ(task, nsproxy, mnt_ns);
+}
+
 /* Judge a walked path; 0 to allow, else the verdict from lsm_deny(). */
 static __always_inline int walked(struct sandbox *sb, struct policy_conf *conf,
 				  __u64 cgid, struct lsm_scratch *s,
@@ -77,9 +112,15 @@ static __always_inline int walked(struct sandbox *sb, struct policy_conf *conf,
 				  __u8 op, int want)
 {
 	char *buf = s->buf[0];
-	long off = walk(buf, mnt, d);
+	long off;
 	__u8 reason;
 
+	if (mnt && is_internal(mnt))
+		return 0;	/* ftruncate/fchmod of a memfd, a pipe... */
+	if (mnt && is_foreign_mount(mnt))
+		return lsm_deny(sb, conf, cgid, EV_KIND_FILE, op,
+				EV_REASON_DETACHED_MOUNT, NULL, NULL, 0, 0);
+	off = walk(buf, mnt, d);
 	if (off < 0)
 		return lsm_deny(sb, conf, cgid, EV_KIND_FILE, op,
 				EV_REASON_PATH_TOO_LONG, NULL, NULL, 0, 0);
@@ -91,7 +132,8 @@ static __always_inline int walked(struct sandbox *sb, struct policy_conf *conf,
 			&buf[off & MASK], NULL, 0, 0);
 }
 
-/* Two paths (rename, link): each must be writable. */
+/* Two paths (rename, link): each must be writable; a rename may not move
+ * a directory that has a deny or protected path below it. */
 static __always_inline int walked2(struct sandbox *sb, struct policy_conf *conf,
 				   __u64 cgid, struct lsm_scratch *s,
 				   struct vfsmount *mnt1, struct dentry *d1,
@@ -99,9 +141,14 @@ static __always_inline int walked2(struct sandbox *sb, struct policy_conf *conf,
 				   __u8 op)
 {
 	char *b1 = s->buf[0], *b2 = s->buf[1];
-	long o1 = walk(b1, mnt1, d1), o2;
+	bool moving = op == EV_OP_RENAME;
+	long o1, o2;
 	__u8 reason;
 
+	if (is_foreign_mount(mnt1) || is_foreign_mount(mnt2))
+		return lsm_deny(sb, conf, cgid, EV_KIND_FILE, op,
+				EV_REASON_DETACHED_MOUNT, NULL, NULL, 0, 0);
+	o1 = walk(b1, mnt1, d1);
 	if (o1 < 0)
 		return lsm_deny(sb, conf, cgid, EV_KIND_FILE, op,
 				EV_REASON_PATH_TOO_LONG, NULL, NULL, 0, 0);
@@ -109,22 +156,18 @@ static __always_inline int walked2(struct sandbox *sb, struct policy_conf *conf,
 	if (o2 < 0)
 		return lsm_deny(sb, conf, cgid, EV_KIND_FILE, op,
 				EV_REASON_PATH_TOO_LONG, &b1[o1 & MASK], NULL, 0, 0);
-	reason = judge(s, sb->policy_id, &b1[o1 & MASK],
-		       (FILE_BUF_SIZE - 1 - o1) & MASK, WANT_WRITE);
+	reason = judge_ex(s, sb->policy_id, &b1[o1 & MASK],
+			  (FILE_BUF_SIZE - 1 - o1) & MASK, WANT_WRITE, moving);
 	if (!reason)
-		reason = judge(s, sb->policy_id, &b2[o2 & MASK],
-			       (FILE_BUF_SIZE - 1 - o2) & MASK, WANT_WRITE);
+		reason = judge_ex(s, sb->policy_id, &b2[o2 & MASK],
+				  (FILE_BUF_SIZE - 1 - o2) & MASK, WANT_WRITE,
+				  moving);
 	if (!reason)
 		return 0;
 	return lsm_deny(sb, conf, cgid, EV_KIND_FILE, op, reason,
 			&b1[o1 & MASK], &b2[o2 & MASK], 0, 0);
 }
 
-static __always_inline bool is_internal(struct vfsmount *mnt)
-{
-	/* pipefs, sockfs, anon inodes, memfd's shm: no path to judge. */
-	return BPF_CORE_READ(mnt, mnt_flags) & MNT_INTERNAL;
-}
 
 static __always_inline bool str_eq(const char *a, const char *b, int n)
 {
@@ -175,6 +218,9 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 		want |= WANT_READ;
 	if ((mode & FMODE_WRITE) || (flags & O_TRUNC))
 		want |= WANT_WRITE;
+	/* O_ACCMODE 3 opens for ioctl only: judge it as both. */
+	if (!want)
+		want = WANT_READ | WANT_WRITE;
 	/* execve() (and its #! interpreter) opens the binary with
 	 * __FMODE_EXEC in f_flags before bprm_check_security runs, so the
 	 * exec is judged here, once, and no bprm program is needed. */
@@ -184,6 +230,14 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 	if (len < 0)
 		return lsm_deny(sb, conf, cgid, kind, op, EV_REASON_PATH_TOO_LONG,
 				NULL, NULL, 0, 0);
+	if (is_foreign_mount(BPF_CORE_READ(file, f_path.mnt)))
+		return lsm_deny(sb, conf, cgid, kind, op, EV_REASON_DETACHED_MOUNT,
+				s->buf[0], NULL, 0, 0);
+	/* A block device holds every file of its filesystem: reading it
+	 * raw would get around every path rule. */
+	if ((BPF_CORE_READ(file, f_inode, i_mode) & S_IFMT) == S_IFBLK)
+		return lsm_deny(sb, conf, cgid, kind, op, EV_REASON_DEVICE,
+				s->buf[0], NULL, 0, 0);
 	if ((want & WANT_WRITE) && is_cgroup_migrate(file))
 		return lsm_deny(sb, conf, cgid, EV_KIND_CGROUP,
 				EV_OP_CGROUP_MIGRATE, EV_REASON_CGROUP_ESCAPE,
@@ -227,7 +281,29 @@ int BPF_PROG(fn, const struct path *dir, struct dentry *dentry)		\
 		      dentry, op, WANT_WRITE);				\
 }
 
-DIR_HOOK(stk_path_mknod, path_mknod, EV_OP_CREATE)
+/* mknod: a new regular file is a write; a new device node is refused
+ * outright (it would reopen any device under a name in scope). */
+SEC("lsm/path_mknod")
+int BPF_PROG(stk_path_mknod, const struct path *dir, struct dentry *dentry,
+	     umode_t mode)
+{
+	struct policy_conf *conf;
+	struct lsm_scratch *s;
+	struct sandbox *sb;
+	__u64 cgid;
+
+	conf = lsm_current(&sb, &cgid);
+	if (!conf)
+		return 0;
+	s = scratch();
+	if (!s)
+		return -EPERM;
+	if ((mode & S_IFMT) == S_IFBLK || (mode & S_IFMT) == S_IFCHR)
+		return lsm_deny(sb, conf, cgid, EV_KIND_FILE, EV_OP_MKNOD_DEVICE,
+				EV_REASON_DEVICE, NULL, NULL, 0, 0);
+	return walked(sb, conf, cgid, s, BPF_CORE_READ(dir, mnt), dentry,
+		      EV_OP_CREATE, WANT_WRITE);
+}
 DIR_HOOK(stk_path_mkdir, path_mkdir, EV_OP_MKDIR)
 DIR_HOOK(stk_path_rmdir, path_rmdir, EV_OP_RMDIR)
 DIR_HOOK(stk_path_unlink, path_unlink, EV_OP_UNLINK)

@@ -13,6 +13,8 @@
 #include "lsm.bpf.h"
 #include "net.bpf.h"
 
+#define AF_UNIX			1
+#define AF_NETLINK		16
 #define AF_PACKET		17
 #define CLONE_INTO_CGROUP	0x200000000ULL
 
@@ -213,22 +215,37 @@ int BPF_PROG(stk_unix_may_send, struct socket *sock, struct socket *other)
 SEC("lsm/socket_create")
 int BPF_PROG(stk_socket_create, int family, int type, int protocol, int kern)
 {
-	if (kern || family != AF_PACKET)
+	__u8 reason;
+
+	/* unix, inet (judged by the network rules) and netlink (local to
+	 * the kernel) are the families a sandbox may use. AF_PACKET never
+	 * reaches cgroup/sock_create and bypasses the egress hooks; the
+	 * rest (vsock, tipc, rds, can, xdp...) reach beyond the rules. */
+	if (kern || family == AF_UNIX || family == AF_INET ||
+	    family == AF_INET6 || family == AF_NETLINK)
 		return 0;
+	reason = family == AF_PACKET ? EV_REASON_PACKET_SOCKET :
+				       EV_REASON_OTHER_PROTOCOL;
 	{
 		CURRENT_OR_ALLOW();
-		if (conf->flags & SANDBOX_RAW_SOCKETS)
+		if (family == AF_PACKET && (conf->flags & SANDBOX_RAW_SOCKETS))
 			return 0;
 		/* Reported through the network record layout. */
 		bool audit = conf->mode == SANDBOX_AUDIT;
-		struct event *e = event_reserve();
+		struct event *e;
+
+		limits_count(sb, EV_KIND_SOCKET, true);
+		e = event_reserve();
 
 		if (e) {
 			event_fill_task(e, cgid, sb->policy_id,
 					audit ? EV_AUDIT : EV_DENY);
 			e->kind = EV_KIND_SOCKET;
-			e->reason = EV_REASON_PACKET_SOCKET;
-			e->family = AF_PACKET;
+			e->reason = reason;
+			/* 17 is AF_PACKET; any other family is 255, its number
+			 * in dport (see include/events.h). */
+			e->family = family == AF_PACKET ? AF_PACKET : 255;
+			e->dport = family;
 			e->proto = protocol;
 			e->sock_type = type;
 			bpf_ringbuf_submit(e, 0);
@@ -251,6 +268,55 @@ static __always_inline bool sock_outside_sandbox(struct sock *sk,
 	       sb->root_id;
 }
 
+/* An IPv6 sockaddr may be the RFC 2133 size, without sin6_scope_id. */
+#define SIN6_LEN_RFC2133	24
+#define SOCK_STREAM_		1
+#define SOCK_RAW_		3
+#define AF_UNSPEC		0
+
+/* Raw sockets made outside are refused outright unless the policy allows
+ * raw sockets: their headers can say anything. */
+static __always_inline int raw_outside(struct sandbox *sb, __u64 cgid,
+				       struct socket *sock)
+{
+	struct policy_conf *conf;
+	struct event *e;
+	__u32 id = sb->policy_id;
+	bool audit;
+
+	conf = bpf_map_lookup_elem(&policies, &id);
+	if (!conf)
+		return -EPERM;
+	if (conf->flags & SANDBOX_RAW_SOCKETS)
+		return 0;
+	audit = conf->mode == SANDBOX_AUDIT;
+	limits_count(sb, EV_KIND_SOCKET, true);
+	e = event_reserve();
+	if (e) {
+		event_fill_task(e, cgid, id, audit ? EV_AUDIT : EV_DENY);
+		e->kind = EV_KIND_SOCKET;
+		e->reason = EV_REASON_RAW_SOCKET;
+		e->family = BPF_CORE_READ(sock, sk, __sk_common.skc_family) ==
+			    AF_INET6 ? 6 : 4;
+		e->sock_type = SOCK_RAW_;
+		e->proto = 255;
+		bpf_ringbuf_submit(e, 0);
+	}
+	return audit ? 0 : -EPERM;
+}
+
+/* The connected peer of sk into sa6 (port 0 when not connected). */
+static __always_inline void peer_of(struct sock *sk, __u16 family,
+				    struct sockaddr_in6 *sa6)
+{
+	sa6->sin6_port = BPF_CORE_READ(sk, __sk_common.skc_dport);
+	if (family == AF_INET)
+		((struct sockaddr_in *)sa6)->sin_addr.s_addr =
+			BPF_CORE_READ(sk, __sk_common.skc_daddr);
+	else
+		BPF_CORE_READ_INTO(&sa6->sin6_addr, sk, __sk_common.skc_v6_daddr);
+}
+
 SEC("lsm/socket_connect")
 int BPF_PROG(stk_socket_connect, struct socket *sock, struct sockaddr *address,
 	     int addrlen)
@@ -264,15 +330,21 @@ int BPF_PROG(stk_socket_connect, struct socket *sock, struct sockaddr *address,
 	sb = sandbox_current(&cgid);
 	if (!sb)
 		return 0;
-	family = BPF_CORE_READ(address, sa_family);
-	if ((family != AF_INET || addrlen < (int)sizeof(struct sockaddr_in)) &&
-	    (family != AF_INET6 || addrlen < (int)sizeof(struct sockaddr_in6)))
-		return 0;
 	sk = BPF_CORE_READ(sock, sk);
+	family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	if (family != AF_INET && family != AF_INET6)
+		return 0;
 	if (!sock_outside_sandbox(sk, sb))
 		return 0;
+	if (BPF_CORE_READ(sock, type) == SOCK_RAW_)
+		return raw_outside(sb, cgid, sock);
+	family = BPF_CORE_READ(address, sa_family);
+	if ((family != AF_INET || addrlen < (int)sizeof(struct sockaddr_in)) &&
+	    (family != AF_INET6 || addrlen < SIN6_LEN_RFC2133))
+		return 0;	/* AF_UNSPEC disconnects; the rest fail */
 	bpf_probe_read_kernel(&sa6, family == AF_INET ?
-			      sizeof(struct sockaddr_in) : sizeof(sa6), address);
+			      sizeof(struct sockaddr_in) : SIN6_LEN_RFC2133,
+			      address);
 	return net_verdict(sb, cgid, EV_KIND_CONNECT, family == AF_INET6,
 			   family == AF_INET6 ? (const __u8 *)&sa6.sin6_addr :
 			   (const __u8 *)&((struct sockaddr_in *)&sa6)->sin_addr,
@@ -280,8 +352,12 @@ int BPF_PROG(stk_socket_connect, struct socket *sock, struct sockaddr *address,
 			   bpf_ntohs(sa6.sin6_port)) ? 0 : -EPERM;
 }
 
-/* Sends: to msg_name when given, else to the connected peer (a socket
- * connected before its owner joined). */
+/*
+ * Sends: a connected stream goes to its peer whatever msg_name says (the
+ * kernel ignores it); a datagram goes to msg_name when given (AF_UNSPEC
+ * means "this IPv4 address" on an IPv4 socket, "the peer" on IPv6), else
+ * to the connected peer.
+ */
 SEC("lsm/socket_sendmsg")
 int BPF_PROG(stk_socket_sendmsg, struct socket *sock, struct msghdr *msg,
 	     int size)
@@ -290,9 +366,9 @@ int BPF_PROG(stk_socket_sendmsg, struct socket *sock, struct msghdr *msg,
 	struct sandbox *sb;
 	struct sock *sk;
 	void *name;
-	__u16 family;
+	__u16 family, nfam = AF_UNSPEC;
 	__u64 cgid;
-	int namelen;
+	int namelen, type;
 
 	sb = sandbox_current(&cgid);
 	if (!sb)
@@ -303,30 +379,154 @@ int BPF_PROG(stk_socket_sendmsg, struct socket *sock, struct msghdr *msg,
 		return 0;
 	if (!sock_outside_sandbox(sk, sb))
 		return 0;
+	type = BPF_CORE_READ(sock, type);
+	if (type == SOCK_RAW_)
+		return raw_outside(sb, cgid, sock);
 	name = BPF_CORE_READ(msg, msg_name);
 	namelen = BPF_CORE_READ(msg, msg_namelen);
-	if (name && namelen >= (int)sizeof(struct sockaddr_in)) {
-		bpf_probe_read_kernel(&sa6, namelen < (int)sizeof(sa6) ?
-				      sizeof(struct sockaddr_in) : sizeof(sa6), name);
-		family = sa6.sin6_family;
-		if (family == AF_INET6 && namelen < (int)sizeof(sa6))
-			return 0;	/* the kernel refuses it anyway */
-	} else {
-		sa6.sin6_port = BPF_CORE_READ(sk, __sk_common.skc_dport);
-		if (family == AF_INET)
-			((struct sockaddr_in *)&sa6)->sin_addr.s_addr =
-				BPF_CORE_READ(sk, __sk_common.skc_daddr);
-		else
-			BPF_CORE_READ_INTO(&sa6.sin6_addr, sk,
-					   __sk_common.skc_v6_daddr);
+	if (type != SOCK_STREAM_ && name && namelen >= (int)sizeof(__u16)) {
+		bpf_probe_read_kernel(&nfam, sizeof(nfam), name);
+		if (nfam == AF_INET6 && namelen >= SIN6_LEN_RFC2133)
+			bpf_probe_read_kernel(&sa6, SIN6_LEN_RFC2133, name);
+		else if ((nfam == AF_INET ||
+			  (nfam == AF_UNSPEC && family == AF_INET)) &&
+			 namelen >= (int)sizeof(struct sockaddr_in))
+			bpf_probe_read_kernel(&sa6, sizeof(struct sockaddr_in), name);
+		else if (nfam != AF_UNSPEC)
+			return 0;	/* the kernel refuses it */
+		if (nfam == AF_UNSPEC && family == AF_INET)
+			nfam = AF_INET;
+	}
+	if (nfam == AF_UNSPEC) {
+		peer_of(sk, family, &sa6);
+		nfam = family;
 		if (!sa6.sin6_port)
 			return 0;	/* not connected: nothing is sent */
 	}
-	if (family != AF_INET && family != AF_INET6)
-		return 0;
-	return net_verdict(sb, cgid, EV_KIND_SENDMSG, family == AF_INET6,
-			   family == AF_INET6 ? (const __u8 *)&sa6.sin6_addr :
+	return net_verdict(sb, cgid, EV_KIND_SENDMSG, nfam == AF_INET6,
+			   nfam == AF_INET6 ? (const __u8 *)&sa6.sin6_addr :
 			   (const __u8 *)&((struct sockaddr_in *)&sa6)->sin_addr,
-			   BPF_CORE_READ(sock, type), BPF_CORE_READ(sk, sk_protocol),
+			   type, BPF_CORE_READ(sk, sk_protocol),
 			   bpf_ntohs(sa6.sin6_port)) ? 0 : -EPERM;
+}
+
+/*
+ * Other ways to stop or starve a process across the sandbox's edge (the
+ * agent above all): resource limits, priority and scheduling, and SIGIO.
+ */
+SEC("lsm/task_prlimit")
+int BPF_PROG(stk_task_prlimit, const struct cred *cred, const struct cred *tcred,
+	     unsigned int flags)
+{
+	/* Only called for another process, and the target task is not
+	 * passed: refuse all of them. */
+	CURRENT_OR_ALLOW();
+	return lsm_deny(sb, conf, cgid, EV_KIND_TASK, EV_OP_PRLIMIT,
+			EV_REASON_ALWAYS_DENIED, NULL, NULL, 0, 0);
+}
+
+#define TASK_HOOK(fn, hook, op, ...)					\
+SEC("lsm/" #hook)							\
+int BPF_PROG(fn, struct task_struct *p, ##__VA_ARGS__)			\
+{									\
+	CURRENT_OR_ALLOW();						\
+	if (task_root_of(p) == sb->root_id)				\
+		return 0;						\
+	return lsm_deny(sb, conf, cgid, EV_KIND_TASK, op,		\
+			EV_REASON_OUTSIDE_SANDBOX, NULL, NULL,		\
+			BPF_CORE_READ(p, tgid), 0);			\
+}
+
+TASK_HOOK(stk_task_setnice, task_setnice, EV_OP_SETNICE, int nice)
+TASK_HOOK(stk_task_setscheduler, task_setscheduler, EV_OP_SETSCHEDULER)
+TASK_HOOK(stk_task_setioprio, task_setioprio, EV_OP_SETIOPRIO, int ioprio)
+
+/*
+ * SIGIO/SIGURG: F_SETOWN on a file makes later I/O on it signal the owner,
+ * from whichever task does the I/O, so task_kill never sees it. Remember
+ * which sandbox set the owner of each file, and refuse the signal when it
+ * would cross that sandbox's edge (or the current task's).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);	/* struct file * */
+	__type(value, __u64);	/* sandbox root that set the owner */
+} fowner SEC(".maps");
+
+SEC("lsm/file_set_fowner")
+int BPF_PROG(stk_file_set_fowner, struct file *file)
+{
+	__u64 key = (__u64)file, cgid;
+	struct sandbox *sb = sandbox_current(&cgid);
+
+	if (sb)
+		bpf_map_update_elem(&fowner, &key, &sb->root_id, BPF_ANY);
+	else
+		bpf_map_delete_elem(&fowner, &key);
+	return 0;
+}
+
+/* 6.1 embeds the owner in struct file; later kernels point to it. */
+struct file___embedded {
+	struct fown_struct f_owner;
+} __attribute__((preserve_access_index));
+
+SEC("lsm/file_send_sigiotask")
+int BPF_PROG(stk_file_send_sigiotask, struct task_struct *tsk,
+	     struct fown_struct *fown, int sig)
+{
+	struct policy_conf *conf = NULL;
+	struct sandbox *sb;
+	__u64 key, cgid, *setter, target = task_root_of(tsk);
+
+	if (bpf_core_field_exists(fown->file))
+		key = (__u64)BPF_CORE_READ(fown, file);
+	else
+		key = (__u64)fown -
+		      bpf_core_field_offset(struct file___embedded, f_owner);
+	setter = bpf_map_lookup_elem(&fowner, &key);
+	sb = sandbox_current(&cgid);
+	if (sb && target != sb->root_id)
+		goto deny;
+	if (setter && target != *setter) {
+		/* Set by a sandbox, fired by someone else: report it under
+		 * the setter's sandbox when the current task has none. */
+		if (!sb)
+			return -EPERM;
+		goto deny;
+	}
+	return 0;
+deny:
+	{
+		__u32 id = sb->policy_id;
+
+		conf = bpf_map_lookup_elem(&policies, &id);
+		if (!conf)
+			return -EPERM;
+		return lsm_deny(sb, conf, cgid, EV_KIND_TASK, EV_OP_SIGIO,
+				EV_REASON_OUTSIDE_SANDBOX, NULL, NULL,
+				BPF_CORE_READ(tsk, tgid), sig);
+	}
+}
+
+/* ioctls that reach past the file: typing into the outside terminal
+ * (TIOCSTI, TIOCLINUX) and changing inode flags (chattr). */
+#define TIOCSTI			0x5412
+#define TIOCLINUX		0x541C
+#define FS_IOC_SETFLAGS		0x40086602
+#define FS_IOC_FSSETXATTR	0x401c5820
+
+SEC("lsm/file_ioctl")
+int BPF_PROG(stk_file_ioctl, struct file *file, unsigned int cmd,
+	     unsigned long arg)
+{
+	if (cmd != TIOCSTI && cmd != TIOCLINUX && cmd != FS_IOC_SETFLAGS &&
+	    cmd != FS_IOC_FSSETXATTR)
+		return 0;
+	{
+		CURRENT_OR_ALLOW();
+		return lsm_deny(sb, conf, cgid, EV_KIND_FILE, EV_OP_IOCTL,
+				EV_REASON_ALWAYS_DENIED, NULL, NULL, 0, cmd);
+	}
 }

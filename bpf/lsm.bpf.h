@@ -10,6 +10,7 @@
 
 #include "common.bpf.h"
 #include "file.h"
+#include "limits.bpf.h"
 #include <bpf/bpf_tracing.h>
 
 #define EPERM		1
@@ -108,6 +109,7 @@ static __always_inline int lsm_deny(struct sandbox *sb, struct policy_conf *conf
 
 	if (cnt)
 		*cnt += 1;
+	limits_count(sb, kind, true);	/* per sandbox: status, metrics */
 	seq = __sync_fetch_and_add(&ev_seq, 1);
 	__sync_fetch_and_add(&ev_produced, 1);
 	fe = bpf_ringbuf_reserve(&rb, sizeof(*fe), 0);

@@ -79,18 +79,28 @@ int stk_sock_create(struct bpf_sock *sk)
 	conf = bpf_map_lookup_elem(&policies, &policy_id);
 	if (!conf)
 		return 0;
-	if (sk->type == SOCK_RAW && !(conf->flags & SANDBOX_RAW_SOCKETS))
-		reason = EV_REASON_RAW_SOCKET;
-	else if (sk->type == SOCK_DGRAM &&
-		 (sk->protocol == IPPROTO_ICMP || sk->protocol == IPPROTO_ICMPV6) &&
-		 !(conf->flags & SANDBOX_ICMP))
-		reason = EV_REASON_ICMP;
+	if (sk->type == SOCK_RAW) {
+		if (!(conf->flags & SANDBOX_RAW_SOCKETS))
+			reason = EV_REASON_RAW_SOCKET;
+	} else if (sk->type == SOCK_DGRAM &&
+		   (sk->protocol == IPPROTO_ICMP || sk->protocol == IPPROTO_ICMPV6)) {
+		if (!(conf->flags & SANDBOX_ICMP))
+			reason = EV_REASON_ICMP;
+	} else if (!((sk->type == SOCK_STREAM &&
+		      (sk->protocol == IPPROTO_TCP || sk->protocol == IPPROTO_MPTCP)) ||
+		     (sk->type == SOCK_DGRAM &&
+		      (sk->protocol == IPPROTO_UDP || sk->protocol == IPPROTO_UDPLITE)))) {
+		/* Only TCP and UDP have connect/sendmsg hooks that judge
+		 * every destination; SCTP, L2TP and the like could reach
+		 * hosts the rules never see. */
+		reason = EV_REASON_OTHER_PROTOCOL;
+	}
 	if (!sb && !reason)
 		reason = EV_REASON_NO_POLICY;
 	if (!reason)
 		return 1;
 
-	count(policy_id, 1);
+	count(sb, policy_id, EV_KIND_SOCKET, 1);
 	e = event_reserve();
 	if (e) {
 		event_fill_task(e, cgid, policy_id,

@@ -8,6 +8,7 @@
 #define STOCKADE_NET_BPF_H
 
 #include "common.bpf.h"
+#include "limits.bpf.h"
 #include "netaddr.h"
 
 #define AF_INET		2
@@ -16,7 +17,9 @@
 #define SOCK_DGRAM	2
 #define SOCK_RAW	3
 #define IPPROTO_ICMP	1
+#define IPPROTO_TCP	6
 #define IPPROTO_UDP	17
+#define IPPROTO_MPTCP	262
 #define IPPROTO_ICMPV6	58
 #define IPPROTO_UDPLITE	136
 /* Anything else (ICMP ping sockets, SCTP...) matches only `proto: any`. */
@@ -46,13 +49,15 @@ struct {
 	__type(value, __u64);
 } net_count SEC(".maps") __weak;
 
-static __always_inline void count(__u32 policy_id, int denied)
+static __always_inline void count(const struct sandbox *sb, __u32 policy_id,
+				  __u8 kind, int denied)
 {
 	__u32 k = policy_id * 2 + (denied ? 1 : 0);
 	__u64 *v = bpf_map_lookup_elem(&net_count, &k);
 
 	if (v)
 		*v += 1;
+	limits_count(sb, kind, denied);	/* per sandbox: stockade status */
 }
 
 static __always_inline __u8 proto_of(__u32 type, __u32 protocol)
@@ -66,8 +71,8 @@ static __always_inline __u8 proto_of(__u32 type, __u32 protocol)
 }
 
 /*
- * Judge one destination for the current task (in sandbox sb, or NULL when
- * a program runs for a cgroup with no entry). given is the address as the
+ * Judge one destination for the current task (in sandbox sb; NULL when
+ * the task is outside every sandbox). given is the address as the
  * caller wrote it (4 or 16 bytes used). Returns 1 to allow, 0 to deny.
  * Every denial (and, in audit mode, every would-be denial) is reported
  * exactly once.
@@ -84,14 +89,16 @@ static __always_inline int net_verdict(struct sandbox *sb, __u64 cgid,
 	__u32 *meta, policy_id;
 	__u8 proto, reason = 0;
 
-	/* Attached here but the cgroup is in no sandbox: an agent bug or a
-	 * race with detach. Fail closed, with the reserved deny-all id. */
-	policy_id = sb ? sb->policy_id : POLICY_ID_CONFLICT;
+	/* The cgroup programs run for the socket's cgroup; a task outside
+	 * every sandbox using a socket made inside one (handed over, or the
+	 * task was moved out by an admin) is judged as what it is: outside.
+	 * Decisions follow the task, never the socket (include/sandbox.h). */
+	if (!sb)
+		return 1;
+	policy_id = sb->policy_id;
 	conf = bpf_map_lookup_elem(&policies, &policy_id);
 	if (!conf)
-		return 0;
-	if (!sb)
-		reason = EV_REASON_NO_POLICY;
+		return 0;	/* no settings for its policy: fail closed */
 
 	if (!v6) {
 		__builtin_memcpy(key.addr, given, 4);
@@ -117,11 +124,11 @@ static __always_inline int net_verdict(struct sandbox *sb, __u64 cgid,
 			reason = EV_REASON_NOT_ALLOWED;
 	}
 	if (!reason) {
-		count(policy_id, 0);
+		count(sb, policy_id, kind, 0);
 		return 1;
 	}
 
-	count(policy_id, 1);
+	count(sb, policy_id, kind, 1);
 	e = event_reserve();
 	if (e) {
 		event_fill_task(e, cgid, policy_id,

@@ -39,6 +39,7 @@ enum ev_kind {
 	EV_KIND_UNIX = 10,
 	EV_KIND_USERNS = 11,
 	EV_KIND_FD_RECEIVE = 12,
+	EV_KIND_TASK = 13,	/* prlimit, nice, scheduler, ioprio, SIGIO */
 };
 
 /* `op` of kind file (and fd_receive: open_read/open_write). */
@@ -67,6 +68,15 @@ enum ev_op {
 	/* cgroup kind */
 	EV_OP_CGROUP_MIGRATE = 21,
 	EV_OP_CLONE_INTO_CGROUP = 22,
+	/* file kind: an ioctl refused outright (TIOCSTI, TIOCLINUX, SETFLAGS) */
+	EV_OP_IOCTL = 23,
+	/* task kind */
+	EV_OP_PRLIMIT = 24,
+	EV_OP_SETNICE = 25,
+	EV_OP_SETSCHEDULER = 26,
+	EV_OP_SETIOPRIO = 27,
+	EV_OP_SIGIO = 28,
+	EV_OP_MKNOD_DEVICE = 29,	/* file kind: mknod of a char/block device */
 };
 
 enum ev_reason {
@@ -84,6 +94,10 @@ enum ev_reason {
 	EV_REASON_ALWAYS_DENIED = 12,	/* bpf(), mount family */
 	EV_REASON_CGROUP_ESCAPE = 13,
 	EV_REASON_NOT_ALLOWED_NS = 14,	/* userns without namespaces.user */
+	EV_REASON_OTHER_PROTOCOL = 15,	/* socket family/protocol not judged */
+	EV_REASON_GUARDED_BELOW = 16,	/* renaming a dir above deny/protected */
+	EV_REASON_DEVICE = 17,		/* block device, device node creation */
+	EV_REASON_DETACHED_MOUNT = 18,	/* a mount outside the task's namespace */
 };
 
 #define EV_PATH_MAX	512	/* bytes of path/path2 in a record */
@@ -104,7 +118,8 @@ struct event {
 	__u8 type;		/* enum ev_type */
 	__u8 kind;		/* enum ev_kind */
 	__u8 reason;		/* enum ev_reason */
-	__u8 family;		/* 4, 6, or the socket family for kind socket */
+	__u8 family;		/* 4, 6; 17 AF_PACKET; 255 another family,
+				 * whose AF_* number is then in dport */
 	__u8 proto;		/* IPPROTO_* */
 	__u8 sock_type;		/* SOCK_* for kind socket */
 	__u16 dport;		/* host byte order */

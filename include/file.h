@@ -58,6 +58,10 @@ enum file_flags {
 	FILE_WRITE = 1 << 1,
 	FILE_DENY = 1 << 2,
 	FILE_PROTECTED = 1 << 3,
+	/* A directory with a deny or protected path below it: renaming it
+	 * would move that path out from under its rule. Meaningful only on
+	 * an exact match (file_rule.len == the judged path's length). */
+	FILE_GUARDED_BELOW = 1 << 4,
 };
 
 struct file_key {
@@ -67,7 +71,8 @@ struct file_key {
 };
 
 struct file_rule {
-	__u32 flags;		/* enum file_flags */
+	__u16 flags;		/* enum file_flags */
+	__u16 len;		/* bytes of this entry's path, without the '/' */
 };
 
 /* unix_allow: exact match on (policy, sun_path bytes as the kernel holds

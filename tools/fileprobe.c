@@ -42,6 +42,13 @@
  *   unix-connect PATH|@NAME   stream connect(); @NAME is abstract
  *   recv-fd PATH|@NAME        connect, then recvmsg() one SCM_RIGHTS fd
  *                             (see recv_fd() for what a refusal looks like)
+ *   mknod-dev PATH            mknod(PATH, S_IFCHR, 1:3), a /dev/null twin
+ *   prlimit PID               prlimit(PID, RLIMIT_CPU, 1 s)
+ *   setpriority PID           setpriority(PRIO_PROCESS, PID, 19)
+ *   open-tree-read DIR FILE   open_tree(DIR, OPEN_TREE_CLONE), a detached
+ *                             copy of the mount, then openat(FILE) in it
+ *   socket-xdp                socket(AF_XDP): a family the rules never see
+ *                             (built into the test VM's kernel)
  * Helpers, run outside the sandbox: they print "pid=N", then "ready" once
  * set up, then their result, and exit after HELPER_TIMEOUT seconds anyway:
  *   hold                      sleep until killed; prints addr=0x... of a
@@ -70,6 +77,8 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/sysmacros.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -492,6 +501,7 @@ enum op_id {
 	OP_UMOUNT, OP_CHROOT, OP_UNSHARE_USER, OP_BPF, OP_KILL, OP_PTRACE,
 	OP_ENVIRON, OP_VM_READV, OP_CGROUP_MOVE, OP_CLONE_CGROUP, OP_URING,
 	OP_UNIX_CONNECT, OP_RECV_FD, OP_HOLD, OP_UNIX_LISTEN, OP_SEND_FD,
+	OP_MKNOD_DEV, OP_PRLIMIT, OP_SETPRIO, OP_OPEN_TREE, OP_SOCKET_XDP,
 };
 
 static const struct op {
@@ -533,7 +543,27 @@ static const struct op {
 	{ "hold", OP_HOLD, 0, 0, true },
 	{ "unix-listen", OP_UNIX_LISTEN, 1, 2, true },
 	{ "send-fd-server", OP_SEND_FD, 2, 2, true },
+	{ "mknod-dev", OP_MKNOD_DEV, 1, 1, false },
+	{ "prlimit", OP_PRLIMIT, 1, 1, false },
+	{ "setpriority", OP_SETPRIO, 1, 1, false },
+	{ "open-tree-read", OP_OPEN_TREE, 2, 2, false },
+	{ "socket-xdp", OP_SOCKET_XDP, 0, 0, false },
 };
+
+/* open_tree(2) has no glibc wrapper in Debian 12. */
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#endif
+
+static int open_tree_read(const char *dir, const char *file)
+{
+	int tfd = (int)syscall(SYS_open_tree, AT_FDCWD, dir, OPEN_TREE_CLONE), fd;
+
+	if (tfd < 0)
+		return result(-1);
+	fd = openat(tfd, file, O_RDONLY);
+	return result(fd < 0 ? -1 : 0);
+}
 
 /* UID:GID, or the default nobody:nogroup; -1 on a malformed one. */
 static int parse_ids(const char *s, uid_t *uid, gid_t *gid)
@@ -609,6 +639,19 @@ static int act(enum op_id id, const char *a1, const char *a2)
 		return bpf_map_create();
 	case OP_KILL:
 		return result(kill((pid_t)atoi(a1), atoi(a2)));
+	case OP_MKNOD_DEV:
+		return result(mknod(a1, S_IFCHR | 0600, makedev(1, 3)));
+	case OP_PRLIMIT: {
+		struct rlimit rl = { .rlim_cur = 1, .rlim_max = 1 };
+
+		return result(prlimit((pid_t)atoi(a1), RLIMIT_CPU, &rl, NULL));
+	}
+	case OP_SETPRIO:
+		return result(setpriority(PRIO_PROCESS, (id_t)atoi(a1), 19));
+	case OP_OPEN_TREE:
+		return open_tree_read(a1, a2);
+	case OP_SOCKET_XDP:
+		return result(socket(AF_XDP, SOCK_RAW, 0) < 0 ? -1 : 0);
 	case OP_PTRACE:
 		return ptrace_attach((pid_t)atoi(a1));
 	case OP_ENVIRON:

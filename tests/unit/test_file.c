@@ -91,6 +91,13 @@ static void test_scope(void **state)
 	assert_int_equal(V("/tmp/other"), 0);
 	assert_int_equal(V("/task/.git/hooks/pre-commit") & FILE_DENY, FILE_DENY);
 	assert_int_equal(V("/task/.git/config"), R);
+	/* Renaming a directory above a deny or protected path is refused:
+	 * the flag holds on the directory itself, not below it. */
+	assert_int_equal(V("/task/.git"), R | FILE_GUARDED_BELOW);
+	assert_int_equal(V("/task"), R | FILE_GUARDED_BELOW);
+	assert_int_equal(V("/home/alice"), FILE_GUARDED_BELOW);
+	assert_int_equal(V("/home/alice/.config"), FILE_GUARDED_BELOW);
+	assert_int_equal(V("/home/alice/.configx"), 0);
 	/* Credentials stay protected inside a readable scope. */
 	assert_int_equal(V("/etc/shadow") & FILE_PROTECTED, FILE_PROTECTED);
 	assert_int_equal(V("/etc/passwd"), R);
@@ -109,7 +116,7 @@ static void test_defaults(void **state)
 	/* No files section: reads everywhere, writes nowhere. */
 	compile();
 	assert_int_equal(V("/anything/at/all"), R);
-	assert_int_equal(V("/"), R);
+	assert_int_equal(V("/"), R | FILE_GUARDED_BELOW);
 	assert_int_equal(V("/etc/shadow") & FILE_PROTECTED, FILE_PROTECTED);
 	teardown(NULL);
 	setup(NULL);

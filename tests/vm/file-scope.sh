@@ -91,6 +91,11 @@ fixtures() {
 	printf 'hello world\nsecond line\n' > /task/in/data.txt
 	printf '#!/bin/sh\nexit 0\n' > /task/.git/hooks/pre-commit
 	echo leaveme > /task/out/leaveme
+	# A deny path inside the write scope, and a block device node in the
+	# read scope (1:0 is ram0; opening it would fail later, with ENXIO,
+	# if the hook let it through).
+	mkdir -p /task/out/.git/hooks
+	mknod /task/blk b 1 0
 	cat > /task/job.sh <<'EOF'
 #!/bin/sh
 # The allowed work: reads its inputs, writes its outputs, runs /bin.
@@ -195,7 +200,9 @@ set_phase() {
 }
 
 # kase NAME WANT FIELDS EXTRA PROBE-ARGS...
-#   WANT    what the probe prints in enforce mode (outside and audit: OK)
+#   WANT    what the probe prints in enforce mode (outside and audit: OK);
+#           ENFORCE/OTHER when the allowed call still fails further on
+#           (e.g. EPERM/ENXIO: a device node with no driver behind it)
 #   FIELDS  what the one record must contain, space-separated case
 #           patterns (a number ends in [,}] so 12 never matches 123);
 #           empty for allowed work: no record in any phase
@@ -209,7 +216,10 @@ kase() {
 		t_fail "$T/$phase/$_n" "not run: $why"
 		return
 	fi
-	[ "$phase" = enforce ] || _want=OK
+	case $_want in
+	*/*) [ "$phase" = enforce ] && _want=${_want%/*} || _want=${_want#*/} ;;
+	*) [ "$phase" = enforce ] || _want=OK ;;
+	esac
 	# shellcheck disable=SC2086
 	_out=$(timeout 40 "$probe" $cgarg "$@" 2>&1)
 	_rc=$?
@@ -376,6 +386,26 @@ all_cases() {
 	kase umount EPERM "$M \"op\":\"umount\" $FP" '' umount /srv/mnt
 	kase chroot EPERM "$M \"op\":\"chroot\" \"path\":\"/task\" $FP" '' chroot /task
 	kase unshare-user EPERM "\"kind\":\"userns\" \"reason\":\"not_allowed_ns\" $FP" '' unshare-user
+	# Other ways to stop or starve the agent (or any outsider).
+	kase prlimit-outsider EPERM "\"kind\":\"task\" \"op\":\"prlimit\" \"reason\":\"always_denied\" $FP" '' \
+		prlimit "$hold_k"
+	kase setpriority-outsider EPERM "\"kind\":\"task\" \"op\":\"setnice\" \"target_pid\":${hold_k}[,}] \"reason\":\"outside_sandbox\" $FP" '' \
+		setpriority "$hold_k"
+	# A device node in scope would reopen any device; a block device
+	# holds every file of its filesystem.
+	kase mknod-device EPERM "\"kind\":\"file\" \"op\":\"mknod_device\" \"reason\":\"device\" $FP" '' \
+		mknod-dev /task/out/null2
+	kase read-block-device EPERM/ENXIO "\"kind\":\"file\" \"op\":\"open_read\" \"path\":\"/task/blk\" \"reason\":\"device\" $FP" 'file:open_read' \
+		open-read /task/blk
+	# A detached copy of /etc: inside it, shadow is just "/shadow".
+	kase open-tree-detached EPERM "\"kind\":\"file\" \"reason\":\"detached_mount\" $FP" '' \
+		open-tree-read /etc shadow
+	# Renaming a directory above a deny path would move it out from under
+	# its rule.
+	kase rename-guarded-dir EPERM "\"kind\":\"file\" \"op\":\"rename\" \"path\":\"/task/out/.git\" \"reason\":\"guarded_below\" $FP" '' \
+		rename /task/out/.git /task/out/g
+	kase socket-other-family EPERM "\"kind\":\"socket\" \"family\":\"other\" \"af\":44[,}] \"reason\":\"other_protocol\" $FP" '' \
+		socket-xdp
 	kase bpf-map-create EPERM "\"kind\":\"bpf\" \"bpf_cmd\":0[,}] \"reason\":\"always_denied\" $FP" '' bpf
 	kase kill-outsider EPERM "\"kind\":\"signal\" \"target_pid\":${hold_k}[,}] \"signal\":9[,}] \"reason\":\"outside_sandbox\" $FP" '' \
 		kill "$hold_k" 9
@@ -389,7 +419,9 @@ all_cases() {
 		read-environ 1
 	kase cgroup-move EPERM "\"kind\":\"cgroup\" \"op\":\"cgroup_migrate\" \"reason\":\"cgroup_escape\" $FP" '' \
 		cgroup-move "$esc"
-	kase clone-into-cgroup EPERM "\"kind\":\"cgroup\" \"op\":\"clone_into_cgroup\" \"reason\":\"cgroup_escape\" $FP" '' \
+	# In audit mode the clone goes on, and the cpuset controller asks
+	# task_setscheduler about the child it moves out: one more record.
+	kase clone-into-cgroup EPERM "\"kind\":\"cgroup\" \"op\":\"clone_into_cgroup\" \"reason\":\"cgroup_escape\" $FP" 'task:setscheduler' \
 		clone-into-cgroup "$esc"
 
 	# 6. io_uring: the open happens in the kernel (maybe in an io-wq

@@ -7,6 +7,8 @@
 #   2. lsm-smoke/*  BPF-LSM denies AF_PACKET in a sandbox (tests/vm/lsm-smoke.sh);
 #      file-scope/* issue 4: file scope, credentials, tamper resistance
 #                   (tests/vm/file-scope.sh);
+#      limits/*     issue 5: resource limits, breaches, counting
+#                   (tests/vm/limits.sh);
 #   3. live/*       the host's live tests, tests/live/run.sh, again on this
 #                   kernel, each of its `ok`/`not ok` lines turned into a
 #                   marker.
@@ -73,6 +75,13 @@ echo "suite: file-scope at $(cut -d' ' -f1 /proc/uptime) s (timeout ${budget}s)"
 timeout -s KILL "$budget" sh tests/vm/file-scope.sh
 [ $? != 137 ] || t_fail file-scope/run "killed after ${budget}s; the results above are partial"
 left=$(pidof stockade fileprobe)
+[ -z "$left" ] || kill -9 $left 2>/dev/null
+
+# Resource limits and counting (tests/vm/limits.sh), bounded like above.
+echo "suite: limits at $(cut -d' ' -f1 /proc/uptime) s"
+timeout -s KILL 90 sh tests/vm/limits.sh
+[ $? != 137 ] || t_fail limits/run "killed after 90 s; the results above are partial"
+left=$(pidof stockade hog)
 [ -z "$left" ] || kill -9 $left 2>/dev/null
 
 # ---- 3. the host live tests, on this kernel ----

@@ -1,0 +1,1546 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Resource limits and counting (agent/limits_agent.h).
+ *
+ * Limits are the sandbox cgroup's own files: cpu.max, memory.max,
+ * memory.swap.max, pids.max. The agent writes them when it confines a
+ * directly selected cgroup, remembers what it found, and puts that back
+ * when it lets go. Breaches are the kernel's to enforce and ours to log:
+ *   memory   memory.events oom_kill grows; the kernel log says whom it
+ *            killed (/dev/kmsg), which the record names when it can;
+ *   pids     pids.events max grows: one record per burst;
+ *   runtime  our own clock; at expiry cgroup.kill kills the whole subtree
+ *            at once, setsid'd and double-forked children included;
+ *   cpu      cpu.stat nr_throttled grows: at most one record per interval.
+ * The *.events files are watched with inotify (the kernel notifies on
+ * change); cpu.stat is not, so it is read twice a second for sandboxes
+ * with a CPU limit. All of it runs from the main loop, which wakes at
+ * least every 100 ms: a breach is logged well within a second.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "agent.h"
+#include "cgroup.h"
+#include "limits_agent.h"
+#include "limits_util.h"
+#include "log.h"
+#include "sandbox.h"
+#include "stockade.skel.h"
+
+#define CPU_CHECK_MS	500	/* cpu.stat has no notification */
+#define CPU_LOG_MS	10000	/* at most one cpu record per sandbox per 10 s */
+#define FILE_CHECK_MS	1000	/* re-read *.events even without inotify */
+#define METRICS_MS	1000
+#define OOM_WAIT_MS	400	/* for the kernel log to name the victim */
+#define VICTIMS		32	/* recent OOM victims from /dev/kmsg */
+#define VICTIM_TTL_MS	5000
+
+/* The limit files, in the order they are written. */
+enum lim_file { LF_CPU, LF_SWAP, LF_MEM, LF_PIDS, LF_N };
+static const char *const lf_name[LF_N] = {
+	[LF_CPU] = "cpu.max", [LF_SWAP] = "memory.swap.max",
+	[LF_MEM] = "memory.max", [LF_PIDS] = "pids.max",
+};
+
+enum watch_kind { W_MEM, W_PIDS, W_POPULATED };
+static const char *const watch_file[] = {
+	[W_MEM] = "memory.events", [W_PIDS] = "pids.events",
+	[W_POPULATED] = "cgroup.events",
+};
+
+struct watch {
+	int wd;
+	enum watch_kind kind;
+	uint64_t cg_id;		/* the cgroup whose file it is */
+};
+
+struct victim {
+	struct oom_victim v;
+	uint64_t seen_ms;
+	bool claimed;
+};
+
+struct limits_state {
+	int ino_fd;
+	int kmsg_fd;
+	struct watch *w;
+	size_t n_w, cap_w;
+	struct victim victims[VICTIMS];
+	size_t next_victim;
+	bool running;		/* the initial scan is over */
+	bool state_dirty;
+	int pids_hier;		/* pids.events counts descendants: -1 unknown */
+	uint64_t next_cpu_ms, next_file_ms, next_metrics_ms;
+	char pin_path[PATH_MAX];
+	bool pinned;
+	char state_path[PATH_MAX];
+	bool state_written;
+	int ncpus;
+	size_t stride;		/* bytes of one CPU's struct sb_count */
+	void *percpu;		/* ncpus * stride */
+};
+
+struct limits_cg {
+	const struct policy *p;	/* its policy, when it sets limits */
+	uint64_t root_id;	/* the sandbox (directly selected cgroup) */
+	bool counted;		/* has an sb_count entry */
+	struct {
+		bool set;
+		char orig[64];	/* as found, written back on detach */
+		char now[64];	/* as read back after our write */
+	} f[LF_N];
+	bool pids;		/* its pids.events counts into root_id's burst */
+	uint64_t oom_seen, pids_seen;
+	uint64_t oom_pending, oom_deadline_ms;
+	struct burst burst;	/* refused forks, of the whole sandbox */
+	uint64_t thr_nr, thr_usec, periods, cpu_log_ms;
+	bool cpu_logged;
+	uint64_t rt_start_ms, rt_deadline_real_ms;	/* 0: not started */
+	bool rt_expired;
+};
+
+static uint64_t clock_ms(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static const struct policy *policy_of(struct agent *a, uint32_t id)
+{
+	if (id == POLICY_ID_CONFLICT || id > a->set.n)
+		return NULL;
+	return a->set.v[id - 1];
+}
+
+static bool wants_limits(const struct policy *p)
+{
+	return p && (p->limits.has_cpu || p->limits.has_memory ||
+		     p->limits.has_memory_swap || p->limits.has_pids ||
+		     p->limits.has_runtime);
+}
+
+static void cg_file(struct agent *a, const char *rel, const char *name,
+		    char *buf, size_t len)
+{
+	/* Too long for PATH_MAX: the empty path fails with ENOENT. */
+	if ((size_t)snprintf(buf, len, "%s%s/%s", a->cgroot, rel, name) >= len)
+		buf[0] = '\0';
+}
+
+static bool read_cg(struct agent *a, const char *rel, const char *name,
+		    char *buf, size_t len)
+{
+	char path[PATH_MAX];
+
+	cg_file(a, rel, name, path, sizeof(path));
+	return cgv_read(path, buf, len) >= 0;
+}
+
+static bool read_keyed(struct agent *a, const char *rel, const char *name,
+		       const char *key, uint64_t *v)
+{
+	char buf[1024];
+
+	return read_cg(a, rel, name, buf, sizeof(buf)) && !cgv_keyed(buf, key, v);
+}
+
+static bool read_u64(struct agent *a, const char *rel, const char *name,
+		     uint64_t *v)
+{
+	char buf[64];
+
+	return read_cg(a, rel, name, buf, sizeof(buf)) && !cgv_parse(buf, v);
+}
+
+static int write_cg(struct agent *a, const char *rel, const char *name,
+		    const char *val)
+{
+	char path[PATH_MAX];
+	size_t n = strlen(val);
+	int fd, err = 0;
+
+	cg_file(a, rel, name, path, sizeof(path));
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, n) != (ssize_t)n)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+static void trim(char *s)
+{
+	s[strcspn(s, "\n")] = '\0';
+}
+
+/* ---- preflight ---- */
+
+/* Is word in the space-separated list? */
+static bool has_word(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+	const char *p = list;
+
+	while ((p = strstr(p, word))) {
+		if ((p == list || p[-1] == ' ') &&
+		    (p[n] == ' ' || p[n] == '\n' || p[n] == '\0'))
+			return true;
+		p += n;
+	}
+	return false;
+}
+
+/* Where cgroup v1 mounted ctl, if it did (a hybrid host). */
+static bool v1_mount_of(const char *ctl, char *mnt, size_t len)
+{
+	char line[4096], point[PATH_MAX], fstype[64], opts[1024];
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	bool found = false;
+
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		char *sep = strstr(line, " - ");
+		char *o, *tok, *save;
+
+		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1 ||
+		    sscanf(sep + 3, "%63s %*s %1023s", fstype, opts) != 2 ||
+		    strcmp(fstype, "cgroup"))
+			continue;
+		for (o = opts; (tok = strtok_r(o, ",", &save)); o = NULL)
+			if (!strcmp(tok, ctl))
+				found = true;
+		if (found)
+			snprintf(mnt, len, "%s", point);
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+struct need {
+	const char *ctl;	/* controller, or NULL for a core file */
+	const char *file;	/* the file the limit is written to */
+	const char *key;	/* limits.KEY */
+	struct policy_pos pos;
+};
+
+/* What a policy's limits need from a cgroup. */
+static size_t needs_of(const struct policy *p, struct need *n)
+{
+	const struct policy_limits *l = &p->limits;
+	size_t k = 0, i, j;
+
+	if (l->has_cpu)
+		n[k++] = (struct need){ "cpu", "cpu.max", "cpu", l->cpu_pos };
+	if (l->has_memory)
+		n[k++] = (struct need){ "memory", "memory.max", "memory",
+					l->memory_pos };
+	if (l->has_memory_swap)
+		n[k++] = (struct need){ "memory", "memory.swap.max",
+					"memory_swap", l->memory_swap_pos };
+	if (l->has_pids)
+		n[k++] = (struct need){ "pids", "pids.max", "pids", l->pids_pos };
+	if (l->has_runtime)
+		n[k++] = (struct need){ NULL, "cgroup.kill", "runtime",
+					l->runtime_pos };
+	/* In file order, like every other diagnostic. */
+	for (i = 1; i < k; i++)
+		for (j = i; j > 0 && (n[j].pos.line < n[j - 1].pos.line ||
+				      (n[j].pos.line == n[j - 1].pos.line &&
+				       n[j].pos.col < n[j - 1].pos.col)); j--) {
+			struct need t = n[j];
+
+			n[j] = n[j - 1];
+			n[j - 1] = t;
+		}
+	return k;
+}
+
+#define lim_err(p, n, fmt, ...)						\
+	pr_err("limits", "%s:%d:%d: limits.%s: " fmt, (p)->file,	\
+	       (n)->pos.line, (n)->pos.col, (n)->key, ##__VA_ARGS__)
+
+/* Can the cgroup2 hierarchy give this controller at all? */
+static int check_root(struct agent *a, const struct policy *p,
+		      const struct need *n, const char *root_ctls)
+{
+	char mnt[PATH_MAX];
+
+	if (!n->ctl || has_word(root_ctls, n->ctl))
+		return 0;
+	if (v1_mount_of(n->ctl, mnt, sizeof(mnt))) {
+		lim_err(p, n, "policy '%s' cannot be applied on this host: it is a hybrid cgroup host, where the %s controller belongs to cgroup v1 (mounted at %s), so the cgroup2 hierarchy at %s has no %s controller to set %s with. Fix: boot with systemd.unified_cgroup_hierarchy=1 (or cgroup_no_v1=%s) so that cgroup2 gets the controller, or remove limits.%s from the policy",
+			p->name, n->ctl, mnt, a->cgroot, n->ctl, n->file, n->ctl,
+			n->key);
+	} else {
+		lim_err(p, n, "policy '%s' cannot be applied on this host: the kernel offers no %s controller on cgroup2 (%s/cgroup.controllers is '%s'); it was built without it or disabled with cgroup_disable=%s. Fix the kernel, or remove limits.%s from the policy",
+			p->name, n->ctl, a->cgroot, root_ctls, n->ctl, n->key);
+	}
+	return -EOPNOTSUPP;
+}
+
+/* Can cgroup rel take the limit? Names the fix when not. */
+static int check_cg(struct agent *a, const struct policy *p,
+		    const struct need *n, const char *rel)
+{
+	char buf[1024], path[PATH_MAX], fix[2048] = "", up[PATH_MAX];
+	size_t i, len;
+	struct stat st;
+
+	if (n->ctl) {
+		if (!read_cg(a, rel, "cgroup.controllers", buf, sizeof(buf)))
+			return 0;	/* gone since the walk */
+		if (has_word(buf, n->ctl))
+			goto file;
+		/* Every ancestor, from the root down to the parent, that does
+		 * not pass the controller down needs it in subtree_control. */
+		for (i = 0, len = 0; rel[i]; i = len) {
+			const char *slash = strchr(rel + i + 1, '/');
+			char *f;
+
+			snprintf(up, sizeof(up), "%.*s", (int)i, rel);
+			len = slash ? (size_t)(slash - rel) : strlen(rel);
+			if (!read_cg(a, up, "cgroup.subtree_control", buf, sizeof(buf)) ||
+			    !has_word(buf, n->ctl)) {
+				f = fix + strlen(fix);
+				if ((size_t)snprintf(f, sizeof(fix) - (size_t)(f - fix),
+						     "%secho +%s > %s%s/cgroup.subtree_control",
+						     *fix ? "; " : "", n->ctl, a->cgroot,
+						     up) >= sizeof(fix) - (size_t)(f - fix))
+					break;
+			}
+		}
+		snprintf(up, sizeof(up), "%s", rel);
+		*strrchr(up, '/') = '\0';
+		lim_err(p, n, "cannot be applied to cgroup %s: the %s controller is not enabled for it, %s%s/cgroup.subtree_control lacks '%s'. Fix: %s (a cgroup that holds processes itself cannot pass controllers down: move them into a child cgroup first)",
+			rel, n->ctl, a->cgroot, up, n->ctl, fix);
+		return -EOPNOTSUPP;
+	}
+file:
+	cg_file(a, rel, n->file, path, sizeof(path));
+	if (stat(path, &st) == 0)
+		return 0;
+	if (!strcmp(n->file, "cgroup.kill"))
+		lim_err(p, n, "cannot be applied to cgroup %s: %s does not exist; killing a sandbox at once needs Linux 5.14 or later",
+			rel, path);
+	else if (!strcmp(n->file, "memory.swap.max"))
+		lim_err(p, n, "cannot be applied to cgroup %s: %s does not exist: the kernel does not account swap (built without CONFIG_MEMCG_SWAP, or booted with swapaccount=0)",
+			rel, path);
+	else
+		lim_err(p, n, "cannot be applied to cgroup %s: %s does not exist",
+			rel, path);
+	return -EOPNOTSUPP;
+}
+
+struct check_ctx {
+	struct agent *a;
+	int err;
+};
+
+static void *check_one(const char *rel, uint64_t id, void *parent, void *vctx)
+{
+	struct check_ctx *c = vctx;
+	struct agent *a = c->a;
+	const struct policy *p = NULL;
+	struct need n[8];
+	size_t i, j, k;
+
+	(void)id;
+	for (i = 0; i < a->set.n; i++)
+		for (j = 0; j < a->set.v[i]->n_cgroups; j++)
+			if (cgroup__match(a->set.v[i]->cgroups[j], rel)) {
+				if (p && p != a->set.v[i])
+					return parent;	/* conflict: deny-all, no limits */
+				p = a->set.v[i];
+			}
+	if (!p || !wants_limits(p))
+		return parent;
+	k = needs_of(p, n);
+	for (i = 0; i < k; i++)
+		if (check_cg(a, p, &n[i], rel))
+			c->err = -EOPNOTSUPP;
+	return parent;
+}
+
+int limits__check(struct agent *a)
+{
+	struct check_ctx c = { .a = a, .err = 0 };
+	char root_ctls[1024] = "";
+	struct need n[8];
+	size_t i, j, k, bad = 0;
+	int err;
+
+	for (i = 0; i < a->set.n; i++)
+		if (wants_limits(a->set.v[i]))
+			break;
+	if (i == a->set.n)
+		return 0;
+	if (!read_cg(a, "", "cgroup.controllers", root_ctls, sizeof(root_ctls)))
+		root_ctls[0] = '\0';
+	trim(root_ctls);
+	for (i = 0; i < a->set.n; i++) {
+		const struct policy *p = a->set.v[i];
+
+		if (!wants_limits(p))
+			continue;
+		k = needs_of(p, n);
+		for (j = 0; j < k; j++)
+			if (check_root(a, p, &n[j], root_ctls))
+				bad++;
+	}
+	if (!bad) {
+		err = cgroup__walk(a->cgroot, check_one, &c);
+		if (err) {
+			pr_err("limits", "walking %s failed: %s", a->cgroot,
+			       strerror(-err));
+			return err;
+		}
+		if (c.err)
+			bad++;
+	}
+	if (bad) {
+		pr_err("limits", "the limits above cannot be applied; nothing was applied");
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/* ---- setup ---- */
+
+static int pin_counters(struct agent *a, struct limits_state *ls)
+{
+	int err;
+
+	if (mkdir(a->opt.bpffs, 0700) && errno != EEXIST) {
+		err = -errno;
+		pr_err("limits", "cannot create the pin directory %s: %s",
+		       a->opt.bpffs, strerror(errno));
+		return err;
+	}
+	snprintf(ls->pin_path, sizeof(ls->pin_path), "%s/sb_count", a->opt.bpffs);
+	/* A pin left by an agent that did not exit cleanly. */
+	if (!access(ls->pin_path, F_OK)) {
+		pr_debug("limits", "replacing the stale pin %s", ls->pin_path);
+		unlink(ls->pin_path);
+	}
+	err = bpf_map__pin(a->skel->maps.sb_count, ls->pin_path);
+	if (err) {
+		pr_err("limits", "pinning the counters at %s failed: %s",
+		       ls->pin_path, strerror(-err));
+		return err;
+	}
+	ls->pinned = true;
+	return 0;
+}
+
+int limits__init(struct agent *a)
+{
+	struct limits_state *ls = calloc(1, sizeof(*ls));
+	int err;
+
+	if (!ls)
+		return -ENOMEM;
+	a->lim = ls;
+	ls->kmsg_fd = -1;
+	ls->pids_hier = -1;
+	ls->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (ls->ino_fd < 0) {
+		err = -errno;
+		pr_err("limits", "inotify_init1 failed: %s; raise fs.inotify.max_user_instances",
+		       strerror(errno));
+		return err;
+	}
+	ls->ncpus = libbpf_num_possible_cpus();
+	if (ls->ncpus <= 0) {
+		pr_err("limits", "cannot count the possible CPUs: %s", strerror(-ls->ncpus));
+		return ls->ncpus ?: -EINVAL;
+	}
+	ls->stride = (sizeof(struct sb_count) + 7) & ~(size_t)7;
+	ls->percpu = calloc((size_t)ls->ncpus, ls->stride);
+	if (!ls->percpu)
+		return -ENOMEM;
+	snprintf(ls->state_path, sizeof(ls->state_path), "%s",
+		 a->opt.state_path ? a->opt.state_path : LIMITS_STATE_DEFAULT);
+
+	/* The kernel names OOM victims only in its log. Start at its end:
+	 * older kills are not ours to report. */
+	ls->kmsg_fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (ls->kmsg_fd < 0)
+		pr_warn("limits", "cannot read /dev/kmsg (%s): memory records will not name the process the OOM killer chose",
+			strerror(errno));
+	else
+		lseek(ls->kmsg_fd, 0, SEEK_END);
+	return pin_counters(a, ls);
+}
+
+/* ---- watches ---- */
+
+static void add_watch(struct agent *a, struct sandbox_cg *cg,
+		      enum watch_kind kind)
+{
+	struct limits_state *ls = a->lim;
+	char path[PATH_MAX];
+	int wd;
+
+	cg_file(a, cg->path, watch_file[kind], path, sizeof(path));
+	wd = inotify_add_watch(ls->ino_fd, path, IN_MODIFY);
+	if (wd < 0) {
+		if (errno != ENOENT)
+			pr_warn("limits", "cannot watch %s: %s; it is read once a second instead",
+				path, strerror(errno));
+		return;
+	}
+	if (ls->n_w == ls->cap_w) {
+		size_t cap = ls->cap_w ? ls->cap_w * 2 : 64;
+		struct watch *v = realloc(ls->w, cap * sizeof(*v));
+
+		if (!v) {
+			inotify_rm_watch(ls->ino_fd, wd);
+			return;
+		}
+		ls->w = v;
+		ls->cap_w = cap;
+	}
+	ls->w[ls->n_w++] = (struct watch){ .wd = wd, .kind = kind, .cg_id = cg->id };
+}
+
+static void drop_watches(struct agent *a, uint64_t cg_id, bool gone)
+{
+	struct limits_state *ls = a->lim;
+	size_t i;
+
+	for (i = 0; i < ls->n_w;) {
+		if (ls->w[i].cg_id != cg_id) {
+			i++;
+			continue;
+		}
+		/* A removed cgroup's watches went with its files. */
+		if (!gone)
+			inotify_rm_watch(ls->ino_fd, ls->w[i].wd);
+		ls->w[i] = ls->w[--ls->n_w];
+	}
+}
+
+/* ---- applying limits ---- */
+
+static void limit_value(const struct policy_limits *pl, enum lim_file f,
+			char *buf, size_t len)
+{
+	buf[0] = '\0';
+	switch (f) {
+	case LF_CPU:
+		if (pl->has_cpu)
+			cgv_cpu_max(pl->cpu_milli, buf, len);
+		break;
+	case LF_SWAP:
+		/* memory: without memory_swap means no swap at all, or the
+		 * limit would only move the hog onto the swap device. */
+		if (pl->has_memory_swap)
+			snprintf(buf, len, "%" PRIu64, pl->memory_swap);
+		else if (pl->has_memory)
+			snprintf(buf, len, "0");
+		break;
+	case LF_MEM:
+		if (pl->has_memory)
+			snprintf(buf, len, "%" PRIu64, pl->memory);
+		break;
+	case LF_PIDS:
+		if (pl->has_pids)
+			snprintf(buf, len, "%" PRIu64, pl->pids);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Put back what was found, unless someone changed it since. */
+static void restore_limits(struct agent *a, struct sandbox_cg *cg)
+{
+	struct limits_cg *l = cg->lim;
+	char cur[64];
+	int f, err;
+
+	for (f = LF_N - 1; f >= 0; f--) {
+		if (!l->f[f].set)
+			continue;
+		l->f[f].set = false;
+		if (!read_cg(a, cg->path, lf_name[f], cur, sizeof(cur)))
+			continue;	/* the cgroup is gone */
+		trim(cur);
+		if (strcmp(cur, l->f[f].now)) {
+			pr_warn("limits", "%s%s/%s is '%s', not the '%s' the agent wrote: someone else changed it; leaving it (it was '%s' before the agent)",
+				a->cgroot, cg->path, lf_name[f], cur, l->f[f].now,
+				l->f[f].orig);
+			continue;
+		}
+		err = write_cg(a, cg->path, lf_name[f], l->f[f].orig);
+		if (err)
+			pr_warn("limits", "putting back %s%s/%s = '%s' failed: %s",
+				a->cgroot, cg->path, lf_name[f], l->f[f].orig,
+				strerror(-err));
+		else
+			pr_debug("limits", "%s%s/%s put back to '%s'", a->cgroot,
+				 cg->path, lf_name[f], l->f[f].orig);
+	}
+}
+
+static int apply_limits(struct agent *a, struct sandbox_cg *cg)
+{
+	struct limits_cg *l = cg->lim;
+	const struct policy_limits *pl = &l->p->limits;
+	char val[64];
+	int f, err;
+
+	for (f = 0; f < LF_N; f++) {
+		limit_value(pl, (enum lim_file)f, val, sizeof(val));
+		if (!val[0])
+			continue;
+		if (!read_cg(a, cg->path, lf_name[f], l->f[f].orig,
+			     sizeof(l->f[f].orig))) {
+			err = -errno;
+			if (f == LF_SWAP && !pl->has_memory_swap && errno == ENOENT) {
+				/* Implied, not asked for: say what is lost. */
+				pr_warn("limits", "%s%s: no memory.swap.max (the kernel does not account swap): limits.memory holds, but the sandbox's swap use is not limited",
+					a->cgroot, cg->path);
+				continue;
+			}
+			pr_err("limits", "policy '%s': reading %s%s/%s failed: %s",
+			       l->p->name, a->cgroot, cg->path, lf_name[f],
+			       strerror(errno));
+			goto fail;
+		}
+		trim(l->f[f].orig);
+		err = write_cg(a, cg->path, lf_name[f], val);
+		if (err) {
+			pr_err("limits", "policy '%s': writing '%s' to %s%s/%s failed: %s",
+			       l->p->name, val, a->cgroot, cg->path, lf_name[f],
+			       strerror(-err));
+			goto fail;
+		}
+		l->f[f].set = true;
+		/* The kernel rounds (memory to pages): keep what it holds. */
+		if (read_cg(a, cg->path, lf_name[f], l->f[f].now, sizeof(l->f[f].now)))
+			trim(l->f[f].now);
+		pr_debug("limits", "%s%s/%s = '%s' (was '%s')", a->cgroot, cg->path,
+			 lf_name[f], l->f[f].now, l->f[f].orig);
+	}
+	return 0;
+fail:
+	/* Nothing half-applied. */
+	restore_limits(a, cg);
+	return err;
+}
+
+/* The nearest directly selected cgroup at or above cg. */
+static struct sandbox_cg *root_of(struct agent *a, struct sandbox_cg *cg)
+{
+	struct sandbox_cg *best = NULL;
+	size_t i;
+
+	if (cg->direct)
+		return cg;
+	for (i = 0; i < a->n_cgs; i++) {
+		struct sandbox_cg *d = &a->cgs[i];
+
+		if (d->direct && d != cg && cgv_path_within(cg->path, d->path) &&
+		    (!best || strlen(d->path) > strlen(best->path)))
+			best = d;
+	}
+	return best;
+}
+
+/* Does pids.events count the whole subtree? Kernels that have
+ * pids.events.local do (that file has the old meaning); older ones, 6.1
+ * among them, count in each cgroup only the forks refused to its own
+ * tasks. */
+static bool pids_hierarchical(struct agent *a, const char *rel)
+{
+	char path[PATH_MAX];
+
+	if (a->lim->pids_hier < 0) {
+		cg_file(a, rel, "pids.events.local", path, sizeof(path));
+		a->lim->pids_hier = access(path, F_OK) == 0;
+	}
+	return a->lim->pids_hier;
+}
+
+static void start_runtime(struct agent *a, struct limits_cg *l, uint64_t now)
+{
+	l->rt_start_ms = now;
+	l->rt_deadline_real_ms = clock_ms(CLOCK_REALTIME) + l->p->limits.runtime_ms;
+	a->lim->state_dirty = true;
+}
+
+static bool populated(struct agent *a, const char *rel)
+{
+	uint64_t v;
+
+	return read_keyed(a, rel, "cgroup.events", "populated", &v) && v;
+}
+
+int limits__attach(struct agent *a, struct sandbox_cg *cg)
+{
+	struct limits_state *ls = a->lim;
+	struct limits_cg *l;
+	struct sandbox_cg *root;
+	const struct policy *p;
+	struct need n[8];
+	size_t i, k;
+	int err;
+
+	if (!ls)
+		return 0;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	cg->lim = l;
+	root = root_of(a, cg);
+	l->root_id = root ? root->id : cg->id;
+	ls->state_dirty = true;
+	if (!cg->direct) {
+		/* A child counts into its sandbox's entry (root_id); only an
+		 * old kernel's per-cgroup pids.events needs a watch here. */
+		if (root && root->lim && root->lim->p &&
+		    root->lim->p->limits.has_pids &&
+		    !pids_hierarchical(a, cg->path)) {
+			l->pids = true;
+			read_keyed(a, cg->path, "pids.events", "max", &l->pids_seen);
+			add_watch(a, cg, W_PIDS);
+		}
+		return 0;
+	}
+
+	/* The counters exist before any program can count into them. */
+	memset(ls->percpu, 0, (size_t)ls->ncpus * ls->stride);
+	if (bpf_map_update_elem(bpf_map__fd(a->skel->maps.sb_count), &cg->id,
+				ls->percpu, BPF_ANY)) {
+		err = -errno;
+		pr_err("limits", "creating the counters of %s failed: %s", cg->path,
+		       strerror(errno));
+		return err;
+	}
+	l->counted = true;
+
+	/* Baselines first, so a breach caused by our own write (memory.max
+	 * below what the sandbox holds makes the kernel OOM-kill) is seen. */
+	read_keyed(a, cg->path, "memory.events", "oom_kill", &l->oom_seen);
+	read_keyed(a, cg->path, "pids.events", "max", &l->pids_seen);
+	read_keyed(a, cg->path, "cpu.stat", "nr_throttled", &l->thr_nr);
+	read_keyed(a, cg->path, "cpu.stat", "throttled_usec", &l->thr_usec);
+	read_keyed(a, cg->path, "cpu.stat", "nr_periods", &l->periods);
+	l->cpu_log_ms = clock_ms(CLOCK_MONOTONIC);
+	l->pids = true;
+	add_watch(a, cg, W_MEM);
+	add_watch(a, cg, W_PIDS);
+
+	p = policy_of(a, cg->policy_id);
+	if (!p || !wants_limits(p))
+		return 0;
+	l->p = p;
+	/* limits__check() did this for the cgroups there at start; a later
+	 * one gets the same diagnosis. */
+	k = needs_of(p, n);
+	for (i = 0, err = 0; i < k; i++)
+		if (check_cg(a, p, &n[i], cg->path))
+			err = -EOPNOTSUPP;
+	if (!err)
+		err = apply_limits(a, cg);
+	if (err) {
+		l->p = NULL;
+		if (!ls->running)
+			return err;	/* at start: the agent starts nothing */
+		/* Later (a new cgroup): it is confined, but its limits are
+		 * not; the error above says why. */
+		pr_err("limits", "cgroup %s is confined WITHOUT the limits of policy '%s'",
+		       cg->path, p->name);
+		return 0;
+	}
+	if (p->limits.has_runtime) {
+		add_watch(a, cg, W_POPULATED);
+		if (populated(a, cg->path))
+			start_runtime(a, l, clock_ms(CLOCK_MONOTONIC));
+	}
+	return 0;
+}
+
+/* ---- records ---- */
+
+static void record_begin(struct agent *a, const char *kind,
+			 const struct sandbox_cg *cg)
+{
+	events__begin(a, "limit");
+	json_str(&a->j, "kind", kind);
+	events__cgroup_fields(a, cg);
+}
+
+static void record_memory(struct agent *a, struct sandbox_cg *cg,
+			  const struct victim *v, uint64_t count)
+{
+	uint64_t x;
+
+	record_begin(a, "memory", cg);
+	if (read_u64(a, cg->path, "memory.max", &x) && x != CGV_MAX)
+		json_u64(&a->j, "limit", x);
+	if (read_u64(a, cg->path, "memory.peak", &x))
+		json_u64(&a->j, "peak", x);
+	if (read_u64(a, cg->path, "memory.current", &x))
+		json_u64(&a->j, "current", x);
+	json_u64(&a->j, "count", count);
+	if (v) {
+		json_u64(&a->j, "pid", (uint64_t)v->v.pid);
+		if (v->v.has_comm)
+			json_str_raw(&a->j, "comm", v->v.comm, strlen(v->v.comm));
+		if (v->v.has_memcg)
+			json_str(&a->j, "task_cgroup", v->v.memcg);
+	}
+	json_u64(&a->j, "oom_kills", cg->lim->oom_seen);
+	events__emit(a);
+}
+
+/* ---- the kernel log ---- */
+
+static void add_victim(struct limits_state *ls, const struct oom_victim *v,
+		       uint64_t now)
+{
+	size_t i;
+
+	/* Both lines about one kill: merge. */
+	for (i = 0; i < VICTIMS; i++) {
+		struct victim *x = &ls->victims[i];
+
+		if (x->seen_ms && x->v.pid == v->pid && now - x->seen_ms < VICTIM_TTL_MS) {
+			if (v->has_comm && !x->v.has_comm) {
+				memcpy(x->v.comm, v->comm, sizeof(x->v.comm));
+				x->v.has_comm = true;
+			}
+			if (v->has_memcg && !x->v.has_memcg) {
+				memcpy(x->v.memcg, v->memcg, sizeof(x->v.memcg));
+				x->v.has_memcg = true;
+			}
+			return;
+		}
+	}
+	ls->victims[ls->next_victim] = (struct victim){ .v = *v, .seen_ms = now };
+	ls->next_victim = (ls->next_victim + 1) % VICTIMS;
+}
+
+static void drain_kmsg(struct limits_state *ls, uint64_t now)
+{
+	static char rec[8192 + 1];	/* CONSOLE_EXT_LOG_MAX: one record */
+	struct oom_victim v;
+	ssize_t n;
+
+	if (ls->kmsg_fd < 0)
+		return;
+	for (;;) {
+		n = read(ls->kmsg_fd, rec, sizeof(rec) - 1);
+		if (n < 0 && errno == EPIPE)
+			continue;	/* overwritten records: skip them */
+		if (n < 0 && errno == EINVAL) {
+			/* A record larger than any we know of would block
+			 * the reader forever: skip to the end. */
+			lseek(ls->kmsg_fd, 0, SEEK_END);
+			break;
+		}
+		if (n <= 0)
+			break;
+		rec[n] = '\0';
+		if (kmsg_parse_oom(rec, (size_t)n, &v))
+			add_victim(ls, &v, now);
+	}
+}
+
+/* Where a victim without task_memcg= was: its /proc entry, while it lasts. */
+static void victim_memcg(struct victim *x)
+{
+	char path[64], buf[4096];
+
+	if (x->v.has_memcg)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", x->v.pid);
+	if (cgv_read(path, buf, sizeof(buf)) > 0 && !strncmp(buf, "0::", 3)) {
+		trim(buf);
+		memcpy(x->v.memcg, buf + 3, sizeof(x->v.memcg) - 1);
+		x->v.memcg[sizeof(x->v.memcg) - 1] = '\0';
+		x->v.has_memcg = true;
+	}
+}
+
+static void oom_flush(struct agent *a, struct sandbox_cg *cg, uint64_t now,
+		      bool force, size_t n_pending)
+{
+	struct limits_state *ls = a->lim;
+	struct limits_cg *l = cg->lim;
+	size_t i;
+
+	for (i = 0; i < VICTIMS && l->oom_pending; i++) {
+		struct victim *x = &ls->victims[i];
+
+		if (!x->seen_ms || x->claimed || now - x->seen_ms > VICTIM_TTL_MS)
+			continue;
+		victim_memcg(x);
+		/* Unknown cgroup: ours only if no other sandbox waits. */
+		if (x->v.has_memcg ? !cgv_path_within(x->v.memcg, cg->path) :
+				     n_pending != 1)
+			continue;
+		x->claimed = true;
+		l->oom_pending--;
+		record_memory(a, cg, x, 1);
+	}
+	if (l->oom_pending && (force || now >= l->oom_deadline_ms)) {
+		record_memory(a, cg, NULL, l->oom_pending);
+		l->oom_pending = 0;
+	}
+}
+
+/* ---- events from the cgroup files ---- */
+
+static void check_oom(struct agent *a, struct sandbox_cg *cg, uint64_t now)
+{
+	struct limits_cg *l = cg->lim;
+	uint64_t v;
+
+	if (!read_keyed(a, cg->path, "memory.events", "oom_kill", &v) ||
+	    v <= l->oom_seen)
+		return;
+	if (!l->oom_pending)
+		l->oom_deadline_ms = now + OOM_WAIT_MS;
+	l->oom_pending += v - l->oom_seen;
+	l->oom_seen = v;
+}
+
+static void check_pids(struct agent *a, struct sandbox_cg *cg, uint64_t now)
+{
+	struct limits_cg *l = cg->lim;
+	struct sandbox_cg *root;
+	uint64_t v;
+
+	if (!l->pids ||
+	    !read_keyed(a, cg->path, "pids.events", "max", &v) || v <= l->pids_seen)
+		return;
+	root = cg->direct ? cg : (struct sandbox_cg *)agent__find_cg(a, l->root_id);
+	if (root && root->lim)
+		burst_add(&root->lim->burst, now, v - l->pids_seen);
+	l->pids_seen = v;
+}
+
+static void check_populated(struct agent *a, struct sandbox_cg *cg, uint64_t now)
+{
+	struct limits_cg *l = cg->lim;
+	bool pop;
+
+	if (!l->p || !l->p->limits.has_runtime)
+		return;
+	pop = populated(a, cg->path);
+	if (pop && !l->rt_start_ms) {
+		start_runtime(a, l, now);
+	} else if (!pop && l->rt_expired) {
+		/* Spent and emptied: the clock starts again with the next
+		 * process that enters. */
+		l->rt_expired = false;
+		l->rt_start_ms = 0;
+		l->rt_deadline_real_ms = 0;
+		a->lim->state_dirty = true;
+	}
+}
+
+static void drain_inotify(struct agent *a, uint64_t now)
+{
+	struct limits_state *ls = a->lim;
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+	size_t i, off;
+
+	while ((n = read(ls->ino_fd, buf, sizeof(buf))) > 0) {
+		for (off = 0; off < (size_t)n;) {
+			const struct inotify_event *ev = (const void *)(buf + off);
+			struct sandbox_cg *cg = NULL;
+
+			off += sizeof(*ev) + ev->len;
+			for (i = 0; i < ls->n_w; i++)
+				if (ls->w[i].wd == ev->wd)
+					break;
+			if (i == ls->n_w || !(ev->mask & IN_MODIFY))
+				continue;
+			cg = (struct sandbox_cg *)agent__find_cg(a, ls->w[i].cg_id);
+			if (!cg || !cg->lim)
+				continue;
+			switch (ls->w[i].kind) {
+			case W_MEM:
+				check_oom(a, cg, now);
+				break;
+			case W_PIDS:
+				check_pids(a, cg, now);
+				break;
+			case W_POPULATED:
+				check_populated(a, cg, now);
+				break;
+			}
+		}
+	}
+}
+
+/* Processes in a cgroup and below it (cgroup.procs of each). */
+static uint64_t count_procs(const char *dir)
+{
+	static char buf[65536];	/* done with before recursing */
+	char path[PATH_MAX];
+	struct dirent *de;
+	uint64_t n = 0;
+	ssize_t len, i;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	len = cgv_read(path, buf, sizeof(buf));
+	for (i = 0; i < len; i++)
+		n += buf[i] == '\n';
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		n += count_procs(path);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void check_runtime(struct agent *a, struct sandbox_cg *cg, uint64_t now)
+{
+	struct limits_cg *l = cg->lim;
+	char dir[PATH_MAX];
+	uint64_t procs;
+	int err;
+
+	if (!l->p || !l->p->limits.has_runtime || !l->rt_start_ms ||
+	    l->rt_expired || now < l->rt_start_ms ||
+	    now - l->rt_start_ms < l->p->limits.runtime_ms)
+		return;
+	l->rt_expired = true;
+	snprintf(dir, sizeof(dir), "%s%s", a->cgroot, cg->path);
+	procs = count_procs(dir);
+	/* One write kills the whole subtree, and the kernel keeps new forks
+	 * from escaping while it does (Linux 5.14, cgroup.kill). */
+	err = write_cg(a, cg->path, "cgroup.kill", "1");
+	if (err)
+		pr_err("limits", "run time of %s expired, but writing 1 to %s/cgroup.kill failed: %s",
+		       cg->path, dir, strerror(-err));
+	record_begin(a, "runtime", cg);
+	json_u64(&a->j, "limit", l->p->limits.runtime_ms);
+	json_u64(&a->j, "elapsed_ms", now - l->rt_start_ms);
+	json_u64(&a->j, "processes", procs);
+	json_bool(&a->j, "killed", !err);
+	events__emit(a);
+}
+
+static void check_cpu(struct agent *a, struct sandbox_cg *cg, uint64_t now)
+{
+	struct limits_cg *l = cg->lim;
+	char buf[1024];
+	uint64_t nr, usec, periods = 0, milli;
+
+	if (!l->p || !l->p->limits.has_cpu ||
+	    !read_cg(a, cg->path, "cpu.stat", buf, sizeof(buf)) ||
+	    cgv_keyed(buf, "nr_throttled", &nr) ||
+	    cgv_keyed(buf, "throttled_usec", &usec))
+		return;
+	cgv_keyed(buf, "nr_periods", &periods);
+	if (nr <= l->thr_nr || (l->cpu_logged && now - l->cpu_log_ms < CPU_LOG_MS))
+		return;
+	record_begin(a, "cpu", cg);
+	if (read_cg(a, cg->path, "cpu.max", buf, sizeof(buf)) &&
+	    !cgv_cpu_milli(buf, &milli) && milli != CGV_MAX)
+		json_u64(&a->j, "limit", milli);
+	json_u64(&a->j, "nr_throttled", nr - l->thr_nr);
+	json_u64(&a->j, "throttled_usec", usec - l->thr_usec);
+	json_u64(&a->j, "nr_periods", periods - l->periods);
+	json_u64(&a->j, "interval_ms", now - l->cpu_log_ms);
+	json_u64(&a->j, "nr_throttled_total", nr);
+	json_u64(&a->j, "throttled_usec_total", usec);
+	events__emit(a);
+	l->thr_nr = nr;
+	l->thr_usec = usec;
+	l->periods = periods;
+	l->cpu_log_ms = now;
+	l->cpu_logged = true;
+}
+
+static void check_pids_burst(struct agent *a, struct sandbox_cg *cg, uint64_t now)
+{
+	struct limits_cg *l = cg->lim;
+	uint64_t n = burst_due(&l->burst, now), x;
+
+	if (!n)
+		return;
+	record_begin(a, "pids", cg);
+	if (read_u64(a, cg->path, "pids.max", &x) && x != CGV_MAX)
+		json_u64(&a->j, "limit", x);
+	if (read_u64(a, cg->path, "pids.current", &x))
+		json_u64(&a->j, "current", x);
+	json_u64(&a->j, "count", n);
+	json_u64(&a->j, "refused_total", l->burst.total);
+	events__emit(a);
+}
+
+/* ---- counters, metrics, state ---- */
+
+static void stats_of(const char *cgroot, struct sb_stats *s)
+{
+	char dir[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s%s", cgroot, s->cgroup);
+	sb_stats_read_cgroup(s, dir);
+}
+
+static bool read_counts(int map_fd, uint64_t id, int ncpus, size_t stride,
+			void *buf, struct sb_count *out)
+{
+	if (map_fd < 0 || bpf_map_lookup_elem(map_fd, &id, buf))
+		return false;
+	sb_count_sum(out, buf, (size_t)ncpus, stride);
+	return true;
+}
+
+static size_t collect(struct agent *a, struct sb_stats *v)
+{
+	struct limits_state *ls = a->lim;
+	int fd = bpf_map__fd(a->skel->maps.sb_count);
+	uint64_t now_real = clock_ms(CLOCK_REALTIME);
+	size_t i, n = 0;
+
+	for (i = 0; i < a->n_cgs; i++) {
+		struct sandbox_cg *cg = &a->cgs[i];
+		struct sb_stats *s = &v[n];
+
+		if (!cg->direct || !cg->lim)
+			continue;
+		memset(s, 0, sizeof(*s));
+		s->policy = agent__policy_name(a, cg->policy_id);
+		s->cgroup = cg->path;
+		s->cgroup_id = cg->id;
+		if (read_counts(fd, cg->id, ls->ncpus, ls->stride, ls->percpu, &s->c))
+			s->have |= SB_COUNTS;
+		stats_of(a->cgroot, s);
+		if (cg->lim->p && cg->lim->p->limits.has_runtime) {
+			s->have |= SB_RUNTIME;
+			s->runtime_ms = cg->lim->p->limits.runtime_ms;
+			s->runtime_left_ms = !cg->lim->rt_deadline_real_ms ? -1 :
+				cg->lim->rt_expired ||
+				cg->lim->rt_deadline_real_ms <= now_real ? 0 :
+				(int64_t)(cg->lim->rt_deadline_real_ms - now_real);
+		}
+		n++;
+	}
+	return n;
+}
+
+/* Write to PATH.tmp, then rename: readers see the old file or the new. */
+static int replace_file(const char *path, void (*fill)(FILE *, void *),
+			void *ctx)
+{
+	char tmp[PATH_MAX + 8];
+	FILE *f;
+	int err = 0;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "we");
+	if (!f)
+		return -errno;
+	fill(f, ctx);
+	if (fflush(f) || ferror(f))
+		err = -EIO;
+	if (fclose(f) && !err)
+		err = -errno;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	return err;
+}
+
+struct fill_ctx {
+	struct agent *a;
+	struct sb_stats *v;
+	size_t n;
+};
+
+static void fill_metrics(FILE *f, void *vctx)
+{
+	struct fill_ctx *c = vctx;
+
+	metrics_write(f, c->v, c->n);
+}
+
+static void write_metrics(struct agent *a)
+{
+	struct fill_ctx c = { .a = a };
+	static bool warned;
+	int err;
+
+	c.v = calloc(a->n_cgs ? a->n_cgs : 1, sizeof(*c.v));
+	if (!c.v)
+		return;
+	c.n = collect(a, c.v);
+	err = replace_file(a->opt.metrics_path, fill_metrics, &c);
+	if (err && !warned)
+		pr_err("limits", "writing --metrics %s failed: %s", a->opt.metrics_path,
+		       strerror(-err));
+	warned = err != 0;
+	free(c.v);
+}
+
+static void fill_state(FILE *f, void *vctx)
+{
+	struct fill_ctx *c = vctx;
+	struct agent *a = c->a;
+	struct json j;
+	size_t i;
+	bool first = true;
+
+	json_init(&j);
+	json_begin(&j);
+	json_u64(&j, "version", STATE_VERSION);
+	json_u64(&j, "pid", (uint64_t)getpid());
+	json_str(&j, "cgroup_root", a->cgroot);
+	json_str(&j, "pin_dir", a->opt.bpffs);
+	/* Open the array by hand: one sandbox per line follows. */
+	fwrite(j.buf, 1, j.len, f);
+	fputs(",\"sandboxes\":[\n", f);
+	for (i = 0; i < a->n_cgs; i++) {
+		const struct sandbox_cg *cg = &a->cgs[i];
+		const struct limits_cg *l = cg->lim;
+
+		if (!cg->direct || !l)
+			continue;
+		json_begin(&j);
+		json_str(&j, "policy", agent__policy_name(a, cg->policy_id));
+		json_str(&j, "cgroup", cg->path);
+		json_u64(&j, "cgroup_id", cg->id);
+		json_u64(&j, "runtime_ms", l->p && l->p->limits.has_runtime ?
+					   l->p->limits.runtime_ms : 0);
+		json_u64(&j, "runtime_deadline_ms", l->rt_deadline_real_ms);
+		json_end(&j);
+		if (!first)
+			fputs(",\n", f);
+		first = false;
+		fwrite(j.buf, 1, j.len - 1, f);	/* without its newline */
+	}
+	fputs("\n]}\n", f);
+	json_free(&j);
+}
+
+static void write_state(struct agent *a)
+{
+	struct limits_state *ls = a->lim;
+	struct fill_ctx c = { .a = a };
+	char dir[PATH_MAX], *slash;
+	int err;
+
+	snprintf(dir, sizeof(dir), "%s", ls->state_path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		mkdir(dir, 0755);
+	}
+	err = replace_file(ls->state_path, fill_state, &c);
+	if (err)
+		pr_warn("limits", "writing the state file %s failed: %s; stockade status will not see this agent",
+			ls->state_path, strerror(-err));
+	else
+		ls->state_written = true;
+	ls->state_dirty = false;
+}
+
+/* ---- the main loop's turn ---- */
+
+void limits__tick(struct agent *a)
+{
+	struct limits_state *ls = a->lim;
+	uint64_t now = clock_ms(CLOCK_MONOTONIC);
+	bool cpu = false, files = false;
+	size_t i, n_pending = 0;
+
+	if (!ls)
+		return;
+	ls->running = true;
+	drain_inotify(a, now);
+	drain_kmsg(ls, now);
+	if (now >= ls->next_cpu_ms) {
+		cpu = true;
+		ls->next_cpu_ms = now + CPU_CHECK_MS;
+	}
+	if (now >= ls->next_file_ms) {
+		files = true;
+		ls->next_file_ms = now + FILE_CHECK_MS;
+	}
+	for (i = 0; i < a->n_cgs; i++) {
+		struct sandbox_cg *cg = &a->cgs[i];
+
+		if (!cg->lim)
+			continue;
+		/* The backstop for a lost or missing inotify watch. */
+		if (files) {
+			if (cg->direct) {
+				check_oom(a, cg, now);
+				check_populated(a, cg, now);
+			}
+			check_pids(a, cg, now);
+		}
+		if (cg->direct && cg->lim->oom_pending)
+			n_pending++;
+	}
+	for (i = 0; i < a->n_cgs; i++) {
+		struct sandbox_cg *cg = &a->cgs[i];
+
+		if (!cg->direct || !cg->lim)
+			continue;
+		if (cg->lim->oom_pending)
+			oom_flush(a, cg, now, false, n_pending);
+		check_pids_burst(a, cg, now);
+		check_runtime(a, cg, now);
+		if (cpu)
+			check_cpu(a, cg, now);
+	}
+	if (a->opt.metrics_path && now >= ls->next_metrics_ms) {
+		ls->next_metrics_ms = now + METRICS_MS;
+		write_metrics(a);
+	}
+	if (ls->state_dirty)
+		write_state(a);
+}
+
+void limits__detach(struct agent *a, struct sandbox_cg *cg, const char *why)
+{
+	struct limits_state *ls = a->lim;
+	struct limits_cg *l = cg->lim;
+	bool gone = !strcmp(why, "cgroup_removed");
+
+	if (!ls || !l)
+		return;
+	drop_watches(a, cg->id, gone);
+	if (cg->direct) {
+		/* The last word on OOM kills the kernel already counted. */
+		drain_kmsg(ls, clock_ms(CLOCK_MONOTONIC));
+		if (!gone)
+			check_oom(a, cg, clock_ms(CLOCK_MONOTONIC));
+		if (l->oom_pending)
+			oom_flush(a, cg, clock_ms(CLOCK_MONOTONIC), true, 1);
+		if (l->counted)
+			bpf_map_delete_elem(bpf_map__fd(a->skel->maps.sb_count), &cg->id);
+		if (!gone)
+			restore_limits(a, cg);
+	}
+	free(l);
+	cg->lim = NULL;
+	ls->state_dirty = true;
+}
+
+/* Is the map pinned at path still ours (not another agent's since)? */
+static bool pin_is_ours(struct agent *a, const char *path)
+{
+	struct bpf_map_info mine = { 0 }, there = { 0 };
+	__u32 len1 = sizeof(mine), len2 = sizeof(there);
+	int fd = bpf_obj_get(path);
+	bool ours;
+
+	if (fd < 0)
+		return false;
+	ours = !bpf_obj_get_info_by_fd(bpf_map__fd(a->skel->maps.sb_count),
+				       &mine, &len1) &&
+	       !bpf_obj_get_info_by_fd(fd, &there, &len2) && mine.id == there.id;
+	close(fd);
+	return ours;
+}
+
+/* Does the state file still name this agent? */
+static bool state_is_ours(const char *path)
+{
+	char line[512];
+	uint64_t pid = 0;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return false;
+	if (fgets(line, sizeof(line), f))
+		flatjson_get(line, "pid", NULL, 0, &pid);
+	fclose(f);
+	return pid == (uint64_t)getpid();
+}
+
+void limits__fini(struct agent *a)
+{
+	struct limits_state *ls = a->lim;
+
+	if (!ls)
+		return;
+	if (ls->pinned && pin_is_ours(a, ls->pin_path))
+		unlink(ls->pin_path);
+	/* Counters of an agent that is gone would read as current. */
+	if (ls->state_written && state_is_ours(ls->state_path))
+		unlink(ls->state_path);
+	if (a->opt.metrics_path)
+		unlink(a->opt.metrics_path);
+	if (ls->ino_fd >= 0)
+		close(ls->ino_fd);
+	if (ls->kmsg_fd >= 0)
+		close(ls->kmsg_fd);
+	free(ls->w);
+	free(ls->percpu);
+	free(ls);
+	a->lim = NULL;
+}
+
+/* ---- stockade status ---- */
+
+struct state_sb {
+	char policy[128];
+	char cgroup[PATH_MAX];
+	uint64_t id, runtime_ms, deadline;
+};
+
+int status__run(const char *state_path, bool json_out)
+{
+	char line[PATH_MAX * 2], cgroot[PATH_MAX] = "", pin_dir[PATH_MAX] = "",
+	     pin[PATH_MAX + 16];
+	struct state_sb *sbs = NULL;
+	struct sb_stats *v = NULL;
+	size_t n = 0, cap = 0, i;
+	uint64_t pid = 0, version = 0, now_real = clock_ms(CLOCK_REALTIME);
+	int ncpus, map_fd = -1, err = 0;
+	size_t stride = (sizeof(struct sb_count) + 7) & ~(size_t)7;
+	void *buf = NULL;
+	FILE *f;
+
+	if (!state_path)
+		state_path = LIMITS_STATE_DEFAULT;
+	f = fopen(state_path, "re");
+	if (!f) {
+		fprintf(stderr, "stockade status: no agent is running: cannot read %s: %s\n",
+			state_path, strerror(errno));
+		return 1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "{", 1))
+			continue;
+		if (!version) {
+			if (flatjson_get(line, "version", NULL, 0, &version) != 'n' ||
+			    flatjson_get(line, "pid", NULL, 0, &pid) != 'n' ||
+			    flatjson_get(line, "cgroup_root", cgroot, sizeof(cgroot), NULL) != 's' ||
+			    flatjson_get(line, "pin_dir", pin_dir, sizeof(pin_dir), NULL) != 's')
+				break;
+			continue;
+		}
+		if (n == cap) {
+			struct state_sb *nv;
+
+			cap = cap ? cap * 2 : 16;
+			nv = realloc(sbs, cap * sizeof(*nv));
+			if (!nv) {
+				err = -ENOMEM;
+				break;
+			}
+			sbs = nv;
+		}
+		memset(&sbs[n], 0, sizeof(sbs[n]));
+		if (flatjson_get(line, "policy", sbs[n].policy, sizeof(sbs[n].policy), NULL) != 's' ||
+		    flatjson_get(line, "cgroup", sbs[n].cgroup, sizeof(sbs[n].cgroup), NULL) != 's' ||
+		    flatjson_get(line, "cgroup_id", NULL, 0, &sbs[n].id) != 'n')
+			continue;
+		flatjson_get(line, "runtime_ms", NULL, 0, &sbs[n].runtime_ms);
+		flatjson_get(line, "runtime_deadline_ms", NULL, 0, &sbs[n].deadline);
+		n++;
+	}
+	fclose(f);
+	if (err) {
+		free(sbs);
+		return 1;
+	}
+	if (version != STATE_VERSION) {
+		fprintf(stderr, "stockade status: %s is not a state file this version understands (version %" PRIu64 ", expected %d)\n",
+			state_path, version, STATE_VERSION);
+		free(sbs);
+		return 1;
+	}
+	if (!pid || (kill((pid_t)pid, 0) && errno == ESRCH)) {
+		fprintf(stderr, "stockade status: no agent is running: %s names pid %" PRIu64 ", which has exited without removing it\n",
+			state_path, pid);
+		free(sbs);
+		return 1;
+	}
+
+	snprintf(pin, sizeof(pin), "%s/sb_count", pin_dir);
+	map_fd = bpf_obj_get(pin);
+	if (map_fd < 0)
+		fprintf(stderr, "stockade status: the counters (%s) cannot be read: %s%s; showing the cgroup files only\n",
+			pin, strerror(errno),
+			errno == EACCES || errno == EPERM ? " (run as root)" : "");
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus > 0)
+		buf = calloc((size_t)ncpus, stride);
+	v = calloc(n ? n : 1, sizeof(*v));
+	if (!v || (ncpus > 0 && !buf)) {
+		free(v);
+		free(buf);
+		free(sbs);
+		if (map_fd >= 0)
+			close(map_fd);
+		return 1;
+	}
+	for (i = 0; i < n; i++) {
+		struct sb_stats *s = &v[i];
+
+		s->policy = sbs[i].policy;
+		s->cgroup = sbs[i].cgroup;
+		s->cgroup_id = sbs[i].id;
+		if (buf && read_counts(map_fd, sbs[i].id, ncpus, stride, buf, &s->c))
+			s->have |= SB_COUNTS;
+		stats_of(cgroot, s);
+		if (sbs[i].runtime_ms) {
+			s->have |= SB_RUNTIME;
+			s->runtime_ms = sbs[i].runtime_ms;
+			s->runtime_left_ms = !sbs[i].deadline ? -1 :
+				sbs[i].deadline <= now_real ? 0 :
+				(int64_t)(sbs[i].deadline - now_real);
+		}
+	}
+	if (json_out) {
+		struct json j;
+
+		json_init(&j);
+		printf("{\"agent_pid\":%" PRIu64 ",\"sandboxes\":[", pid);
+		for (i = 0; i < n; i++) {
+			json_begin(&j);
+			status_json(&j, &v[i]);
+			json_end(&j);
+			printf("%s%.*s", i ? "," : "", (int)j.len - 1, j.buf);
+		}
+		printf("]}\n");
+		json_free(&j);
+	} else {
+		printf("agent pid %" PRIu64 ", %zu sandbox%s, cgroup2 at %s\n", pid, n,
+		       n == 1 ? "" : "es", cgroot);
+		status_print_table(stdout, v, n);
+	}
+	if (map_fd >= 0)
+		close(map_fd);
+	free(buf);
+	free(v);
+	free(sbs);
+	return 0;
+}

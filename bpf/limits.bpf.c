@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Egress accounting: a cgroup_skb/egress program, attached to every
+ * sandbox cgroup with the network programs, that counts each packet the
+ * sandbox's sockets send into its sandbox's sb_count entry. It never
+ * drops (returns 1): limits are the cgroup files' job, and the network
+ * rules are net.bpf.c's.
+ */
+#include "limits.bpf.h"
+
+/*
+ * The sandbox a packet belongs to. Egress runs in whatever context sends
+ * the packet (softirq for TCP retransmits and ACK clocking), so the
+ * current task says nothing: the socket's cgroup does. Its own entry
+ * first, else its ancestors, nearest wins (a cgroup created since the
+ * agent's last scan), like sandbox_current().
+ */
+static __always_inline struct sandbox *sandbox_of_skb(struct __sk_buff *skb)
+{
+	struct sandbox *sb, *found = NULL;
+	__u64 id = bpf_skb_cgroup_id(skb);
+	int level;
+
+	sb = bpf_map_lookup_elem(&sandboxes, &id);
+	if (sb)
+		return sb;
+	/* 0 beyond the socket cgroup's own level: walk down from the root. */
+	for (level = 0; level < SANDBOX_MAX_DEPTH; level++) {
+		id = bpf_skb_ancestor_cgroup_id(skb, level);
+		if (!id)
+			break;
+		sb = bpf_map_lookup_elem(&sandboxes, &id);
+		if (sb)
+			found = sb;
+	}
+	return found;
+}
+
+SEC("cgroup_skb/egress")
+int stk_egress(struct __sk_buff *skb)
+{
+	struct sb_count *c = limits_counters(sandbox_of_skb(skb));
+
+	if (c) {
+		c->egress_bytes += skb->len;
+		c->egress_packets += 1;
+	}
+	return 1;
+}

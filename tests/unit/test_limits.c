@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Limits and counting without the kernel (agent/limits_util.c): cgroup
+ * file values, the kernel log's OOM lines, bursts, Prometheus text,
+ * status output, the state file's reader.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "limits_util.h"
+
+static void test_values(void **state)
+{
+	uint64_t v;
+	char buf[64];
+
+	(void)state;
+	assert_int_equal(cgv_parse("max\n", &v), 0);
+	assert_true(v == CGV_MAX);
+	assert_int_equal(cgv_parse(" 33554432\n", &v), 0);
+	assert_true(v == 33554432);
+	assert_int_equal(cgv_parse("", &v), -EINVAL);
+	assert_int_equal(cgv_parse("12x", &v), -EINVAL);
+	assert_int_equal(cgv_parse("-1", &v), -EINVAL);
+	assert_int_equal(cgv_parse("maxi", &v), -EINVAL);
+
+	/* memory.events: "oom" must not match "oom_kill", nor the reverse. */
+	assert_int_equal(cgv_keyed("low 0\nhigh 0\nmax 7\noom 3\noom_kill 2\noom_group_kill 0\n",
+				   "oom_kill", &v), 0);
+	assert_true(v == 2);
+	assert_int_equal(cgv_keyed("oom_kill 2\noom 3\n", "oom", &v), 0);
+	assert_true(v == 3);
+	assert_int_equal(cgv_keyed("max 9", "max", &v), 0);
+	assert_true(v == 9);
+	assert_int_equal(cgv_keyed("max_x 9\n", "max", &v), -ENOENT);
+	/* A key is a whole word: "max1 7" is not "max". */
+	assert_int_equal(cgv_keyed("max1 7\nmax 2\n", "max", &v), 0);
+	assert_true(v == 2);
+	assert_int_equal(cgv_keyed("", "max", &v), -ENOENT);
+
+	/* 100 ms periods; 1 s below 10 millicores (quota >= 1 ms). */
+	cgv_cpu_max(1500, buf, sizeof(buf));
+	assert_string_equal(buf, "150000 100000");
+	cgv_cpu_max(500, buf, sizeof(buf));
+	assert_string_equal(buf, "50000 100000");
+	cgv_cpu_max(10, buf, sizeof(buf));
+	assert_string_equal(buf, "1000 100000");
+	cgv_cpu_max(5, buf, sizeof(buf));
+	assert_string_equal(buf, "5000 1000000");
+	cgv_cpu_max(1, buf, sizeof(buf));
+	assert_string_equal(buf, "1000 1000000");
+	assert_int_equal(cgv_cpu_milli("50000 100000\n", &v), 0);
+	assert_true(v == 500);
+	assert_int_equal(cgv_cpu_milli("max 100000\n", &v), 0);
+	assert_true(v == CGV_MAX);
+	assert_int_equal(cgv_cpu_milli("5 0", &v), -EINVAL);
+
+	assert_string_equal(cgv_human(512, buf, sizeof(buf)), "512");
+	assert_string_equal(cgv_human(1536, buf, sizeof(buf)), "1.5Ki");
+	assert_string_equal(cgv_human(32 << 20, buf, sizeof(buf)), "32.0Mi");
+
+	assert_true(cgv_path_within("/a/b", "/a"));
+	assert_true(cgv_path_within("/a", "/a"));
+	assert_false(cgv_path_within("/ab", "/a"));
+	assert_false(cgv_path_within("/", "/a"));
+}
+
+static void test_kmsg(void **state)
+{
+	static const char summary[] =
+		"6,512,1234567,-;oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/lim-mem,task_memcg=/lim-mem/job,task=hog,pid=234,uid=0\n";
+	static const char killed[] =
+		"3,513,1234568,-;Memory cgroup out of memory: Killed process 234 (my (evil) hog) total-vm:70000kB, anon-rss:32000kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:100kB oom_score_adj:0\n SUBSYSTEM=x\n";
+	static const char other[] = "6,514,1,-;eth0: link up\n";
+	struct oom_victim v;
+
+	(void)state;
+	assert_true(kmsg_parse_oom(summary, sizeof(summary) - 1, &v));
+	assert_int_equal(v.pid, 234);
+	assert_true(v.has_memcg);
+	assert_string_equal(v.memcg, "/lim-mem/job");
+	assert_true(v.has_comm);
+	assert_string_equal(v.comm, "hog");
+
+	assert_true(kmsg_parse_oom(killed, sizeof(killed) - 1, &v));
+	assert_int_equal(v.pid, 234);
+	assert_false(v.has_memcg);
+	assert_true(v.has_comm);
+	assert_string_equal(v.comm, "my (evil) hog");
+
+	assert_false(kmsg_parse_oom(other, sizeof(other) - 1, &v));
+	assert_false(kmsg_parse_oom("no separator", 12, &v));
+	/* "oom_memcg=" must not be taken for "memcg=", nor "task=" for
+	 * "task_memcg=": keys match whole. */
+	assert_true(kmsg_parse_oom("6,1,1,-;oom-kill:task=x,pid=5", 29, &v));
+	assert_false(v.has_memcg);
+	assert_string_equal(v.comm, "x");
+}
+
+static void test_burst(void **state)
+{
+	struct burst b = { 0 };
+
+	(void)state;
+	assert_true(burst_due(&b, 0) == 0);
+	/* Three refusals in 100 ms, then quiet: one record of 3 after
+	 * BURST_SETTLE_MS. */
+	burst_add(&b, 1000, 1);
+	burst_add(&b, 1050, 1);
+	burst_add(&b, 1100, 1);
+	assert_true(burst_due(&b, 1100 + BURST_SETTLE_MS - 1) == 0);
+	assert_true(burst_due(&b, 1100 + BURST_SETTLE_MS) == 3);
+	assert_true(burst_due(&b, 1100 + BURST_SETTLE_MS + 1) == 0);
+	/* A long burst is logged BURST_LOG_MS after it started, once. */
+	burst_add(&b, 5000, 10);
+	for (uint64_t t = 5100; t < 5000 + BURST_LOG_MS; t += 100) {
+		burst_add(&b, t, 10);
+		assert_true(burst_due(&b, t) == 0);
+	}
+	burst_add(&b, 5000 + BURST_LOG_MS, 10);
+	assert_true(burst_due(&b, 5000 + BURST_LOG_MS) > 10);
+	for (uint64_t t = 5800; t < 9000; t += 100) {
+		burst_add(&b, t, 10);
+		assert_true(burst_due(&b, t) == 0);
+	}
+	/* Quiet for BURST_QUIET_MS: the next refusal is a new burst. */
+	assert_true(burst_due(&b, 8900 + BURST_QUIET_MS) == 0);
+	assert_false(b.active);
+	burst_add(&b, 12000, 2);
+	assert_true(burst_due(&b, 12000 + BURST_SETTLE_MS) == 2);
+	assert_true(b.total == 3 + 10 + 6 * 10 + 10 + 32 * 10 + 2);
+}
+
+static void test_flatjson(void **state)
+{
+	static const char head[] =
+		"{\"version\":1,\"pid\":42,\"cgroup_root\":\"/sys/fs/cgroup\",\"pin_dir\":\"/sys/fs/bpf/stockade\",\"sandboxes\":[\n";
+	static const char sb[] =
+		"{\"policy\":\"p\",\"cgroup\":\"/a\\\"b\\\\c\\u00e9\\ud83d\\ude00\\ufffd\",\"cgroup_id\":7,\"ok\":true,\"no\":null,\"runtime_ms\":0}";
+	char s[64];
+	uint64_t n = 99;
+
+	(void)state;
+	assert_int_equal(flatjson_get(head, "version", NULL, 0, &n), 'n');
+	assert_true(n == 1);
+	assert_int_equal(flatjson_get(head, "pin_dir", s, sizeof(s), NULL), 's');
+	assert_string_equal(s, "/sys/fs/bpf/stockade");
+	/* The array value ends what this parser reads. */
+	assert_int_equal(flatjson_get(head, "sandboxes", s, sizeof(s), &n), 0);
+	assert_int_equal(flatjson_get(head, "nothere", s, sizeof(s), &n), 0);
+
+	assert_int_equal(flatjson_get(sb, "cgroup", s, sizeof(s), NULL), 's');
+	assert_string_equal(s, "/a\"b\\c\xc3\xa9\xf0\x9f\x98\x80\xef\xbf\xbd");
+	assert_int_equal(flatjson_get(sb, "cgroup_id", NULL, 0, &n), 'n');
+	assert_true(n == 7);
+	assert_int_equal(flatjson_get(sb, "ok", NULL, 0, &n), 'n');
+	assert_true(n == 1);
+	assert_int_equal(flatjson_get(sb, "no", NULL, 0, &n), 0);
+	assert_int_equal(flatjson_get(sb, "runtime_ms", NULL, 0, &n), 'n');
+	assert_true(n == 0);
+	/* Cut to the buffer, still terminated. */
+	assert_int_equal(flatjson_get(sb, "cgroup", s, 4, NULL), 's');
+	assert_string_equal(s, "/a\"");
+
+	assert_int_equal(flatjson_get("", "x", s, sizeof(s), NULL), -EINVAL);
+	assert_int_equal(flatjson_get("{\"a\":\"unterminated", "b", s, sizeof(s), NULL), -EINVAL);
+	assert_int_equal(flatjson_get("{\"a\" 1}", "a", s, sizeof(s), NULL), -EINVAL);
+	assert_int_equal(flatjson_get("{\"a\":\"\\x\"}", "a", s, sizeof(s), NULL), -EINVAL);
+	assert_int_equal(flatjson_get("{}", "a", s, sizeof(s), NULL), 0);
+}
+
+static char *capture(void (*fn)(FILE *, void *), void *ctx)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	fn(f, ctx);
+	fclose(f);
+	return buf;
+}
+
+static void sample(struct sb_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->policy = "model-code";
+	s->cgroup = "/sandboxes/job \"1\"\n\xff";
+	s->cgroup_id = 77;
+	s->have = SB_COUNTS | SB_CPU | SB_THROTTLE | SB_CPU_MAX | SB_MEM |
+		  SB_MEM_PEAK | SB_OOM | SB_PIDS | SB_RUNTIME;
+	s->c.allowed[1] = 5;
+	s->c.denied[1] = 2;
+	s->c.denied[4] = 9;
+	s->c.denied[6] = 1;
+	s->c.egress_bytes = 1500;
+	s->c.egress_packets = 3;
+	s->cpu_usage_usec = 2500000;
+	s->cpu_nr_throttled = 4;
+	s->cpu_throttled_usec = 1000;
+	s->cpu_max_milli = 500;
+	s->mem_current = 1024;
+	s->mem_peak = 4096;
+	s->mem_max = CGV_MAX;
+	s->oom_kills = 1;
+	s->pids_current = 3;
+	s->pids_max = 16;
+	s->pids_refused = 8;
+	s->runtime_ms = 30000;
+	s->runtime_left_ms = 1500;
+}
+
+static void write_metrics(FILE *f, void *ctx)
+{
+	metrics_write(f, ctx, 1);
+}
+
+static void test_metrics(void **state)
+{
+	static const char lbl[] =
+		"{policy=\"model-code\",cgroup=\"/sandboxes/job \\\"1\\\"\\n\xef\xbf\xbd\"}";
+	struct sb_stats s;
+	char *out, want[256];
+
+	(void)state;
+	sample(&s);
+	out = capture(write_metrics, &s);
+	assert_non_null(strstr(out, "stockade_sandboxes 1\n"));
+	assert_non_null(strstr(out, "# HELP stockade_connect_allowed_total "));
+	assert_non_null(strstr(out, "# TYPE stockade_connect_allowed_total counter\n"));
+	assert_non_null(strstr(out, "# TYPE stockade_memory_bytes gauge\n"));
+#define HAS(name, val) do {						\
+		snprintf(want, sizeof(want), "\n%s%s %s\n", name, lbl, val); \
+		assert_non_null(strstr(out, want));			\
+	} while (0)
+	HAS("stockade_connect_allowed_total", "5");
+	HAS("stockade_connect_denied_total", "2");
+	HAS("stockade_file_denials_total", "9");
+	HAS("stockade_egress_bytes_total", "1500");
+	HAS("stockade_egress_packets_total", "3");
+	HAS("stockade_cpu_usage_seconds_total", "2.500000");
+	HAS("stockade_cpu_throttled_periods_total", "4");
+	HAS("stockade_cpu_limit_cores", "0.500");
+	HAS("stockade_memory_bytes", "1024");
+	HAS("stockade_memory_peak_bytes", "4096");
+	HAS("stockade_oom_kills_total", "1");
+	HAS("stockade_processes", "3");
+	HAS("stockade_processes_limit", "16");
+	HAS("stockade_fork_refused_total", "8");
+	HAS("stockade_runtime_remaining_seconds", "1.500");
+	/* Unlimited memory: no limit sample. */
+	assert_null(strstr(out, "stockade_memory_limit_bytes{"));
+	/* Other LSM kinds carry a kind label. */
+	assert_non_null(strstr(out, "\",kind=\"ptrace\"} 1\n"));
+	free(out);
+
+	/* Without the counters (not root), no counter samples at all. */
+	s.have &= ~(unsigned int)SB_COUNTS;
+	out = capture(write_metrics, &s);
+	assert_null(strstr(out, "stockade_egress_bytes_total{"));
+	assert_non_null(strstr(out, "stockade_memory_bytes{"));
+	free(out);
+}
+
+static void write_table(FILE *f, void *ctx)
+{
+	status_print_table(f, ctx, 1);
+}
+
+static void test_status(void **state)
+{
+	struct sb_stats s;
+	struct json j;
+	char *out;
+
+	(void)state;
+	sample(&s);
+	s.cgroup = "/sandboxes/job-1";
+	out = capture(write_table, &s);
+	assert_non_null(strstr(out, "POLICY"));
+	assert_non_null(strstr(out, "model-code  /sandboxes/job-1  5/2"));
+	assert_non_null(strstr(out, "1.0Ki/max"));
+	assert_non_null(strstr(out, "3/16"));
+	assert_non_null(strstr(out, "1.5s left"));
+	/* No trailing blanks. */
+	assert_null(strstr(out, " \n"));
+	free(out);
+
+	json_init(&j);
+	json_begin(&j);
+	status_json(&j, &s);
+	json_end(&j);
+	assert_non_null(strstr(j.buf, "\"connect_allowed\":5,\"connect_denied\":2,"));
+	assert_non_null(strstr(j.buf, "\"file_denied\":9,"));
+	assert_non_null(strstr(j.buf, "\"memory_limit_bytes\":null,"));
+	assert_non_null(strstr(j.buf, "\"processes_limit\":16,"));
+	assert_non_null(strstr(j.buf, "\"runtime_left_ms\":1500}"));
+	json_free(&j);
+}
+
+static void test_sum_and_files(void **state)
+{
+	struct sb_count percpu[3], sum;
+	char dir[] = "/tmp/stockade-unit-XXXXXX", path[128];
+	static const char *const files[][2] = {
+		{ "cpu.stat", "usage_usec 2000\nuser_usec 1000\nsystem_usec 1000\nnr_periods 5\nnr_throttled 2\nthrottled_usec 300\n" },
+		{ "cpu.max", "50000 100000\n" },
+		{ "memory.current", "4096\n" },
+		{ "memory.max", "max\n" },
+		{ "memory.events", "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n" },
+		{ "pids.current", "2\n" },
+		{ "pids.max", "16\n" },
+		{ "pids.events", "max 5\n" },
+	};
+	struct sb_stats s = { 0 };
+	size_t i;
+
+	(void)state;
+	memset(percpu, 0, sizeof(percpu));
+	for (i = 0; i < 3; i++) {
+		percpu[i].allowed[1] = i + 1;
+		percpu[i].egress_bytes = 100;
+	}
+	sb_count_sum(&sum, percpu, 3, sizeof(percpu[0]));
+	assert_true(sum.allowed[1] == 6);
+	assert_true(sum.egress_bytes == 300);
+
+	assert_non_null(mkdtemp(dir));
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i][0]);
+		f = fopen(path, "w");
+		assert_non_null(f);
+		fputs(files[i][1], f);
+		fclose(f);
+	}
+	sb_stats_read_cgroup(&s, dir);
+	/* No memory.peak file (Linux < 5.19): its bit stays clear. */
+	assert_int_equal(s.have, SB_CPU | SB_THROTTLE | SB_CPU_MAX | SB_MEM |
+				 SB_OOM | SB_PIDS);
+	assert_true(s.cpu_usage_usec == 2000 && s.cpu_nr_throttled == 2 &&
+		    s.cpu_throttled_usec == 300 && s.cpu_max_milli == 500);
+	assert_true(s.mem_current == 4096 && s.mem_max == CGV_MAX && s.oom_kills == 1);
+	assert_true(s.pids_current == 2 && s.pids_max == 16 && s.pids_refused == 5);
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i][0]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_kmsg),
+		cmocka_unit_test(test_burst),
+		cmocka_unit_test(test_flatjson),
+		cmocka_unit_test(test_metrics),
+		cmocka_unit_test(test_status),
+		cmocka_unit_test(test_sum_and_files),
+	};
+
+	return cmocka_run_group_tests_name("limits", tests, NULL, NULL);
+}
