@@ -63,7 +63,7 @@ void json_end(struct json *j)
  * are not one: overlong forms, surrogates and values above U+10FFFF are
  * invalid too (RFC 3629).
  */
-static size_t utf8_seq(const unsigned char *s, size_t n)
+size_t json_utf8_len(const unsigned char *s, size_t n)
 {
 	uint32_t cp;
 	size_t len, i;
@@ -126,7 +126,7 @@ bool json_escape(struct json *j, const char *str, size_t n)
 				put(j, esc, 6);
 			}
 			i++;
-		} else if ((len = utf8_seq(s + i, n - i))) {
+		} else if ((len = json_utf8_len(s + i, n - i))) {
 			put(j, (const char *)s + i, len);
 			i += len;
 		} else {

@@ -46,6 +46,10 @@ void json_raw(struct json *j, const char *key, const char *literal);
 void json_str_array(struct json *j, const char *key, const char *const *v,
 		    size_t n);
 
+/* Length (1..4) of the valid UTF-8 sequence at s, or 0 if the bytes there
+ * are not one (overlong, surrogate, above U+10FFFF: RFC 3629). */
+size_t json_utf8_len(const unsigned char *s, size_t n);
+
 /* Escape s[0..n) into out as a JSON string body (no quotes). */
 bool json_escape(struct json *out, const char *s, size_t n);
 

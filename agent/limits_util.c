@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "limits_util.h"
 
 /* ---- cgroup file values ---- */
@@ -334,35 +335,6 @@ const char *limits_kind_name(unsigned int kind)
 
 /* ---- Prometheus text ---- */
 
-/* Length of the valid UTF-8 sequence at s, or 0 (RFC 3629). */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len, i;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return len;
-}
-
 void metrics_label(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -376,7 +348,7 @@ void metrics_label(FILE *f, const char *s)
 		} else if (*p == '\n') {
 			fputs("\\n", f);
 			l = 1;
-		} else if ((l = utf8_len(p, n))) {
+		} else if ((l = json_utf8_len(p, n))) {
 			fwrite(p, 1, l, f);
 		} else {
 			fputs("\xef\xbf\xbd", f);
