@@ -7,9 +7,11 @@
 #include <string.h>
 
 #include "agent.h"
+#include "ctl.h"
 #include "events.h"
 #include "log.h"
 #include "net_rules.h"
+#include "pin.h"
 #include "policy.h"
 
 #define STOCKADE_VERSION "0.1.0"
@@ -22,6 +24,8 @@ static void usage(FILE *f)
 "commands:\n"
 "  agent [options] [POLICY...]   confine the selected cgroups and log denials\n"
 "  check FILE|DIR...             validate policies; load nothing\n"
+"  status [--json]               what the pins confine, agent running or not\n"
+"  detach --all|POLICY|CGROUP    remove enforcement on purpose\n"
 "\n"
 "agent options:\n"
 "  -p, --policy FILE|DIR   policy file or directory (repeatable)\n"
@@ -31,8 +35,15 @@ static void usage(FILE *f)
 "      --ring-size BYTES   ring buffer size, a power of two >= 4096 (default 4 MiB)\n"
 "      --allow-degraded    run without BPF-LSM (network rules only), listing\n"
 "                          every lost guarantee\n"
+"      --detach-on-exit    on SIGTERM/SIGINT remove all enforcement and pins\n"
+"                          (default: keep them; the sandboxes stay confined)\n"
 "  -v, --verbose           debug output, libbpf's included\n"
-"  -h, --help, --version\n");
+"  -h, --help, --version\n"
+"\n"
+"status and detach options:\n"
+"      --bpffs DIR         pin directory (default /sys/fs/bpf/stockade)\n"
+"      --cgroup-root DIR   cgroup2 mount (default: detected)\n"
+"      --log FILE          detach: also append its records to FILE\n");
 }
 
 static int cmd_check(int argc, char **argv)
@@ -90,7 +101,8 @@ static int parse_size(const char *s, unsigned int *out)
 
 static int cmd_agent(int argc, char **argv)
 {
-	enum { OPT_CGROOT = 256, OPT_BPFFS, OPT_LOG, OPT_RING, OPT_DEGRADED };
+	enum { OPT_CGROOT = 256, OPT_BPFFS, OPT_LOG, OPT_RING, OPT_DEGRADED,
+	       OPT_DETACH_EXIT };
 	static const struct option opts[] = {
 		{ "policy", required_argument, NULL, 'p' },
 		{ "cgroup-root", required_argument, NULL, OPT_CGROOT },
@@ -98,11 +110,12 @@ static int cmd_agent(int argc, char **argv)
 		{ "log", required_argument, NULL, OPT_LOG },
 		{ "ring-size", required_argument, NULL, OPT_RING },
 		{ "allow-degraded", no_argument, NULL, OPT_DEGRADED },
+		{ "detach-on-exit", no_argument, NULL, OPT_DETACH_EXIT },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct agent_opts o = { .bpffs = "/sys/fs/bpf/stockade" };
+	struct agent_opts o = { .bpffs = PIN_DIR_DEFAULT };
 	const char **paths;
 	int c, err;
 
@@ -135,6 +148,9 @@ static int cmd_agent(int argc, char **argv)
 			break;
 		case OPT_DEGRADED:
 			o.allow_degraded = true;
+			break;
+		case OPT_DETACH_EXIT:
+			o.detach_on_exit = true;
 			break;
 		case 'v':
 			log_verbosity = LOG_DEBUG;
@@ -171,6 +187,10 @@ int main(int argc, char **argv)
 		return cmd_agent(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "check"))
 		return cmd_check(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "status"))
+		return ctl__status(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "detach"))
+		return ctl__detach(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(stdout);
 		return 0;

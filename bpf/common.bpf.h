@@ -16,8 +16,10 @@
 #include "events.h"
 #include "sandbox.h"
 #include "net.h"
+#include "lifecycle.h"
 
 #define EPERM_RET 0	/* cgroup sock programs: 0 rejects with EPERM */
+
 
 /* Sequence numbers and counters: see include/events.h. */
 __u64 ev_seq __weak = 1;	/* .data: the agent takes numbers too */
@@ -49,6 +51,17 @@ struct {
 	__type(key, __u64);
 	__type(value, struct cg_cache_val);
 } cg_cache SEC(".maps") __weak;
+
+/* Denials and audits per sandbox root, for `stockade status`
+ * (include/lifecycle.h). Not preallocated: one entry per selected cgroup,
+ * times the CPU count, would be a lot of memory for a rare lookup miss. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, SANDBOX_MAX_CGROUPS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u64);
+	__type(value, struct sb_counts);
+} sb_count SEC(".maps") __weak;
 
 /* Bumped by the agent whenever sandboxes are added: see include/sandbox.h. */
 __u64 sandbox_gen __weak = 1;
@@ -90,6 +103,31 @@ static __always_inline struct sandbox *sandbox_current(__u64 *cgid)
 	if (!found)
 		bpf_map_update_elem(&cg_cache, &id, &nc, BPF_ANY);
 	return found;
+}
+
+/*
+ * Count one denial (or audit) against the sandbox's root. The agent creates
+ * the entry when it attaches; creating it here covers a race with that.
+ */
+static __always_inline void sb_count_add(const struct sandbox *sb, bool audit)
+{
+	struct sb_counts *c, zero = {};
+	__u64 root;
+
+	if (!sb)
+		return;
+	root = sb->root_id;
+	c = bpf_map_lookup_elem(&sb_count, &root);
+	if (!c) {
+		bpf_map_update_elem(&sb_count, &root, &zero, BPF_NOEXIST);
+		c = bpf_map_lookup_elem(&sb_count, &root);
+		if (!c)
+			return;
+	}
+	if (audit)
+		c->audited += 1;
+	else
+		c->denied += 1;
 }
 
 /*

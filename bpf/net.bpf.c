@@ -91,6 +91,7 @@ int stk_sock_create(struct bpf_sock *sk)
 		return 1;
 
 	count(policy_id, 1);
+	sb_count_add(sb, conf->mode == SANDBOX_AUDIT);
 	e = event_reserve();
 	if (e) {
 		event_fill_task(e, cgid, policy_id,

@@ -122,6 +122,7 @@ static __always_inline int net_verdict(struct sandbox *sb, __u64 cgid,
 	}
 
 	count(policy_id, 1);
+	sb_count_add(sb, conf->mode == SANDBOX_AUDIT);
 	e = event_reserve();
 	if (e) {
 		event_fill_task(e, cgid, policy_id,

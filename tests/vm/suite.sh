@@ -74,6 +74,9 @@ timeout -s KILL "$budget" sh tests/vm/file-scope.sh
 [ $? != 137 ] || t_fail file-scope/run "killed after ${budget}s; the results above are partial"
 left=$(pidof stockade fileprobe)
 [ -z "$left" ] || kill -9 $left 2>/dev/null
+# A killed agent leaves its pins (and so its enforcement) behind.
+[ ! -d /sys/fs/bpf/file-scope ] ||
+	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/file-scope > /dev/null 2>&1
 
 # ---- 3. the host live tests, on this kernel ----
 live=tests/live/run.sh
