@@ -35,6 +35,7 @@ struct {
 SEC("lsm/bpf")
 int BPF_PROG(stk_bpf, int cmd, union bpf_attr *attr, unsigned int size)
 {
+	TEST_VARIANT_MARK();
 	CURRENT_OR_ALLOW();
 	return lsm_deny(sb, conf, cgid, EV_KIND_BPF, 0, EV_REASON_ALWAYS_DENIED,
 			NULL, NULL, 0, cmd);

@@ -36,6 +36,7 @@ static __always_inline int judge(struct bpf_sock_addr *ctx, __u8 kind,
 SEC("cgroup/connect4")
 int stk_connect4(struct bpf_sock_addr *ctx)
 {
+	TEST_VARIANT_MARK();
 	return judge(ctx, EV_KIND_CONNECT, false);
 }
 

@@ -9,7 +9,9 @@
 #                   (tests/vm/file-scope.sh);
 #   3. live/*       the host's live tests, tests/live/run.sh, again on this
 #                   kernel, each of its `ok`/`not ok` lines turned into a
-#                   marker.
+#                   marker;
+#   4. lifecycle/*  issue 6: enforcement across agent SIGKILL, restart,
+#                   upgrade, detach (tests/vm/lifecycle.sh).
 # Ends with `@@STOCKADE done`, which tests/vm/run.sh requires.
 
 cd /opt/stockade || exit 1
@@ -25,7 +27,7 @@ export STOCKADE_AGENT_FLAGS=""
 
 # The host passes its VM_TIMEOUT; leave the live tests enough of it that a
 # hang there is reported as such, with the results so far.
-vm_timeout=150
+vm_timeout=240
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	stockade.timeout=*) vm_timeout=${arg#stockade.timeout=} ;;
@@ -135,6 +137,16 @@ else
 		kill -9 $left 2>/dev/null
 	fi
 fi
+
+# ---- 4. lifecycle: SIGKILL, restart, upgrade, detach ----
+up=$(cut -d. -f1 /proc/uptime)
+budget=$((vm_timeout - up - 10))
+[ "$budget" -ge 20 ] || budget=20
+echo "suite: lifecycle at $(cut -d' ' -f1 /proc/uptime) s (timeout ${budget}s)"
+timeout -s KILL "$budget" sh tests/vm/lifecycle.sh
+[ $? != 137 ] || t_fail lifecycle/run "killed after ${budget}s; the results above are partial"
+left=$(pidof stockade stockade-variant netprobe)
+[ -z "$left" ] || kill -9 $left 2>/dev/null
 
 echo "suite: finished at $(cut -d' ' -f1 /proc/uptime) s"
 t_done
