@@ -499,6 +499,39 @@ out=$("$probe" --netns --cgroup "$cgb" connect tcp 127.0.0.1 9999 --listen 2>&1 
 	not_ok "after SIGTERM: /$tag-b still denies" "got $out"
 agrees "after SIGTERM: /$tag-b" "$cgb" "$idb"
 
+# Pins of an incompatible map layout (another build changed a map): the
+# agent refuses, names the fix, and changes nothing. Needs bpftool to make
+# such a map (not in the test VM).
+if command -v bpftool > /dev/null 2>&1; then
+	mv_ok=0
+	if bpftool map create "$bpffs/maps/sb_count_x" type hash \
+		key 8 value 8 entries 16 name sb_count 2> /dev/null; then
+		mv "$bpffs/maps/sb_count" "$bpffs/maps/sb_count_real" &&
+			mv "$bpffs/maps/sb_count_x" "$bpffs/maps/sb_count" && mv_ok=1
+	fi
+	if [ "$mv_ok" = 1 ]; then
+		: > "$work/agent9.log"
+		# shellcheck disable=SC2086
+		"$STOCKADE" agent $STOCKADE_AGENT_FLAGS --bpffs "$bpffs" --policy "$work/pol" \
+			--log "$work/agent9.log" > /dev/null 2> "$work/agent9.err"
+		rc=$?
+		if [ "$rc" != 0 ] && grep -q 'another stockade build.*map sb_count.*stockade detach --all' "$work/agent9.err" &&
+		   [ ! -s "$work/agent9.log" ]; then
+			ok "incompatible pinned map: the agent refuses, naming the fix"
+		else
+			not_ok "incompatible pinned map: the agent refuses, naming the fix" "exit $rc: $(tr '\n' ' ' < "$work/agent9.err" | tail -c 400)"
+		fi
+		once "incompatible pinned map: /$tag-b still confined" "$cgb"
+		mv "$bpffs/maps/sb_count" "$bpffs/maps/sb_count_x" &&
+			mv "$bpffs/maps/sb_count_real" "$bpffs/maps/sb_count" &&
+			rm -f "$bpffs/maps/sb_count_x"
+	else
+		skip "incompatible pinned map" "bpftool could not create a map in $bpffs"
+	fi
+else
+	skip "incompatible pinned map" "no bpftool here"
+fi
+
 # The whole stream, agents and detach commands: gaps are losses only.
 cat "$work"/agent*.log "$work"/detach-*.out > "$work/all.log"
 seqs=$(seq_of < "$work/all.log" | sort -un)
