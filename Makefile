@@ -38,7 +38,7 @@ LDFLAGS		+= -static
 LDLIBS		+= -lzstd
 endif
 BPF_CFLAGS	:= -g -O2 -target bpf -D__TARGET_ARCH_x86 -mcpu=v3 $(WARN) \
-		   -Wno-unused-parameter -Iinclude -I$(OUT)
+		   -Wno-unused-parameter -Iinclude -I$(OUT) $(BPF_EXTRA)
 
 BPF_SRCS	:= $(wildcard bpf/*.bpf.c)
 BPF_OBJS	:= $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
@@ -67,7 +67,7 @@ DEB_PKGS	:= clang llvm gcc make pkg-config libbpf-dev bpftool libelf-dev \
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: all deps test unit-test unit-test-asan live-test fuzz fuzz-run \
-	demo clean vm-test vm-shell tools
+	demo clean vm-test vm-shell tools variant
 
 all: $(BIN) tools
 
@@ -162,11 +162,19 @@ fuzz-run: $(OUT)/fuzz/policy_fuzz
 	$(Q)$(OUT)/fuzz/policy_fuzz -max_total_time=$(FUZZ_TIME) \
 		$(OUT)/fuzz/corpus tests/fuzz/corpus policy/examples
 
+# The same agent with a few BPF instructions changed (bpf/common.bpf.h,
+# TEST_VARIANT_MARK): the upgrade tests switch between the two builds.
+VARIANT		:= $(OUT)/variant/stockade
+variant:
+	$(Q)$(MAKE) --no-print-directory OUT=$(OUT)/variant BIN=$(VARIANT) \
+		BPF_EXTRA=-DSTOCKADE_TEST_VARIANT $(VARIANT)
+
 # ---- live tests on this machine's kernel (root) ----
-live-test: $(BIN) tools
+live-test: $(BIN) tools variant
 	$(Q)sh tests/live/run.sh
 	$(Q)sh tests/live/degraded.sh
 	$(Q)sh tests/live/limits-hybrid.sh
+	$(Q)STOCKADE_VARIANT=$(VARIANT) sh tests/live/lifecycle.sh
 
 # Unit tests, host live tests, then the VM suite, in that order; each step
 # runs even when an earlier one failed (so CI shows every result), and the

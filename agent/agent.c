@@ -2,7 +2,12 @@
 /*
  * The daemon: load the policy set, load the BPF object, confine every
  * selected cgroup (and pick up new ones), stream events until told to stop.
+ *
+ * Everything it sets up is pinned (include/lifecycle.h) and outlives it; an
+ * agent that finds pins adopts them instead of building anew (README.md,
+ * "Lifecycle").
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -24,6 +29,7 @@
 #include "log.h"
 #include "file_rules.h"
 #include "net_rules.h"
+#include "pin.h"
 #include "sandbox.h"
 #include "stockade.skel.h"
 
@@ -40,9 +46,14 @@ const char *agent__policy_name(struct agent *a, uint32_t policy_id)
 {
 	if (policy_id == POLICY_ID_CONFLICT)
 		return "(conflict)";
-	if (policy_id > a->set.n)
+	if (policy_id >= POLICY_MAX)
 		return "(unknown)";
-	return a->set.v[policy_id - 1]->name;
+	if (a->by_id[policy_id])
+		return a->set.v[a->by_id[policy_id] - 1]->name;
+	/* A record from before this agent, of a policy since removed. */
+	if (a->old && a->old[policy_id].name[0])
+		return a->old[policy_id].name;
+	return "(unknown)";
 }
 
 const struct sandbox_cg *agent__find_cg(struct agent *a, uint64_t id)
@@ -78,23 +89,6 @@ static bool has_caps(void)
 	return (eff & (1ULL << 21)) ||
 	       ((eff & (1ULL << 39)) && (eff & (1ULL << 12)) &&
 		(eff & (1ULL << 38)));
-}
-
-static int check_bpffs(const char *pin_dir)
-{
-	char parent[PATH_MAX], *slash;
-	struct statfs sf;
-
-	snprintf(parent, sizeof(parent), "%s", pin_dir);
-	slash = strrchr(parent, '/');
-	if (slash && slash != parent)
-		*slash = '\0';
-	if (statfs(parent, &sf) || sf.f_type != BPF_FS_MAGIC) {
-		pr_err("agent", "bpffs is not mounted at %s; mount it (mount -t bpf bpf %s) or pass --bpffs DIR on a bpffs mount",
-		       parent, parent);
-		return -ENOENT;
-	}
-	return 0;
 }
 
 /* Is `bpf` in the active LSM list? Mount securityfs if nobody has. */
@@ -166,7 +160,13 @@ static int open_skel(struct agent *a, bool with_lsm)
 	set_lsm_autoload(a->skel, with_lsm);
 	if (a->opt.ring_size)
 		bpf_map__set_max_entries(a->skel->maps.rb, a->opt.ring_size);
-	err = stockade__load(a->skel);
+	/* Reuse what an earlier agent pinned, or create and pin. */
+	err = pin__maps_prepare(a->skel, a->opt.bpffs, a->opt.ring_size);
+	if (err) {
+		err = -ESTALE;	/* the message is out; not an LSM problem */
+	} else {
+		err = stockade__load(a->skel);
+	}
 	if (err) {
 		stockade__destroy(a->skel);
 		a->skel = NULL;
@@ -194,6 +194,131 @@ static int degrade(struct agent *a, const char *cause)
 	return 0;
 }
 
+/* Is the program behind link the one prog holds (same tag)? */
+static bool same_prog(struct bpf_link *link, const struct bpf_program *prog)
+{
+	__u8 have[8], want[8];
+
+	if (pin__link_prog(bpf_link__fd(link), have, NULL) ||
+	    pin__prog_tag(bpf_program__fd(prog), want, NULL))
+		return false;
+	return !memcmp(have, want, sizeof(have));
+}
+
+/*
+ * Pin link at path. With replace, an older link is pinned there: pin the
+ * new one beside it and rename it over the old pin, which swaps them in one
+ * step, so that at no moment is neither pinned (a SIGKILL between two
+ * steps leaves both, never none).
+ */
+static int link_pin(struct bpf_link *link, const char *path, bool replace)
+{
+	char tmp[PATH_MAX];
+	int err;
+
+	if (!replace)
+		return bpf_link__pin(link, path);
+	/* bpffs refuses '.' in names. */
+	if (snprintf(tmp, sizeof(tmp), "%s-new", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	unlink(tmp);	/* left by an agent killed at this very step */
+	err = bpf_link__pin(link, tmp);
+	if (err)
+		return err;
+	if (rename(tmp, path)) {
+		err = -errno;
+		unlink(tmp);
+	}
+	return err;
+}
+
+/* Drop our LSM links; unpin those this agent attached (a failed probe). */
+static void lsm_drop(struct agent *a, bool unpin_new, const bool *is_new)
+{
+	char path[PATH_MAX];
+	size_t i;
+
+	for (i = 0; i < a->n_lsm_links; i++) {
+		if (unpin_new && is_new && is_new[i] &&
+		    bpf_link__pin_path(a->lsm_links[i])) {
+			snprintf(path, sizeof(path), "%s",
+				 bpf_link__pin_path(a->lsm_links[i]));
+			unlink(path);
+		}
+		bpf_link__destroy(a->lsm_links[i]);
+		a->lsm_links[i] = NULL;
+	}
+	a->n_lsm_links = 0;
+}
+
+/*
+ * Attach the BPF-LSM programs, each once, system-wide; this is also the
+ * proof that BPF-LSM works here. A pinned link of the same program is
+ * adopted as it is. One of another build is replaced by a new link made
+ * first: both programs judge for a moment, and neither is ever missing.
+ */
+static int lsm_attach(struct agent *a)
+{
+	bool is_new[AGENT_MAX_LSM] = { false };
+	char name[128], path[PATH_MAX];
+	struct bpf_program *prog;
+	struct bpf_link *old, *link;
+	int err = 0;
+
+	bpf_object__for_each_program(prog, a->skel->obj) {
+		if (bpf_program__type(prog) != BPF_PROG_TYPE_LSM)
+			continue;
+		if (a->n_lsm_links == AGENT_MAX_LSM) {
+			err = -E2BIG;
+			break;
+		}
+		snprintf(name, sizeof(name), "lsm-%s", bpf_program__name(prog));
+		err = pin__link_path(path, sizeof(path), a->opt.bpffs, name);
+		if (err)
+			break;
+		/* access() first: libbpf warns about any link it cannot open. */
+		old = access(path, F_OK) ? NULL : bpf_link__open(path);
+		if (!old && errno != ENOENT) {
+			err = -errno;
+			pr_err("pin", "opening the pinned link %s failed: %s", path,
+			       strerror(errno));
+			break;
+		}
+		if (old && same_prog(old, prog)) {
+			a->lsm_links[a->n_lsm_links++] = old;
+			a->lsm_adopted++;
+			continue;
+		}
+		link = bpf_program__attach_lsm(prog);
+		if (!link) {
+			err = -errno;
+			bpf_link__destroy(old);	/* closes; its pin keeps it */
+			break;
+		}
+		err = link_pin(link, path, old != NULL);
+		if (err) {
+			pr_err("pin", "pinning %s failed: %s", path, strerror(-err));
+			bpf_link__destroy(link);
+			bpf_link__destroy(old);
+			break;
+		}
+		/* The old program's last reference: it stops judging now. */
+		bpf_link__destroy(old);
+		is_new[a->n_lsm_links] = !old;
+		a->lsm_links[a->n_lsm_links++] = link;
+		if (old)
+			a->lsm_replaced++;
+		else
+			a->lsm_attached++;
+	}
+	if (err)
+		lsm_drop(a, true, is_new);
+	else if (a->lsm_replaced)
+		pr_info("agent", "BPF-LSM: %u programs of another build replaced (overlapping), %u adopted, %u attached",
+			a->lsm_replaced, a->lsm_adopted, a->lsm_attached);
+	return err;
+}
+
 /*
  * Load with the LSM programs, and prove they work by attaching them; if
  * that fails, load again without them, which tells an LSM problem (degrade,
@@ -212,8 +337,10 @@ static int load_bpf(struct agent *a)
 	log_libbpf_quiet = true;
 	err = open_skel(a, true);
 	log_libbpf_quiet = false;
+	if (err == -ESTALE)
+		return err;
 	if (!err) {
-		err = stockade__attach(a->skel);
+		err = lsm_attach(a);
 		if (!err)
 			return 0;
 		snprintf(why, sizeof(why), "attaching BPF-LSM programs failed: %s (are BPF trampolines blocked on this kernel?)",
@@ -233,8 +360,9 @@ static int load_bpf(struct agent *a)
 	}
 	err = open_skel(a, false);
 	if (err) {
-		pr_err("agent", "loading the BPF programs failed: %s; run with -v for the verifier's log",
-		       strerror(-err));
+		if (err != -ESTALE)
+			pr_err("agent", "loading the BPF programs failed: %s; run with -v for the verifier's log",
+			       strerror(-err));
 		return err;
 	}
 	err = degrade(a, why);
@@ -245,6 +373,142 @@ static int load_bpf(struct agent *a)
 	return err;
 }
 
+/* ---- policy ids and rules ---- */
+
+/* What the pins said each policy id meant, before we write anything. */
+static int read_old_policies(struct agent *a)
+{
+	int fd = bpf_map__fd(a->skel->maps.policy_names);
+	__u32 id;
+
+	a->old = calloc(POLICY_MAX, sizeof(*a->old));
+	if (!a->old)
+		return -ENOMEM;
+	for (id = 0; id < POLICY_MAX; id++) {
+		if (bpf_map_lookup_elem(fd, &id, &a->old[id]))
+			memset(&a->old[id], 0, sizeof(a->old[id]));
+		a->old[id].name[PIN_POLICY_NAME_LEN - 1] = '\0';
+	}
+	return 0;
+}
+
+/*
+ * Give each policy its id: the one the pins hold for its name, else the
+ * lowest id that no pinned policy uses (so a record left in the ring keeps
+ * its meaning). Then its generation: the pinned one, plus one when the
+ * file's content changed.
+ */
+static int assign_ids(struct agent *a)
+{
+	uint32_t id, next = 1;
+	size_t i;
+
+	if (a->set.n >= POLICY_MAX) {
+		pr_err("agent", "%zu policies; at most %d fit", a->set.n, POLICY_MAX - 1);
+		return -E2BIG;
+	}
+	memset(a->by_id, 0, sizeof(a->by_id));
+	for (i = 0; i < a->set.n; i++) {
+		a->pol_id[i] = 0;
+		for (id = 1; a->old && id < POLICY_MAX; id++) {
+			if (!strcmp(a->old[id].name, a->set.v[i]->name)) {
+				a->pol_id[i] = id;
+				a->by_id[id] = (uint16_t)(i + 1);
+				break;
+			}
+		}
+	}
+	for (i = 0; i < a->set.n; i++) {
+		if (a->pol_id[i])
+			continue;
+		while (next < POLICY_MAX &&
+		       (a->by_id[next] || (a->old && a->old[next].name[0])))
+			next++;
+		if (next == POLICY_MAX) {
+			pr_err("agent", "no free policy id: the pins under %s still name many removed policies; run `stockade detach --all --bpffs %s` while no agent runs",
+			       a->opt.bpffs, a->opt.bpffs);
+			return -E2BIG;
+		}
+		a->pol_id[i] = next;
+		a->by_id[next] = (uint16_t)(i + 1);
+	}
+	for (i = 0; i < a->set.n; i++) {
+		const struct policy *p = a->set.v[i];
+		const struct policy_info *o = a->old ? &a->old[a->pol_id[i]] : NULL;
+		struct policy_info *in = &a->info[i];
+
+		memset(in, 0, sizeof(*in));
+		snprintf(in->name, sizeof(in->name), "%s", p->name);
+		in->hash = p->hash;
+		in->mode = p->mode == POLICY_AUDIT ? SANDBOX_AUDIT : SANDBOX_ENFORCE;
+		in->generation = 1;
+		if (o && !strcmp(o->name, p->name) && o->generation)
+			in->generation = o->generation + (o->hash != p->hash);
+	}
+	return 0;
+}
+
+static size_t key_cmp_size;
+
+static int key_cmp(const void *x, const void *y)
+{
+	return memcmp(x, y, key_cmp_size);
+}
+
+static int key_set_add(struct key_set *ks, const void *key, size_t size)
+{
+	if (ks->n == ks->cap) {
+		size_t cap = ks->cap ? ks->cap * 2 : 256;
+		unsigned char *v = realloc(ks->v, cap * size);
+
+		if (!v)
+			return -ENOMEM;
+		ks->v = v;
+		ks->cap = cap;
+	}
+	ks->size = size;
+	memcpy(ks->v + ks->n++ * size, key, size);
+	return 0;
+}
+
+static void key_set_free(struct key_set *ks)
+{
+	free(ks->v);
+	memset(ks, 0, sizeof(*ks));
+}
+
+/*
+ * Delete every entry of a pinned rule map whose key this agent did not
+ * write: rules of an earlier policy set. Called once the new entries are
+ * in, so no rule ever disappears before its replacement is there.
+ */
+static size_t sweep_keys(int fd, struct key_set *ks, size_t size)
+{
+	unsigned char cur[1024], next[1024];
+	struct key_set stale = { 0 };
+	size_t i, n = 0;
+	int err;
+
+	if (size > sizeof(cur))
+		return 0;
+	key_cmp_size = size;
+	if (ks->n)
+		qsort(ks->v, ks->n, size, key_cmp);
+	err = bpf_map_get_next_key(fd, NULL, next);
+	while (!err) {
+		if (!ks->n || !bsearch(next, ks->v, ks->n, size, key_cmp))
+			if (key_set_add(&stale, next, size))
+				break;
+		memcpy(cur, next, size);
+		err = bpf_map_get_next_key(fd, cur, next);
+	}
+	for (i = 0; i < stale.n; i++)
+		if (!bpf_map_delete_elem(fd, stale.v + i * size))
+			n++;
+	key_set_free(&stale);
+	return n;
+}
+
 static int fill_policies(struct agent *a)
 {
 	struct policy_conf conf = { .mode = SANDBOX_ENFORCE, .flags = 0 };
@@ -253,18 +517,16 @@ static int fill_policies(struct agent *a)
 	int conf_fd = bpf_map__fd(a->skel->maps.policies);
 	int file_fd = bpf_map__fd(a->skel->maps.file_rules);
 	int unix_fd = bpf_map__fd(a->skel->maps.unix_allow);
+	int names_fd = bpf_map__fd(a->skel->maps.policy_names);
 	struct net_compiled c = { 0 };
 	struct file_compiled fc = { 0 };
 	char err_msg[POLICY_DIAG_MAX], **homes = NULL;
 	__u32 id = POLICY_ID_CONFLICT;
 	size_t i, j, total = 0, file_total = 0, n_homes = 0;
+	bool keep = a->adopting;	/* remember keys for sweep_keys() */
 	__u8 one = 1;
 	int err;
 
-	if (a->set.n >= POLICY_MAX) {
-		pr_err("agent", "%zu policies; at most %d fit", a->set.n, POLICY_MAX - 1);
-		return -E2BIG;
-	}
 	err = file_rules__homes(&homes, &n_homes);
 	if (err) {
 		pr_err("policy", "listing home directories for the protected paths failed: %s",
@@ -281,11 +543,15 @@ static int fill_policies(struct agent *a)
 		none.key.policy_id = POLICY_ID_CONFLICT;
 		none.key.path[0] = '/';
 		err = bpf_map_update_elem(file_fd, &none.key, &none.val, BPF_ANY);
+		if (!err && keep)
+			err = key_set_add(&a->keys_file, &none.key, sizeof(none.key));
 	}
+	/* Existing entries are overwritten in place, each in one step; the
+	 * stale ones go only after the scan (sweep_keys()). */
 	for (i = 0; !err && i < a->set.n; i++) {
 		const struct policy *p = a->set.v[i];
 
-		id = (__u32)(i + 1);
+		id = a->pol_id[i];
 		err = net_rules__compile(p, id, &c, err_msg, sizeof(err_msg));
 		if (err) {
 			pr_err("policy", "%s", err_msg);
@@ -308,19 +574,35 @@ static int fill_policies(struct agent *a)
 			file_compiled__free(&fc);
 			break;
 		}
-		for (j = 0; !err && j < fc.n; j++)
+		for (j = 0; !err && j < fc.n; j++) {
 			err = bpf_map_update_elem(file_fd, &fc.v[j].key, &fc.v[j].val,
 						  BPF_ANY);
-		for (j = 0; !err && j < fc.n_unix; j++)
+			if (!err && keep)
+				err = key_set_add(&a->keys_file, &fc.v[j].key,
+						  sizeof(fc.v[j].key));
+		}
+		for (j = 0; !err && j < fc.n_unix; j++) {
 			err = bpf_map_update_elem(unix_fd, &fc.unix_keys[j], &one,
 						  BPF_ANY);
+			if (!err && keep)
+				err = key_set_add(&a->keys_unix, &fc.unix_keys[j],
+						  sizeof(fc.unix_keys[j]));
+		}
 		file_compiled__free(&fc);
-		for (j = 0; !err && j < c.n_allow; j++)
+		for (j = 0; !err && j < c.n_allow; j++) {
 			err = bpf_map_update_elem(allow_fd, &c.allow[j].key,
 						  &c.allow[j].val, BPF_ANY);
-		for (j = 0; !err && j < c.n_meta; j++)
+			if (!err && keep)
+				err = key_set_add(&a->keys_allow, &c.allow[j].key,
+						  sizeof(c.allow[j].key));
+		}
+		for (j = 0; !err && j < c.n_meta; j++) {
 			err = bpf_map_update_elem(meta_fd, &c.meta[j].key,
 						  &c.meta[j].verdict, BPF_ANY);
+			if (!err && keep)
+				err = key_set_add(&a->keys_meta, &c.meta[j].key,
+						  sizeof(c.meta[j].key));
+		}
 		conf.mode = p->mode == POLICY_AUDIT ? SANDBOX_AUDIT : SANDBOX_ENFORCE;
 		conf.flags = (p->net.default_allow ? SANDBOX_NET_DEFAULT_ALLOW : 0) |
 			     (p->net.raw_sockets ? SANDBOX_RAW_SOCKETS : 0) |
@@ -330,9 +612,11 @@ static int fill_policies(struct agent *a)
 		 * entry and its programs would deny. */
 		if (!err)
 			err = bpf_map_update_elem(conf_fd, &id, &conf, BPF_ANY);
+		if (!err)
+			err = bpf_map_update_elem(names_fd, &id, &a->info[i], BPF_ANY);
 		if (err)
 			pr_err("policy", "%s: writing its rules into the kernel maps failed: %s",
-			       p->name, strerror(errno));
+			       p->name, err == -ENOMEM ? strerror(ENOMEM) : strerror(errno));
 		net_compiled__free(&c);
 	}
 cleanup:
@@ -342,23 +626,110 @@ cleanup:
 	return err;
 }
 
+/* One `policy` record per policy: what is in force, by content. */
+static void emit_policies(struct agent *a)
+{
+	char hash[20];
+	size_t i;
+
+	for (i = 0; i < a->set.n; i++) {
+		snprintf(hash, sizeof(hash), "%016llx",
+			 (unsigned long long)a->info[i].hash);
+		events__begin(a, "policy");
+		json_str(&a->j, "policy", a->set.v[i]->name);
+		json_u64(&a->j, "policy_id", a->pol_id[i]);
+		json_str(&a->j, "file", a->set.v[i]->file);
+		json_str(&a->j, "hash", hash);
+		json_u64(&a->j, "generation", a->info[i].generation);
+		json_str(&a->j, "mode", a->info[i].mode == SANDBOX_AUDIT ? "audit" : "enforce");
+		events__emit(a);
+	}
+}
+
 /* ---- confine cgroups ---- */
 
-static int attach_cg(struct agent *a, struct sandbox_cg *cg)
+static void cg_progs(struct agent *a, struct bpf_program *progs[SANDBOX_N_LINKS])
 {
-	struct bpf_program *progs[SANDBOX_N_LINKS] = {
-		a->skel->progs.stk_connect4, a->skel->progs.stk_connect6,
-		a->skel->progs.stk_sendmsg4, a->skel->progs.stk_sendmsg6,
-		a->skel->progs.stk_sock_create, a->skel->progs.stk_egress,
-	};
-	char path[PATH_MAX];
+	progs[0] = a->skel->progs.stk_connect4;
+	progs[1] = a->skel->progs.stk_connect6;
+	progs[2] = a->skel->progs.stk_sendmsg4;
+	progs[3] = a->skel->progs.stk_sendmsg6;
+	progs[4] = a->skel->progs.stk_sock_create;
+	progs[5] = a->skel->progs.stk_egress;
+}
+
+static int cg_link_path(struct agent *a, uint64_t id, const struct bpf_program *prog,
+			char *path, size_t len)
+{
+	char name[128];
+
+	snprintf(name, sizeof(name), "cg-%llu-%s", (unsigned long long)id,
+		 bpf_program__name(prog));
+	return pin__link_path(path, len, a->opt.bpffs, name);
+}
+
+/*
+ * Is the pinned link still attached to cgroup id with prog's attach type?
+ * A link whose cgroup went away is "defunct" (cgroup id 0).
+ */
+static bool cg_link_fits(struct bpf_link *link, uint64_t id,
+			 const struct bpf_program *prog)
+{
+	struct bpf_link_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(bpf_link__fd(link), &info, &len))
+		return false;
+	return info.type == BPF_LINK_TYPE_CGROUP && info.cgroup.cgroup_id == id &&
+	       info.cgroup.attach_type == bpf_program__expected_attach_type(prog);
+}
+
+/*
+ * Confine cg with the cgroup programs, each attached exactly once: a pinned
+ * link of the same program is adopted, one of another build is switched to
+ * this build's program in place (BPF_LINK_UPDATE: atomic, no window), and
+ * only a missing one is attached (and pinned). *how says which happened.
+ */
+static int attach_cg(struct agent *a, struct sandbox_cg *cg, const char **how)
+{
+	struct bpf_program *progs[SANDBOX_N_LINKS];
+	bool is_new[SANDBOX_N_LINKS] = { false };
+	char path[PATH_MAX], pin[PATH_MAX];
+	unsigned int adopted = 0, replaced = 0;
+	struct bpf_link *link;
 	int fd, i, err = 0;
 
+	cg_progs(a, progs);
 	snprintf(path, sizeof(path), "%s%s", a->cgroot, cg->path);
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	for (i = 0; i < SANDBOX_N_LINKS; i++) {
+		err = cg_link_path(a, cg->id, progs[i], pin, sizeof(pin));
+		if (err)
+			break;
+		link = access(pin, F_OK) ? NULL : bpf_link__open(pin);
+		if (link && !cg_link_fits(link, cg->id, progs[i])) {
+			/* Not what its name says: drop the pin, attach anew. */
+			unlink(pin);
+			bpf_link__destroy(link);
+			link = NULL;
+		}
+		if (link) {
+			if (same_prog(link, progs[i])) {
+				adopted++;
+			} else if ((err = bpf_link__update_program(link, progs[i]))) {
+				pr_err("cgroup", "switching %s of %s to this build's program failed: %s; the old program stays",
+				       bpf_program__name(progs[i]), path, strerror(-err));
+				bpf_link__destroy(link);
+				break;
+			} else {
+				replaced++;
+			}
+			cg->links[i] = link;
+			continue;
+		}
 		cg->links[i] = bpf_program__attach_cgroup(progs[i], fd);
 		if (!cg->links[i]) {
 			err = -errno;
@@ -366,19 +737,35 @@ static int attach_cg(struct agent *a, struct sandbox_cg *cg)
 			       bpf_program__name(progs[i]), path, strerror(errno));
 			break;
 		}
+		is_new[i] = true;
+		err = bpf_link__pin(cg->links[i], pin);
+		if (err) {
+			pr_err("pin", "pinning %s failed: %s", pin, strerror(-err));
+			i++;
+			break;
+		}
 	}
 	close(fd);
 	if (err) {
-		/* Nothing half-applied: drop what did attach. */
+		/* Nothing half-applied: drop what this call attached; adopted
+		 * links stay pinned, and keep confining. */
 		while (i-- > 0) {
+			if (is_new[i]) {
+				bpf_link__unpin(cg->links[i]);
+				bpf_link_detach(bpf_link__fd(cg->links[i]));
+			}
 			bpf_link__destroy(cg->links[i]);
 			cg->links[i] = NULL;
 		}
+		return err;
 	}
-	return err;
+	*how = replaced ? "replaced" : adopted == SANDBOX_N_LINKS ? "adopted" :
+	       "attached";
+	return 0;
 }
 
-static void detach_cg(struct agent *a, struct sandbox_cg *cg, const char *why)
+/* Close our handles on cg's links; the pins keep them attached. */
+static void close_cg(struct sandbox_cg *cg)
 {
 	int i;
 
@@ -386,13 +773,46 @@ static void detach_cg(struct agent *a, struct sandbox_cg *cg, const char *why)
 		bpf_link__destroy(cg->links[i]);
 		cg->links[i] = NULL;
 	}
+}
+
+/*
+ * Remove cg's enforcement: its links (detached even if someone else holds
+ * them open, and unpinned), then its entries; log a detach record unless
+ * why is NULL (`stockade detach` logged it already).
+ */
+static void detach_cg(struct agent *a, struct sandbox_cg *cg, const char *why)
+{
+	struct bpf_program *progs[SANDBOX_N_LINKS];
+	char pin[PATH_MAX];
+	int i;
+
+	cg_progs(a, progs);
+	for (i = 0; cg->direct && i < SANDBOX_N_LINKS; i++) {
+		if (cg->links[i])
+			bpf_link_detach(bpf_link__fd(cg->links[i]));
+		if (!cg_link_path(a, cg->id, progs[i], pin, sizeof(pin)))
+			unlink(pin);
+	}
+	close_cg(cg);
 	/* Links first: a program must never run without its entry. */
 	bpf_map_delete_elem(bpf_map__fd(a->skel->maps.sandboxes), &cg->id);
-	limits__detach(a, cg, why);	/* counters; the limit values found */
+	/* Its counters, and the limit values found put back: enforcement
+	 * is removed, limits are enforcement too. */
+	limits__detach(a, cg, why ?: "detach_command");
+	if (!why)
+		return;
 	events__begin(a, "detach");
 	events__cgroup_fields(a, cg);
 	json_str(&a->j, "reason", why);
 	events__emit(a);
+}
+
+/* Forget a->cgs[i] (its links and entries are handled by the caller). */
+static void untrack(struct agent *a, size_t i)
+{
+	free(a->cgs[i].path);
+	a->cgs[i] = a->cgs[--a->n_cgs];
+	a->last_cg = 0;
 }
 
 struct scan_ctx {
@@ -400,8 +820,8 @@ struct scan_ctx {
 	int err;		/* first attach failure */
 };
 
-/* Which policy selects rel directly? POLICY_ID_CONFLICT when several do,
- * -1 when none. */
+/* Which policy selects rel directly? Its id; POLICY_ID_CONFLICT when
+ * several do, -1 when none. */
 static int64_t selected_by(struct agent *a, const char *rel)
 {
 	int64_t found = -1;
@@ -413,12 +833,12 @@ static int64_t selected_by(struct agent *a, const char *rel)
 		for (j = 0; j < p->n_cgroups; j++) {
 			if (!cgroup__match(p->cgroups[j], rel))
 				continue;
-			if (found >= 0 && found != (int64_t)(i + 1)) {
+			if (found >= 0 && found != (int64_t)a->pol_id[i]) {
 				pr_err("cgroup", "%s is selected by both %s and %s; it is confined deny-all until the policies are fixed",
-				       rel, a->set.v[found - 1]->name, p->name);
+				       rel, agent__policy_name(a, (uint32_t)found), p->name);
 				return POLICY_ID_CONFLICT;
 			}
-			found = (int64_t)(i + 1);
+			found = (int64_t)a->pol_id[i];
 		}
 	}
 	return found;
@@ -447,6 +867,83 @@ static struct sandbox_cg *track(struct agent *a, const char *rel, uint64_t id)
 	return cg;
 }
 
+/* Detached on purpose (`stockade detach`)? Marks it as still existing. */
+static bool is_detached(struct agent *a, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < a->n_det; i++) {
+		if (a->det[i] == id) {
+			a->det_seen[i] = true;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Read `detached` and let go of every cgroup in it that we confine through
+ * a selector, with the cgroups inherited from it: `stockade detach` removed
+ * their links and entries (and logged it); this closes our handles, and
+ * undoes an attach of ours that raced with the command.
+ */
+static void honour_detached(struct agent *a)
+{
+	int fd = bpf_map__fd(a->skel->maps.detached);
+	__u64 key, next;
+	size_t i, j;
+	int err;
+
+	a->n_det = 0;
+	err = bpf_map_get_next_key(fd, NULL, &next);
+	while (!err) {
+		if (a->n_det % 64 == 0) {
+			uint64_t *d = realloc(a->det, (a->n_det + 64) * sizeof(*d));
+			bool *s = realloc(a->det_seen, (a->n_det + 64) * sizeof(*s));
+
+			if (d)
+				a->det = d;
+			if (s)
+				a->det_seen = s;
+			if (!d || !s)
+				break;
+		}
+		a->det_seen[a->n_det] = false;
+		a->det[a->n_det++] = next;
+		key = next;
+		err = bpf_map_get_next_key(fd, &key, &next);
+	}
+	for (i = 0; i < a->n_det; i++) {
+		const struct sandbox_cg *root = agent__find_cg(a, a->det[i]);
+
+		if (!root || !root->direct)
+			continue;
+		pr_info("cgroup", "%s was detached by `stockade detach`; it is no longer confined through a selector",
+			root->path);
+		for (j = a->n_cgs; j-- > 0;) {
+			if (a->cgs[j].root_id != a->det[i])
+				continue;
+			detach_cg(a, &a->cgs[j], NULL);
+			untrack(a, j);
+		}
+	}
+}
+
+/* Does any link pin of cgroup id exist? */
+static bool pin_has_cg_links(struct agent *a, uint64_t id)
+{
+	struct bpf_program *progs[SANDBOX_N_LINKS];
+	char pin[PATH_MAX];
+	int i;
+
+	cg_progs(a, progs);
+	for (i = 0; i < SANDBOX_N_LINKS; i++)
+		if (!cg_link_path(a, id, progs[i], pin, sizeof(pin)) &&
+		    !access(pin, F_OK))
+			return true;
+	return false;
+}
+
 /*
  * One cgroup of the walk. parent is the sandbox_cg index + 1 of the nearest
  * confined ancestor (as a pointer-sized int), or 0.
@@ -458,9 +955,10 @@ static void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	const struct sandbox_cg *found = agent__find_cg(a, id);
 	struct sandbox_cg *cg;
 	struct sandbox sb = { 0 };
+	const char *how = NULL;
 	int64_t sel;
 	uintptr_t pidx = (uintptr_t)parent;
-	bool direct;
+	bool direct, det = a->n_det && is_detached(a, id);
 	int err;
 
 	if (found) {
@@ -469,6 +967,10 @@ static void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 		return (void *)(uintptr_t)(cg - a->cgs + 1);
 	}
 	sel = selected_by(a, rel);
+	/* Detached on purpose: no longer confined through its selector (it
+	 * still is through a confined ancestor's programs, if any). */
+	if (sel >= 0 && det)
+		sel = -1;
 	direct = sel >= 0;
 	if (!direct && !pidx)
 		return NULL;	/* outside every sandbox */
@@ -496,14 +998,20 @@ static void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 		/* Nested in a confined cgroup, the ancestor's programs already
 		 * run here and pick this entry (nearest wins); links of its
 		 * own would judge, and log, every denial twice. */
-		err = attach_cg(a, cg);
+		err = attach_cg(a, cg, &how);
 	}
 	if (err) {
 		ctx->err = ctx->err ?: err;
-		limits__detach(a, cg, "attach_failed");
-		bpf_map_delete_elem(bpf_map__fd(a->skel->maps.sandboxes), &id);
-		free(cg->path);
+		/* Keep the entry (and its counters and limits) of a cgroup
+		 * whose pinned links confine it. */
+		if (!direct || !pin_has_cg_links(a, id)) {
+			limits__detach(a, cg, "attach_failed");
+			bpf_map_delete_elem(bpf_map__fd(a->skel->maps.sandboxes), &id);
+		} else {
+			limits__forget(a, cg);
+		}
 		a->n_cgs--;
+		free(cg->path);
 		return NULL;
 	}
 	/* After the entry exists: invalidates "outside" cached by the LSM
@@ -515,10 +1023,11 @@ static void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	if (pidx)
 		json_str_raw(&a->j, "parent", a->cgs[pidx - 1].path,
 			     strlen(a->cgs[pidx - 1].path));
+	if (how)
+		json_str(&a->j, "links", how);
 	events__emit(a);
 	return (void *)(uintptr_t)(cg - a->cgs + 1);
 }
-
 static int scan(struct agent *a)
 {
 	struct scan_ctx ctx = { .a = a, .err = 0 };
@@ -526,6 +1035,7 @@ static int scan(struct agent *a)
 	int err;
 
 	a->scan_gen++;
+	honour_detached(a);
 	err = cgroup__walk(a->cgroot, scan_one, &ctx);
 	if (err) {
 		pr_err("cgroup", "walking %s failed: %s", a->cgroot, strerror(-err));
@@ -538,11 +1048,166 @@ static int scan(struct agent *a)
 			continue;
 		}
 		detach_cg(a, &a->cgs[i], "cgroup_removed");
-		free(a->cgs[i].path);
-		a->cgs[i] = a->cgs[--a->n_cgs];
+		untrack(a, i);
 	}
+	/* A detached mark dies with its cgroup: a new cgroup of that name is
+	 * a new id, and confined again. Only after a full walk, which
+	 * visited every cgroup that still exists. */
+	for (i = 0; i < a->n_det; i++)
+		if (!a->det_seen[i])
+			bpf_map_delete_elem(bpf_map__fd(a->skel->maps.detached),
+					    &a->det[i]);
 	a->last_cg = 0;
 	return ctx.err;
+}
+
+/*
+ * After the first scan of an agent that adopted pins: remove what the
+ * earlier agent confined that the new policy set does not, then rules of
+ * policies that changed or went. Each step only once what replaces it is
+ * in force: links go before the entries their programs read, entries
+ * before the rules they point to.
+ */
+static void sweep(struct agent *a)
+{
+	struct cgroup_paths paths = { 0 };
+	char dir[PATH_MAX], pin[PATH_MAX];
+	struct bpf_program *prog;
+	int sb_fd = bpf_map__fd(a->skel->maps.sandboxes);
+	int cnt_fd = bpf_map__fd(a->skel->maps.sb_count);
+	int conf_fd = bpf_map__fd(a->skel->maps.policies);
+	int names_fd = bpf_map__fd(a->skel->maps.policy_names);
+	struct key_set gone = { 0 };
+	struct policy_conf none = { .mode = SANDBOX_ENFORCE, .flags = 0 };
+	struct policy_info unused;
+	struct sandbox sb;
+	struct dirent *de;
+	size_t i, n_links = 0, n_rules = 0;
+	__u64 key, next;
+	DIR *d;
+	int err, fd;
+
+	/* 1. Link pins that no longer confine anything of ours. */
+	snprintf(dir, sizeof(dir), "%s/links", a->opt.bpffs);
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		const char *pname;
+		uint64_t id;
+		bool ours = false;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (!pin__parse_cg_link(de->d_name, &id, &pname)) {
+			const struct sandbox_cg *cg = agent__find_cg(a, id);
+
+			if (cg && cg->direct) {
+				bpf_object__for_each_program(prog, a->skel->obj)
+					if (bpf_program__type(prog) != BPF_PROG_TYPE_LSM &&
+					    !strcmp(bpf_program__name(prog), pname))
+						ours = true;
+			}
+		} else if (!strncmp(de->d_name, "lsm-", 4)) {
+			/* Degraded, we cannot tell; leave BPF-LSM as it is.
+			 * Otherwise each of our programs holds lsm-<name>, and
+			 * anything else (another build's hook, a "-new" left
+			 * by a killed agent) is stale. */
+			ours = a->n_degraded > 0;
+			bpf_object__for_each_program(prog, a->skel->obj)
+				if (bpf_program__type(prog) == BPF_PROG_TYPE_LSM &&
+				    a->n_lsm_links &&
+				    !strcmp(bpf_program__name(prog), de->d_name + 4))
+					ours = true;
+		} else {
+			continue;	/* not ours to judge */
+		}
+		if (ours)
+			continue;
+		if (pin__link_path(pin, sizeof(pin), a->opt.bpffs, de->d_name))
+			continue;
+		fd = bpf_obj_get(pin);
+		if (fd >= 0) {
+			bpf_link_detach(fd);	/* cgroup links; LSM: no-op */
+			close(fd);
+		}
+		unlink(pin);
+		n_links++;
+	}
+	if (d)
+		closedir(d);
+
+	/* 2. Sandbox entries of cgroups we do not confine now: removed
+	 * while no agent ran, or no longer selected. */
+	err = bpf_map_get_next_key(sb_fd, NULL, &next);
+	while (!err) {
+		if (!agent__find_cg(a, next) && key_set_add(&gone, &next, sizeof(next)))
+			break;
+		key = next;
+		err = bpf_map_get_next_key(sb_fd, &key, &next);
+	}
+	/* (Also for the limits of sandboxes that are no more, below.) */
+	cgroup_paths__load(a->cgroot, &paths);
+	for (i = 0; i < gone.n; i++) {
+		struct sandbox_cg tmp = { 0 };
+		const char *path;
+
+		memcpy(&tmp.id, gone.v + i * sizeof(__u64), sizeof(__u64));
+		if (bpf_map_lookup_elem(sb_fd, &tmp.id, &sb))
+			continue;
+		bpf_map_delete_elem(sb_fd, &tmp.id);
+		path = cgroup_paths__find(&paths, tmp.id);
+		tmp.path = (char *)(path ?: "");
+		tmp.policy_id = sb.policy_id;
+		events__begin(a, "detach");
+		events__cgroup_fields(a, &tmp);
+		json_str(&a->j, "reason", path ? "not_selected" : "cgroup_removed");
+		events__emit(a);
+	}
+	key_set_free(&gone);
+	/* Their limits too: the values found go back (agent/limits.c). */
+	limits__sweep(a, &paths);
+	cgroup_paths__free(&paths);
+
+	/* 3. Counters of sandboxes that are no more. */
+	err = bpf_map_get_next_key(cnt_fd, NULL, &next);
+	while (!err) {
+		const struct sandbox_cg *cg = agent__find_cg(a, next);
+
+		if (!(cg && cg->direct) && key_set_add(&gone, &next, sizeof(next)))
+			break;
+		key = next;
+		err = bpf_map_get_next_key(cnt_fd, &key, &next);
+	}
+	for (i = 0; i < gone.n; i++)
+		bpf_map_delete_elem(cnt_fd, gone.v + i * sizeof(__u64));
+	key_set_free(&gone);
+
+	/* 4. Rules no policy in force wrote. */
+	n_rules += sweep_keys(bpf_map__fd(a->skel->maps.net_allow), &a->keys_allow,
+			      sizeof(struct net_key));
+	n_rules += sweep_keys(bpf_map__fd(a->skel->maps.net_meta), &a->keys_meta,
+			      sizeof(struct net_key));
+	n_rules += sweep_keys(bpf_map__fd(a->skel->maps.file_rules), &a->keys_file,
+			      sizeof(struct file_key));
+	n_rules += sweep_keys(bpf_map__fd(a->skel->maps.unix_allow), &a->keys_unix,
+			      bpf_map__key_size(a->skel->maps.unix_allow));
+
+	/* 5. Ids of removed policies: free again. */
+	memset(&unused, 0, sizeof(unused));
+	for (key = 1; a->old && key < POLICY_MAX; key++) {
+		__u32 id = (__u32)key;
+
+		if (!a->old[id].name[0] || a->by_id[id])
+			continue;
+		bpf_map_update_elem(conf_fd, &id, &none, BPF_ANY);
+		bpf_map_update_elem(names_fd, &id, &unused, BPF_ANY);
+	}
+	if (n_links || n_rules)
+		pr_info("agent", "adopted pins: removed %zu stale links and %zu stale rules",
+			n_links, n_rules);
+	key_set_free(&a->keys_allow);
+	key_set_free(&a->keys_meta);
+	key_set_free(&a->keys_file);
+	key_set_free(&a->keys_unix);
 }
 
 static void notify_systemd(void)
@@ -582,40 +1247,114 @@ static void emit_ready(struct agent *a)
 	json_str(&a->j, "cgroup_root", a->cgroot);
 	json_str_array(&a->j, "degraded", a->degraded, a->n_degraded);
 	json_u64(&a->j, "pid", (uint64_t)getpid());
+	json_str(&a->j, "bpffs", a->opt.bpffs);
+	json_str(&a->j, "pins", a->adopting ? "adopted" : "created");
 	events__emit(a);
 	notify_systemd();
 }
 
-static void agent_cleanup(struct agent *a)
+/*
+ * Stop. By default every link and map stays pinned, so the sandboxes stay
+ * confined and the next agent adopts them; with detach (--detach-on-exit,
+ * or a failed first start) everything is removed, with a detach record per
+ * cgroup.
+ */
+static void agent_cleanup(struct agent *a, bool detach, int sig)
 {
-	size_t i;
+	size_t i, n = a->n_cgs;
 
 	if (a->skel) {
-		for (i = 0; i < a->n_cgs; i++)
-			detach_cg(a, &a->cgs[i], "agent_exit");
+		/* Limits are enforcement too: without detach they stay as
+		 * written, and the values found stay saved in the pinned
+		 * lim_saved map for whoever removes enforcement later. */
+		for (i = 0; i < a->n_cgs; i++) {
+			if (detach)
+				detach_cg(a, &a->cgs[i], "agent_exit");
+			else
+				close_cg(&a->cgs[i]);
+		}
 		limits__fini(a);
+		if (detach)
+			for (i = 0; i < a->n_lsm_links; i++)
+				if (bpf_link__pin_path(a->lsm_links[i]))
+					unlink(bpf_link__pin_path(a->lsm_links[i]));
+		lsm_drop(a, false, NULL);
+		if (a->ring) {
+			events__close_ring(a);
+			events__begin(a, "agent_stop");
+			if (sig)
+				json_u64(&a->j, "signal", (uint64_t)sig);
+			json_str(&a->j, "enforcement", detach ? "removed" : "kept");
+			json_u64(&a->j, "cgroups", detach ? 0 : n);
+			events__emit(a);
+		}
+		if (a->running) {
+			a->running = false;
+			events__meta_update(a);
+		}
 		events__close(a);
 	}
+	/* After the links and the entries; we hold the lock. */
+	if (detach && a->pin_fd >= 0)
+		pin__remove_all(a->opt.bpffs);
 	for (i = 0; i < a->n_cgs; i++)
 		free(a->cgs[i].path);
 	free(a->cgs);
+	free(a->det);
+	free(a->det_seen);
+	free(a->old);
+	key_set_free(&a->keys_allow);
+	key_set_free(&a->keys_meta);
+	key_set_free(&a->keys_file);
+	key_set_free(&a->keys_unix);
 	stockade__destroy(a->skel);
+	if (a->pin_fd >= 0)
+		close(a->pin_fd);	/* releases the lock */
 	policy_set__free(&a->set);
+}
+
+/* Take the pin directory, or say who holds it. */
+static int pin_take(struct agent *a)
+{
+	struct agent_meta m = { 0 };
+	int err;
+
+	a->pin_fd = pin__dir_open(a->opt.bpffs, true);
+	if (a->pin_fd < 0) {
+		err = a->pin_fd;
+		a->pin_fd = -1;
+		return err;
+	}
+	err = pin__lock(a->pin_fd, true);
+	if (err == -EWOULDBLOCK) {
+		pin__meta_read(a->opt.bpffs, &m);
+		pr_err("agent", "another agent (pid %u) is running on %s; stop it first, or give this one another --bpffs DIR",
+		       m.pid, a->opt.bpffs);
+		close(a->pin_fd);
+		a->pin_fd = -1;
+		return -EBUSY;
+	}
+	return err;
 }
 
 int agent__run(const struct agent_opts *opt)
 {
 	struct policy_diag diag = { 0 };
-	struct agent a;
+	struct agent *a;
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct timespec last = { 0 }, now;
+	bool detach = false, ready = false;
 	size_t i;
 	int err;
 
-	memset(&a, 0, sizeof(a));
-	a.opt = *opt;
+	/* ~100 KiB of policy tables: the heap, not the stack. */
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->opt = *opt;
+	a->pin_fd = -1;
 
-	err = policy_set__load(opt->policy_paths, opt->n_policy_paths, &a.set,
+	err = policy_set__load(opt->policy_paths, opt->n_policy_paths, &a->set,
 			       &diag);
 	for (i = 0; i < diag.n; i++)
 		pr_err("policy", "%s", diag.msgs[i]);
@@ -629,28 +1368,46 @@ int agent__run(const struct agent_opts *opt)
 		err = -EPERM;
 		goto cleanup;
 	}
-	err = cgroup_root__find(opt->cgroup_root, a.cgroot, sizeof(a.cgroot));
+	err = cgroup_root__find(opt->cgroup_root, a->cgroot, sizeof(a->cgroot));
 	if (err)
 		goto cleanup;
-	err = check_bpffs(opt->bpffs);
+	err = pin_take(a);
 	if (err)
 		goto cleanup;
+	a->adopting = pin__has_maps(opt->bpffs);
+	/* A first start that fails removes what it made: nothing half-applied.
+	 * An adopting one leaves the pins as they are: still enforcing. */
+	detach = !a->adopting;
 	/* Limits this host cannot apply fail the start like a bad policy. */
-	err = limits__check(&a);
+	err = limits__check(a);
 	if (err)
 		goto cleanup;
 
 	log_setup_libbpf();
-	err = load_bpf(&a);
+	err = load_bpf(a);
 	if (err)
 		goto cleanup;
-	err = fill_policies(&a);
+	err = events__open(a);
 	if (err)
 		goto cleanup;
-	err = events__open(&a);
+	a->started_ns = (int64_t)time(NULL) * 1000000000;
+	a->running = true;
+	events__meta_update(a);
+	if (a->adopting) {
+		err = read_old_policies(a);
+		if (err)
+			goto cleanup;
+		/* Records written while no agent ran, before anything new. */
+		events__drain(a);
+	}
+	err = assign_ids(a);
 	if (err)
 		goto cleanup;
-	err = limits__init(&a);
+	err = fill_policies(a);
+	if (err)
+		goto cleanup;
+	emit_policies(a);
+	err = limits__init(a);
 	if (err)
 		goto cleanup;
 
@@ -658,20 +1415,25 @@ int agent__run(const struct agent_opts *opt)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	err = scan(&a);
+	err = scan(a);
 	if (err) {
-		pr_err("agent", "could not confine every selected cgroup; detaching all and exiting (nothing half-applied)");
+		pr_err("agent", a->adopting ?
+		       "could not confine every selected cgroup; exiting, the adopted pins stay in force" :
+		       "could not confine every selected cgroup; detaching all and exiting (nothing half-applied)");
 		goto cleanup;
 	}
-	limits__tick(&a);	/* the state file and metrics exist at agent_ready */
-	emit_ready(&a);
+	if (a->adopting)
+		sweep(a);
+	limits__tick(a);	/* the state file and metrics exist at agent_ready */
+	ready = true;
+	emit_ready(a);
 
 	while (!stop_signal) {
-		err = events__poll(&a, 100);
+		err = events__poll(a, 100);
 		if (err < 0)
 			break;
 		err = 0;
-		limits__tick(&a);	/* breaches, run time, metrics */
+		limits__tick(a);	/* breaches, run time, metrics */
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if ((now.tv_sec - last.tv_sec) * 1000 +
 		    (now.tv_nsec - last.tv_nsec) / 1000000 >= SCAN_INTERVAL_MS) {
@@ -679,12 +1441,18 @@ int agent__run(const struct agent_opts *opt)
 			/* A failed attach is retried next scan; the cgroup is
 			 * still confined by inheritance or the ancestor walk
 			 * where it has a confined ancestor. */
-			scan(&a);
+			scan(a);
 		}
 	}
+	detach = opt->detach_on_exit;
 	if (stop_signal)
-		pr_info("agent", "signal %d: detaching and exiting", (int)stop_signal);
+		pr_info("agent", "signal %d: %s", (int)stop_signal,
+			detach ? "detaching everything and exiting (--detach-on-exit)" :
+				 "exiting; the sandboxes stay confined by the pinned programs");
 cleanup:
-	agent_cleanup(&a);
+	if (!ready && a->pin_fd < 0)
+		detach = false;	/* not ours to remove */
+	agent_cleanup(a, detach, (int)stop_signal);
+	free(a);
 	return err;
 }

@@ -8,11 +8,14 @@
 #include <stdio.h>
 
 #include "json.h"
+#include "lifecycle.h"
 #include "policy.h"
+#include "sandbox.h"
 
 struct stockade;	/* the BPF skeleton */
-struct ring_buffer;
+struct evring;		/* agent/events.c */
 struct bpf_link;
+struct cgroup_paths;
 
 /* The cgroup programs attached to each directly selected cgroup. */
 #define SANDBOX_N_LINKS	6
@@ -38,14 +41,51 @@ struct agent_opts {
 	bool allow_degraded;
 	const char *metrics_path;	/* --metrics FILE, or NULL */
 	const char *state_path;		/* --state FILE, or NULL: the default */
+	/* Remove every link and pin on SIGTERM/SIGINT (the old behaviour);
+	 * by default they stay, and the sandboxes stay confined. */
+	bool detach_on_exit;
+};
+
+/* The BPF-LSM programs: at most this many links. */
+#define AGENT_MAX_LSM	64
+
+/* Rule-map keys written by this agent: entries of the pinned maps that are
+ * not among them are stale and go once the new ones are in. */
+struct key_set {
+	unsigned char *v;
+	size_t n, cap, size;	/* size: bytes of one key */
 };
 
 struct agent {
 	struct agent_opts opt;
 	struct stockade *skel;
-	struct ring_buffer *rb;
+	struct evring *ring;
 	struct policy_set set;
 	char cgroot[PATH_MAX];
+
+	/* The pin directory (include/lifecycle.h), flock()ed while we run. */
+	int pin_fd;
+	bool adopting;		/* it held state from an earlier agent */
+	bool running;		/* agent_meta names us */
+	int64_t started_ns;
+	struct bpf_link *lsm_links[AGENT_MAX_LSM];
+	size_t n_lsm_links;
+	unsigned int lsm_adopted, lsm_replaced, lsm_attached;
+
+	/* Policy ids are kept per name across restarts: pol_id[i] is the id
+	 * of set.v[i], by_id[id] is i + 1 (0: none). old[] is what the pins
+	 * said before this agent wrote anything (names of records left in
+	 * the ring, generations). */
+	uint32_t pol_id[POLICY_MAX];
+	uint16_t by_id[POLICY_MAX];
+	struct policy_info info[POLICY_MAX];	/* by set index */
+	struct policy_info *old;		/* by id; NULL on a fresh start */
+	struct key_set keys_allow, keys_meta, keys_file, keys_unix;
+	struct cgroup_paths *drain_paths;
+	/* `detached` as read at the start of a scan; seen: still exists. */
+	uint64_t *det;
+	bool *det_seen;
+	size_t n_det;
 
 	struct sandbox_cg *cgs;
 	size_t n_cgs, cap_cgs;
@@ -71,6 +111,14 @@ int events__open(struct agent *a);
 void events__close(struct agent *a);
 /* Wait up to timeout_ms for records and write them; then report losses. */
 int events__poll(struct agent *a, int timeout_ms);
+/* Write what the ring still holds, and stop reading it. */
+void events__close_ring(struct agent *a);
+/* Write what the ring holds now (records from before this agent). */
+int events__drain(struct agent *a);
+/* Write agent_meta: our pid (while a->running), losses reported. */
+void events__meta_update(struct agent *a);
+/* Start a record in j outside the agent (stockade detach). */
+void events__json_begin(struct json *j, uint64_t seq, const char *event);
 /* Start an agent-side record (takes a sequence number); finish with
  * events__emit(). */
 void events__begin(struct agent *a, const char *event);

@@ -141,3 +141,73 @@ bool cgroup__match(const char *selector, const char *rel)
 {
 	return fnmatch(selector, rel, FNM_PATHNAME) == 0;
 }
+
+static void *paths_add(const char *rel, uint64_t id, void *parent, void *ctx)
+{
+	struct cgroup_paths *t = ctx;
+	struct cgroup_path *v;
+
+	(void)parent;
+	if (t->err)
+		return NULL;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+
+		v = realloc(t->v, cap * sizeof(*v));
+		if (!v) {
+			t->err = -ENOMEM;
+			return NULL;
+		}
+		t->v = v;
+		t->cap = cap;
+	}
+	t->v[t->n].id = id;
+	t->v[t->n].path = strdup(rel);
+	if (!t->v[t->n].path)
+		t->err = -ENOMEM;
+	else
+		t->n++;
+	return NULL;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const struct cgroup_path *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int cgroup_paths__load(const char *root, struct cgroup_paths *t)
+{
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	err = cgroup__walk(root, paths_add, t);
+	err = err ?: t->err;
+	if (err) {
+		cgroup_paths__free(t);
+		return err;
+	}
+	qsort(t->v, t->n, sizeof(*t->v), by_id);
+	return 0;
+}
+
+const char *cgroup_paths__find(const struct cgroup_paths *t, uint64_t id)
+{
+	struct cgroup_path key = { .id = id }, *hit;
+
+	if (!t->n)
+		return NULL;
+	hit = bsearch(&key, t->v, t->n, sizeof(*t->v), by_id);
+	return hit ? hit->path : NULL;
+}
+
+void cgroup_paths__free(struct cgroup_paths *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		free(t->v[i].path);
+	free(t->v);
+	memset(t, 0, sizeof(*t));
+}

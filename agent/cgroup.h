@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <limits.h>
+#include <stddef.h>
 
 /*
  * Find the cgroup2 mount: `want` if given (it must be cgroup2), else
@@ -31,6 +32,22 @@ int cgroup__walk(const char *root, cgroup_walk_fn fn, void *ctx);
 
 /* Id of the cgroup at root + rel, or 0 with errno set. */
 uint64_t cgroup__id(const char *root, const char *rel);
+
+/* Every cgroup's path by id, for naming a cgroup the agent does not track
+ * (records drained after a restart, `stockade status`). */
+struct cgroup_path {
+	uint64_t id;
+	char *path;	/* relative to the mount, "/a/b" */
+};
+struct cgroup_paths {
+	struct cgroup_path *v;
+	size_t n, cap;
+	int err;
+};
+int cgroup_paths__load(const char *root, struct cgroup_paths *t);
+/* The path of id, or NULL when no cgroup has it (removed). */
+const char *cgroup_paths__find(const struct cgroup_paths *t, uint64_t id);
+void cgroup_paths__free(struct cgroup_paths *t);
 
 /* Does selector (a shell glob, '/' never matched by a wildcard) match rel? */
 bool cgroup__match(const char *selector, const char *rel);

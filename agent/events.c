@@ -3,18 +3,47 @@
  * The event pipeline's userspace half: drain the ring buffer, write one
  * JSON object per line (stdout, and --log FILE), and turn the kernel's
  * loss counter into `event: lost` records (include/events.h).
+ *
+ * The ring buffer is pinned and outlives the agent (include/lifecycle.h),
+ * so it is read here directly rather than with libbpf's ring_buffer: the
+ * consumer position moves on only after the records before it have been
+ * written out (fflush). An agent killed at any moment thus leaves every
+ * record it has not written in the ring for the next agent; the worst a
+ * SIGKILL can do is make a few records appear twice (same seq), never
+ * vanish.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "agent.h"
+#include "cgroup.h"
 #include "events.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "stockade.skel.h"
+
+/* At most this many records between two flushes, and per poll. */
+#define RING_BATCH	4096
+#define RING_MAX_PER_POLL	(64 * RING_BATCH)
+
+struct evring {
+	int map_fd, epfd;
+	unsigned long *cons;	/* consumer page: ours to write */
+	void *prod_map;		/* producer page, then the data mapped twice */
+	unsigned long *prod;
+	char *data;
+	size_t page, size;
+};
 
 static const char *const kind_names[] = {
 	[EV_KIND_CONNECT] = "connect", [EV_KIND_SENDMSG] = "sendmsg",
@@ -103,13 +132,24 @@ static void write_line(struct agent *a)
 		fwrite(a->j.buf, 1, a->j.len, a->log);
 }
 
+static void common_fields_j(struct json *j, int64_t real_ns, uint64_t seq,
+			    const char *event)
+{
+	json_begin(j);
+	ts_field(j, real_ns);
+	json_u64(j, "seq", seq);
+	json_str(j, "event", event);
+}
+
 static void common_fields(struct agent *a, int64_t real_ns, uint64_t seq,
 			  const char *event)
 {
-	json_begin(&a->j);
-	ts_field(&a->j, real_ns);
-	json_u64(&a->j, "seq", seq);
-	json_str(&a->j, "event", event);
+	common_fields_j(&a->j, real_ns, seq, event);
+}
+
+void events__json_begin(struct json *j, uint64_t seq, const char *event)
+{
+	common_fields_j(j, clock_ns(CLOCK_REALTIME), seq, event);
 }
 
 void events__begin(struct agent *a, const char *event)
@@ -205,8 +245,15 @@ static int handle_event(void *ctx, void *data, size_t size)
 	json_str(&a->j, "kind", NAME(kind_names, e->kind));
 	json_str(&a->j, "policy", agent__policy_name(a, e->policy_id));
 	cg = agent__find_cg(a, e->cgroup_id);
-	/* A cgroup created since the last scan: name it by id only. */
-	json_str_raw(&a->j, "cgroup", cg ? cg->path : "", cg ? strlen(cg->path) : 0);
+	/* A cgroup created since the last scan: name it by id only; records
+	 * left from before this agent started are named by a one-off walk. */
+	{
+		const char *p = cg ? cg->path : "";
+
+		if (!cg && a->drain_paths)
+			p = cgroup_paths__find(a->drain_paths, e->cgroup_id) ?: "";
+		json_str_raw(&a->j, "cgroup", p, strlen(p));
+	}
 	json_u64(&a->j, "cgroup_id", e->cgroup_id);
 	json_u64(&a->j, "pid", e->pid);
 	json_u64(&a->j, "tid", e->tid);
@@ -241,58 +288,217 @@ static void report_lost(struct agent *a)
 	json_str(&a->j, "reason", "ring_buffer_full");
 	a->lost_seen = lost;
 	events__emit(a);
+	events__meta_update(a);
+}
+
+static void out_flush(struct agent *a)
+{
+	fflush(stdout);
+	if (a->log)
+		fflush(a->log);
+}
+
+/* Written out, so the kernel may reuse the space. */
+static void ring_commit(struct agent *a, unsigned long cons)
+{
+	out_flush(a);
+	__atomic_store_n(a->ring->cons, cons, __ATOMIC_RELEASE);
+}
+
+/* Everything committed so far, oldest first (kernel/bpf/ringbuf.c's
+ * layout: an 8-byte header, BUSY until committed, DISCARD if dropped). */
+static int ring_consume(struct agent *a)
+{
+	struct evring *r = a->ring;
+	unsigned long cons, prod;
+	int n = 0, batch = 0;
+	__u32 len, *hdr;
+
+	cons = __atomic_load_n(r->cons, __ATOMIC_ACQUIRE);
+	for (;;) {
+		prod = __atomic_load_n(r->prod, __ATOMIC_ACQUIRE);
+		if (cons >= prod || n >= RING_MAX_PER_POLL)
+			break;
+		while (cons < prod && n < RING_MAX_PER_POLL) {
+			hdr = (__u32 *)(r->data + (cons & (r->size - 1)));
+			len = __atomic_load_n(hdr, __ATOMIC_ACQUIRE);
+			if (len & BPF_RINGBUF_BUSY_BIT)
+				goto out;	/* not committed yet: next poll */
+			cons += ((len & ~(__u32)(BPF_RINGBUF_BUSY_BIT |
+						  BPF_RINGBUF_DISCARD_BIT)) +
+				 BPF_RINGBUF_HDR_SZ + 7) & ~7UL;
+			if (!(len & BPF_RINGBUF_DISCARD_BIT)) {
+				handle_event(a, hdr + 2, len & ~(__u32)BPF_RINGBUF_DISCARD_BIT);
+				n++;
+			}
+			if (++batch == RING_BATCH) {
+				ring_commit(a, cons);
+				batch = 0;
+			}
+		}
+		ring_commit(a, cons);
+		batch = 0;
+	}
+out:
+	ring_commit(a, cons);
+	return n;
 }
 
 int events__poll(struct agent *a, int timeout_ms)
 {
-	int n = ring_buffer__poll(a->rb, timeout_ms);
+	struct epoll_event ev;
+	int n;
 
-	if (n < 0 && n != -EINTR) {
-		pr_err("events", "reading the ring buffer failed: %s", strerror(-n));
+	n = epoll_wait(a->ring->epfd, &ev, 1, timeout_ms);
+	if (n < 0 && errno != EINTR) {
+		n = -errno;
+		pr_err("events", "waiting on the ring buffer failed: %s", strerror(errno));
 		return n;
 	}
+	/* Whatever the wakeup said: a record committed while the consumer
+	 * lagged behind brings no wakeup of its own. */
+	n = ring_consume(a);
 	report_lost(a);
-	fflush(stdout);
-	if (a->log)
-		fflush(a->log);
-	return n < 0 ? 0 : n;
+	out_flush(a);
+	return n;
+}
+
+void events__meta_update(struct agent *a)
+{
+	struct agent_meta m = {
+		.pid = a->running ? (__u32)getpid() : 0,
+		.layout = PIN_LAYOUT_VERSION,
+		.lost_reported = a->lost_seen,
+		.started_ns = (__u64)a->started_ns,
+	};
+	__u32 zero = 0;
+
+	if (bpf_map_update_elem(bpf_map__fd(a->skel->maps.agent_meta), &zero, &m,
+				BPF_ANY))
+		pr_warn("events", "updating the pinned agent_meta failed: %s",
+			strerror(errno));
+}
+
+static int ring_open(struct agent *a)
+{
+	struct bpf_map_info info;
+	__u32 len = sizeof(info);
+	struct evring *r;
+	struct epoll_event ev = { .events = EPOLLIN };
+	int err;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->epfd = -1;
+	a->ring = r;
+	r->map_fd = bpf_map__fd(a->skel->maps.rb);
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(r->map_fd, &info, &len))
+		return -errno;
+	r->size = info.max_entries;
+	r->page = (size_t)sysconf(_SC_PAGESIZE);
+	r->cons = mmap(NULL, r->page, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       r->map_fd, 0);
+	if (r->cons == MAP_FAILED) {
+		r->cons = NULL;
+		return -errno;
+	}
+	r->prod_map = mmap(NULL, r->page + 2 * r->size, PROT_READ, MAP_SHARED,
+			   r->map_fd, (off_t)r->page);
+	if (r->prod_map == MAP_FAILED) {
+		r->prod_map = NULL;
+		return -errno;
+	}
+	r->prod = r->prod_map;
+	r->data = (char *)r->prod_map + r->page;
+	r->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (r->epfd < 0)
+		return -errno;
+	err = epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->map_fd, &ev);
+	return err ? -errno : 0;
+}
+
+static void ring_close(struct agent *a)
+{
+	struct evring *r = a->ring;
+
+	if (!r)
+		return;
+	if (r->cons)
+		munmap(r->cons, r->page);
+	if (r->prod_map)
+		munmap(r->prod_map, r->page + 2 * r->size);
+	if (r->epfd >= 0)
+		close(r->epfd);
+	free(r);
+	a->ring = NULL;
+}
+
+int events__drain(struct agent *a)
+{
+	struct cgroup_paths paths;
+	int n;
+
+	/* Name the cgroups of records left from before this agent. */
+	if (!cgroup_paths__load(a->cgroot, &paths))
+		a->drain_paths = &paths;
+	n = ring_consume(a);
+	report_lost(a);
+	out_flush(a);
+	if (a->drain_paths)
+		cgroup_paths__free(&paths);
+	a->drain_paths = NULL;
+	return n;
 }
 
 int events__open(struct agent *a)
 {
+	int err;
+
 	a->boot_to_real_ns = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_BOOTTIME);
 	json_init(&a->j);
 	if (a->opt.log_path) {
 		a->log = fopen(a->opt.log_path, "ae");
 		if (!a->log) {
-			int err = -errno;
-
+			err = -errno;
 			pr_err("events", "cannot open --log %s: %s", a->opt.log_path,
 			       strerror(errno));
 			return err;
 		}
 	}
-	a->rb = ring_buffer__new(bpf_map__fd(a->skel->maps.rb), handle_event, a,
-				 NULL);
-	if (!a->rb) {
-		int err = -errno;
-
+	err = ring_open(a);
+	if (err) {
 		pr_err("events", "cannot set up the ring buffer reader: %s",
-		       strerror(errno));
+		       strerror(-err));
+		ring_close(a);
 		return err;
+	}
+	/* Losses an earlier agent already reported are not reported again. */
+	{
+		struct agent_meta m = { 0 };
+		__u32 zero = 0;
+
+		if (!bpf_map_lookup_elem(bpf_map__fd(a->skel->maps.agent_meta),
+					 &zero, &m))
+			a->lost_seen = m.lost_reported;
 	}
 	return 0;
 }
 
+void events__close_ring(struct agent *a)
+{
+	if (a->ring) {
+		/* Whatever the kernel wrote so far still goes out. */
+		ring_consume(a);
+		report_lost(a);
+		ring_close(a);
+	}
+}
+
 void events__close(struct agent *a)
 {
-	if (a->rb) {
-		/* Whatever the kernel wrote before detach still goes out. */
-		ring_buffer__consume(a->rb);
-		report_lost(a);
-		ring_buffer__free(a->rb);
-		a->rb = NULL;
-	}
+	events__close_ring(a);
 	fflush(stdout);
 	if (a->log) {
 		fclose(a->log);

@@ -4,8 +4,11 @@
  *
  * Limits are the sandbox cgroup's own files: cpu.max, memory.max,
  * memory.swap.max, pids.max. The agent writes them when it confines a
- * directly selected cgroup, remembers what it found, and puts that back
- * when it lets go. Breaches are the kernel's to enforce and ours to log:
+ * directly selected cgroup, remembers what it found (in the pinned
+ * lim_saved map, include/stockade_limits.h, so that it outlives the
+ * agent), and puts that back when enforcement is removed: detach,
+ * --detach-on-exit, `stockade detach`. An agent that stops without
+ * detaching leaves the limits in force, like the programs. Breaches are the kernel's to enforce and ours to log:
  *   memory   memory.events oom_kill grows; the kernel log says whom it
  *            killed (/dev/kmsg), which the record names when it can;
  *   pids     pids.events max grows: one record per burst;
@@ -84,8 +87,6 @@ struct limits_state {
 	bool state_dirty;
 	int pids_hier;		/* pids.events counts descendants: -1 unknown */
 	uint64_t next_cpu_ms, next_file_ms, next_metrics_ms;
-	char pin_path[PATH_MAX];
-	bool pinned;
 	char state_path[PATH_MAX];
 	bool state_written;
 	int ncpus;
@@ -134,21 +135,33 @@ static bool wants_limits(const struct policy *p)
 		     p->limits.has_runtime);
 }
 
+static void cgf_path(const char *cgroot, const char *rel, const char *name,
+		     char *buf, size_t len)
+{
+	/* Too long for PATH_MAX: the empty path fails with ENOENT. */
+	if ((size_t)snprintf(buf, len, "%s%s/%s", cgroot, rel, name) >= len)
+		buf[0] = '\0';
+}
+
 static void cg_file(struct agent *a, const char *rel, const char *name,
 		    char *buf, size_t len)
 {
-	/* Too long for PATH_MAX: the empty path fails with ENOENT. */
-	if ((size_t)snprintf(buf, len, "%s%s/%s", a->cgroot, rel, name) >= len)
-		buf[0] = '\0';
+	cgf_path(a->cgroot, rel, name, buf, len);
+}
+
+static bool cgf_read(const char *cgroot, const char *rel, const char *name,
+		     char *buf, size_t len)
+{
+	char path[PATH_MAX];
+
+	cgf_path(cgroot, rel, name, path, sizeof(path));
+	return cgv_read(path, buf, len) >= 0;
 }
 
 static bool read_cg(struct agent *a, const char *rel, const char *name,
 		    char *buf, size_t len)
 {
-	char path[PATH_MAX];
-
-	cg_file(a, rel, name, path, sizeof(path));
-	return cgv_read(path, buf, len) >= 0;
+	return cgf_read(a->cgroot, rel, name, buf, len);
 }
 
 static bool read_keyed(struct agent *a, const char *rel, const char *name,
@@ -167,14 +180,14 @@ static bool read_u64(struct agent *a, const char *rel, const char *name,
 	return read_cg(a, rel, name, buf, sizeof(buf)) && !cgv_parse(buf, v);
 }
 
-static int write_cg(struct agent *a, const char *rel, const char *name,
-		    const char *val)
+static int cgf_write(const char *cgroot, const char *rel, const char *name,
+		     const char *val)
 {
 	char path[PATH_MAX];
 	size_t n = strlen(val);
 	int fd, err = 0;
 
-	cg_file(a, rel, name, path, sizeof(path));
+	cgf_path(cgroot, rel, name, path, sizeof(path));
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -182,6 +195,12 @@ static int write_cg(struct agent *a, const char *rel, const char *name,
 		err = -errno;
 	close(fd);
 	return err;
+}
+
+static int write_cg(struct agent *a, const char *rel, const char *name,
+		    const char *val)
+{
+	return cgf_write(a->cgroot, rel, name, val);
 }
 
 static void trim(char *s)
@@ -422,32 +441,6 @@ int limits__check(struct agent *a)
 
 /* ---- setup ---- */
 
-static int pin_counters(struct agent *a, struct limits_state *ls)
-{
-	int err;
-
-	if (mkdir(a->opt.bpffs, 0700) && errno != EEXIST) {
-		err = -errno;
-		pr_err("limits", "cannot create the pin directory %s: %s",
-		       a->opt.bpffs, strerror(errno));
-		return err;
-	}
-	snprintf(ls->pin_path, sizeof(ls->pin_path), "%s/sb_count", a->opt.bpffs);
-	/* A pin left by an agent that did not exit cleanly. */
-	if (!access(ls->pin_path, F_OK)) {
-		pr_debug("limits", "replacing the stale pin %s", ls->pin_path);
-		unlink(ls->pin_path);
-	}
-	err = bpf_map__pin(a->skel->maps.sb_count, ls->pin_path);
-	if (err) {
-		pr_err("limits", "pinning the counters at %s failed: %s",
-		       ls->pin_path, strerror(-err));
-		return err;
-	}
-	ls->pinned = true;
-	return 0;
-}
-
 int limits__init(struct agent *a)
 {
 	struct limits_state *ls = calloc(1, sizeof(*ls));
@@ -485,7 +478,8 @@ int limits__init(struct agent *a)
 			strerror(errno));
 	else
 		lseek(ls->kmsg_fd, 0, SEEK_END);
-	return pin_counters(a, ls);
+	/* The counters are pinned with every other map (agent/pin.c). */
+	return 0;
 }
 
 /* ---- watches ---- */
@@ -568,35 +562,92 @@ static void limit_value(const struct policy_limits *pl, enum lim_file f,
 	}
 }
 
+/*
+ * Put back file f of cgroup rel as found (orig), unless someone changed it
+ * since the agent wrote now. Shared with `stockade detach`.
+ */
+static void restore_one(const char *cgroot, const char *rel, int f,
+			const char *orig, const char *now)
+{
+	char cur[LIMITS_VAL_LEN];
+	int err;
+
+	if (!cgf_read(cgroot, rel, lf_name[f], cur, sizeof(cur)))
+		return;	/* the cgroup is gone */
+	trim(cur);
+	if (strcmp(cur, now)) {
+		pr_warn("limits", "%s%s/%s is '%s', not the '%s' the agent wrote: someone else changed it; leaving it (it was '%s' before the agent)",
+			cgroot, rel, lf_name[f], cur, now, orig);
+		return;
+	}
+	err = cgf_write(cgroot, rel, lf_name[f], orig);
+	if (err)
+		pr_warn("limits", "putting back %s%s/%s = '%s' failed: %s",
+			cgroot, rel, lf_name[f], orig, strerror(-err));
+	else
+		pr_debug("limits", "%s%s/%s put back to '%s'", cgroot, rel,
+			 lf_name[f], orig);
+}
+
+static int saved_fd(struct agent *a)
+{
+	return bpf_map__fd(a->skel->maps.lim_saved);
+}
+
+/* Record in lim_saved what cg's limits are now, or drop its entry. */
+static void saved_put(struct agent *a, struct sandbox_cg *cg)
+{
+	struct limits_cg *l = cg->lim;
+	struct limits_saved sv;
+	int f;
+
+	memset(&sv, 0, sizeof(sv));
+	for (f = 0; f < LF_N; f++) {
+		if (!l->f[f].set)
+			continue;
+		sv.set |= 1u << f;
+		memcpy(sv.orig[f], l->f[f].orig, sizeof(sv.orig[f]));
+		memcpy(sv.now[f], l->f[f].now, sizeof(sv.now[f]));
+	}
+	if (!sv.set)
+		bpf_map_delete_elem(saved_fd(a), &cg->id);
+	else if (bpf_map_update_elem(saved_fd(a), &cg->id, &sv, BPF_ANY))
+		pr_warn("limits", "saving the limit values found in %s failed: %s; if the agent stops without detaching, they cannot be put back later",
+			cg->path, strerror(errno));
+}
+
 /* Put back what was found, unless someone changed it since. */
 static void restore_limits(struct agent *a, struct sandbox_cg *cg)
 {
 	struct limits_cg *l = cg->lim;
-	char cur[64];
-	int f, err;
+	int f;
 
 	for (f = LF_N - 1; f >= 0; f--) {
 		if (!l->f[f].set)
 			continue;
 		l->f[f].set = false;
-		if (!read_cg(a, cg->path, lf_name[f], cur, sizeof(cur)))
-			continue;	/* the cgroup is gone */
-		trim(cur);
-		if (strcmp(cur, l->f[f].now)) {
-			pr_warn("limits", "%s%s/%s is '%s', not the '%s' the agent wrote: someone else changed it; leaving it (it was '%s' before the agent)",
-				a->cgroot, cg->path, lf_name[f], cur, l->f[f].now,
-				l->f[f].orig);
-			continue;
-		}
-		err = write_cg(a, cg->path, lf_name[f], l->f[f].orig);
-		if (err)
-			pr_warn("limits", "putting back %s%s/%s = '%s' failed: %s",
-				a->cgroot, cg->path, lf_name[f], l->f[f].orig,
-				strerror(-err));
-		else
-			pr_debug("limits", "%s%s/%s put back to '%s'", a->cgroot,
-				 cg->path, lf_name[f], l->f[f].orig);
+		restore_one(a->cgroot, cg->path, f, l->f[f].orig, l->f[f].now);
 	}
+	bpf_map_delete_elem(saved_fd(a), &cg->id);
+}
+
+int limits__restore_saved(const char *cgroot, const char *rel, int fd,
+			  uint64_t id)
+{
+	struct limits_saved sv;
+	int f;
+
+	if (fd < 0 || bpf_map_lookup_elem(fd, &id, &sv))
+		return 0;
+	for (f = LF_N - 1; f >= 0; f--) {
+		if (!(sv.set & (1u << f)))
+			continue;
+		sv.orig[f][LIMITS_VAL_LEN - 1] = sv.now[f][LIMITS_VAL_LEN - 1] = '\0';
+		if (rel)
+			restore_one(cgroot, rel, f, sv.orig[f], sv.now[f]);
+	}
+	bpf_map_delete_elem(fd, &id);
+	return 1;
 }
 
 static int apply_limits(struct agent *a, struct sandbox_cg *cg)
@@ -608,10 +659,19 @@ static int apply_limits(struct agent *a, struct sandbox_cg *cg)
 
 	for (f = 0; f < LF_N; f++) {
 		limit_value(pl, (enum lim_file)f, val, sizeof(val));
-		if (!val[0])
+		if (!val[0]) {
+			/* Written by an earlier agent for a policy that has
+			 * changed since: put back. */
+			if (l->f[f].set) {
+				l->f[f].set = false;
+				restore_one(a->cgroot, cg->path, f, l->f[f].orig,
+					    l->f[f].now);
+			}
 			continue;
-		if (!read_cg(a, cg->path, lf_name[f], l->f[f].orig,
-			     sizeof(l->f[f].orig))) {
+		}
+		/* Adopted: what the first agent found is what to put back. */
+		if (!l->f[f].set && !read_cg(a, cg->path, lf_name[f], l->f[f].orig,
+					     sizeof(l->f[f].orig))) {
 			err = -errno;
 			if (f == LF_SWAP && !pl->has_memory_swap && errno == ENOENT) {
 				/* Implied, not asked for: say what is lost. */
@@ -639,6 +699,7 @@ static int apply_limits(struct agent *a, struct sandbox_cg *cg)
 		pr_debug("limits", "%s%s/%s = '%s' (was '%s')", a->cgroot, cg->path,
 			 lf_name[f], l->f[f].now, l->f[f].orig);
 	}
+	saved_put(a, cg);
 	return 0;
 fail:
 	/* Nothing half-applied. */
@@ -725,10 +786,11 @@ int limits__attach(struct agent *a, struct sandbox_cg *cg)
 		return 0;
 	}
 
-	/* The counters exist before any program can count into them. */
+	/* The counters exist before any program can count into them. An
+	 * adopted sandbox keeps its count: since its first attach. */
 	memset(ls->percpu, 0, (size_t)ls->ncpus * ls->stride);
 	if (bpf_map_update_elem(bpf_map__fd(a->skel->maps.sb_count), &cg->id,
-				ls->percpu, BPF_ANY)) {
+				ls->percpu, BPF_NOEXIST) && errno != EEXIST) {
 		err = -errno;
 		pr_err("limits", "creating the counters of %s failed: %s", cg->path,
 		       strerror(errno));
@@ -748,9 +810,28 @@ int limits__attach(struct agent *a, struct sandbox_cg *cg)
 	add_watch(a, cg, W_MEM);
 	add_watch(a, cg, W_PIDS);
 
+	/* Limits an earlier agent left in force (it stopped without
+	 * detaching): the values it found are the ones to put back. */
+	{
+		struct limits_saved sv;
+		int f;
+
+		if (!bpf_map_lookup_elem(saved_fd(a), &cg->id, &sv))
+			for (f = 0; f < LF_N; f++) {
+				if (!(sv.set & (1u << f)))
+					continue;
+				l->f[f].set = true;
+				memcpy(l->f[f].orig, sv.orig[f], sizeof(l->f[f].orig));
+				memcpy(l->f[f].now, sv.now[f], sizeof(l->f[f].now));
+				l->f[f].orig[sizeof(l->f[f].orig) - 1] = '\0';
+				l->f[f].now[sizeof(l->f[f].now) - 1] = '\0';
+			}
+	}
 	p = policy_of(a, cg->policy_id);
-	if (!p || !wants_limits(p))
+	if (!p || !wants_limits(p)) {
+		restore_limits(a, cg);	/* the policy sets none now */
 		return 0;
+	}
 	l->p = p;
 	/* limits__check() did this for the cgroups there at start; a later
 	 * one gets the same diagnosis. */
@@ -1345,27 +1426,12 @@ void limits__detach(struct agent *a, struct sandbox_cg *cg, const char *why)
 			bpf_map_delete_elem(bpf_map__fd(a->skel->maps.sb_count), &cg->id);
 		if (!gone)
 			restore_limits(a, cg);
+		else
+			bpf_map_delete_elem(saved_fd(a), &cg->id);
 	}
 	free(l);
 	cg->lim = NULL;
 	ls->state_dirty = true;
-}
-
-/* Is the map pinned at path still ours (not another agent's since)? */
-static bool pin_is_ours(struct agent *a, const char *path)
-{
-	struct bpf_map_info mine = { 0 }, there = { 0 };
-	__u32 len1 = sizeof(mine), len2 = sizeof(there);
-	int fd = bpf_obj_get(path);
-	bool ours;
-
-	if (fd < 0)
-		return false;
-	ours = !bpf_obj_get_info_by_fd(bpf_map__fd(a->skel->maps.sb_count),
-				       &mine, &len1) &&
-	       !bpf_obj_get_info_by_fd(fd, &there, &len2) && mine.id == there.id;
-	close(fd);
-	return ours;
 }
 
 /* Does the state file still name this agent? */
@@ -1383,14 +1449,68 @@ static bool state_is_ours(const char *path)
 	return pid == (uint64_t)getpid();
 }
 
+/* A cgroup the agent stops tracking while its enforcement stays (its
+ * pinned links confine it): nothing is put back. */
+void limits__forget(struct agent *a, struct sandbox_cg *cg)
+{
+	if (!a->lim || !cg->lim)
+		return;
+	drop_watches(a, cg->id, false);
+	free(cg->lim);
+	cg->lim = NULL;
+	a->lim->state_dirty = true;
+}
+
+/*
+ * After adoption: lim_saved entries of cgroups this agent does not confine
+ * through a selector any more (removed, or no longer selected while no
+ * agent ran): their enforcement is gone, so their limits go too.
+ */
+void limits__sweep(struct agent *a, const struct cgroup_paths *paths)
+{
+	int fd = saved_fd(a);
+	uint64_t *gone = NULL, key, next;
+	size_t n = 0, cap = 0, i;
+	int err;
+
+	err = bpf_map_get_next_key(fd, NULL, &next);
+	while (!err) {
+		const struct sandbox_cg *cg = agent__find_cg(a, next);
+
+		if (!(cg && cg->direct)) {
+			if (n == cap) {
+				uint64_t *v = realloc(gone, (cap ? cap * 2 : 16) * sizeof(*v));
+
+				if (!v)
+					break;
+				gone = v;
+				cap = cap ? cap * 2 : 16;
+			}
+			gone[n++] = next;
+		}
+		key = next;
+		err = bpf_map_get_next_key(fd, &key, &next);
+	}
+	for (i = 0; i < n; i++)
+		limits__restore_saved(a->cgroot,
+				      paths ? cgroup_paths__find(paths, gone[i]) : NULL,
+				      fd, gone[i]);
+	free(gone);
+}
+
 void limits__fini(struct agent *a)
 {
 	struct limits_state *ls = a->lim;
+	size_t i;
 
 	if (!ls)
 		return;
-	if (ls->pinned && pin_is_ours(a, ls->pin_path))
-		unlink(ls->pin_path);
+	/* Stopping without detaching: the limits, the counters and the
+	 * values found (lim_saved) stay; only our own bookkeeping goes. */
+	for (i = 0; i < a->n_cgs; i++) {
+		free(a->cgs[i].lim);
+		a->cgs[i].lim = NULL;
+	}
 	/* Counters of an agent that is gone would read as current. */
 	if (ls->state_written && state_is_ours(ls->state_path))
 		unlink(ls->state_path);
@@ -1406,35 +1526,24 @@ void limits__fini(struct agent *a)
 	a->lim = NULL;
 }
 
-/* ---- stockade status ---- */
+/* ---- stockade status (agent/ctl.c) ---- */
 
-struct state_sb {
-	char policy[128];
-	char cgroup[PATH_MAX];
-	uint64_t id, runtime_ms, deadline;
-};
-
-int status__run(const char *state_path, bool json_out)
+int limits__state_read(const char *state_path, struct state_sb **out,
+		       size_t *n_out, uint64_t *pid_out)
 {
-	char line[PATH_MAX * 2], cgroot[PATH_MAX] = "", pin_dir[PATH_MAX] = "",
-	     pin[PATH_MAX + 16];
+	char line[PATH_MAX * 2], cgroot[PATH_MAX] = "", pin_dir[PATH_MAX] = "";
 	struct state_sb *sbs = NULL;
-	struct sb_stats *v = NULL;
-	size_t n = 0, cap = 0, i;
-	uint64_t pid = 0, version = 0, now_real = clock_ms(CLOCK_REALTIME);
-	int ncpus, map_fd = -1, err = 0;
-	size_t stride = (sizeof(struct sb_count) + 7) & ~(size_t)7;
-	void *buf = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t pid = 0, version = 0;
+	int err = 0;
 	FILE *f;
 
-	if (!state_path)
-		state_path = LIMITS_STATE_DEFAULT;
-	f = fopen(state_path, "re");
-	if (!f) {
-		fprintf(stderr, "stockade status: no agent is running: cannot read %s: %s\n",
-			state_path, strerror(errno));
-		return 1;
-	}
+	*out = NULL;
+	*n_out = 0;
+	*pid_out = 0;
+	f = fopen(state_path ? state_path : LIMITS_STATE_DEFAULT, "re");
+	if (!f)
+		return -errno;
 	while (fgets(line, sizeof(line), f)) {
 		if (strncmp(line, "{", 1))
 			continue;
@@ -1467,80 +1576,40 @@ int status__run(const char *state_path, bool json_out)
 		n++;
 	}
 	fclose(f);
+	if (!err && version != STATE_VERSION)
+		err = -EINVAL;
+	/* An agent that is gone: its run-time clocks mean nothing. */
+	if (!err && (!pid || (kill((pid_t)pid, 0) && errno == ESRCH)))
+		err = -ESRCH;
 	if (err) {
 		free(sbs);
-		return 1;
+		return err;
 	}
-	if (version != STATE_VERSION) {
-		fprintf(stderr, "stockade status: %s is not a state file this version understands (version %" PRIu64 ", expected %d)\n",
-			state_path, version, STATE_VERSION);
-		free(sbs);
-		return 1;
-	}
-	if (!pid || (kill((pid_t)pid, 0) && errno == ESRCH)) {
-		fprintf(stderr, "stockade status: no agent is running: %s names pid %" PRIu64 ", which has exited without removing it\n",
-			state_path, pid);
-		free(sbs);
-		return 1;
-	}
-
-	snprintf(pin, sizeof(pin), "%s/sb_count", pin_dir);
-	map_fd = bpf_obj_get(pin);
-	if (map_fd < 0)
-		fprintf(stderr, "stockade status: the counters (%s) cannot be read: %s%s; showing the cgroup files only\n",
-			pin, strerror(errno),
-			errno == EACCES || errno == EPERM ? " (run as root)" : "");
-	ncpus = libbpf_num_possible_cpus();
-	if (ncpus > 0)
-		buf = calloc((size_t)ncpus, stride);
-	v = calloc(n ? n : 1, sizeof(*v));
-	if (!v || (ncpus > 0 && !buf)) {
-		free(v);
-		free(buf);
-		free(sbs);
-		if (map_fd >= 0)
-			close(map_fd);
-		return 1;
-	}
-	for (i = 0; i < n; i++) {
-		struct sb_stats *s = &v[i];
-
-		s->policy = sbs[i].policy;
-		s->cgroup = sbs[i].cgroup;
-		s->cgroup_id = sbs[i].id;
-		if (buf && read_counts(map_fd, sbs[i].id, ncpus, stride, buf, &s->c))
-			s->have |= SB_COUNTS;
-		stats_of(cgroot, s);
-		if (sbs[i].runtime_ms) {
-			s->have |= SB_RUNTIME;
-			s->runtime_ms = sbs[i].runtime_ms;
-			s->runtime_left_ms = !sbs[i].deadline ? -1 :
-				sbs[i].deadline <= now_real ? 0 :
-				(int64_t)(sbs[i].deadline - now_real);
-		}
-	}
-	if (json_out) {
-		struct json j;
-
-		json_init(&j);
-		printf("{\"agent_pid\":%" PRIu64 ",\"sandboxes\":[", pid);
-		for (i = 0; i < n; i++) {
-			json_begin(&j);
-			status_json(&j, &v[i]);
-			json_end(&j);
-			printf("%s%.*s", i ? "," : "", (int)j.len - 1, j.buf);
-		}
-		printf("]}\n");
-		json_free(&j);
-	} else {
-		printf("agent pid %" PRIu64 ", %zu sandbox%s, cgroup2 at %s\n", pid, n,
-		       n == 1 ? "" : "es", cgroot);
-		status_print_table(stdout, v, n);
-	}
-	if (map_fd >= 0)
-		close(map_fd);
-	free(buf);
-	free(v);
-	free(sbs);
+	*out = sbs;
+	*n_out = n;
+	*pid_out = pid;
 	return 0;
+}
+
+void limits__usage(const char *cgroot, int cnt_fd, const struct state_sb *st,
+		   struct sb_stats *s)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	size_t stride = (sizeof(struct sb_count) + 7) & ~(size_t)7;
+	uint64_t now_real = clock_ms(CLOCK_REALTIME);
+	void *buf;
+
+	if (ncpus > 0 && (buf = calloc((size_t)ncpus, stride))) {
+		if (read_counts(cnt_fd, s->cgroup_id, ncpus, stride, buf, &s->c))
+			s->have |= SB_COUNTS;
+		free(buf);
+	}
+	stats_of(cgroot, s);
+	if (st && st->runtime_ms) {
+		s->have |= SB_RUNTIME;
+		s->runtime_ms = st->runtime_ms;
+		s->runtime_left_ms = !st->deadline ? -1 :
+			st->deadline <= now_real ? 0 :
+			(int64_t)(st->deadline - now_real);
+	}
 }

@@ -5,14 +5,20 @@
  *   limits__check    before anything is loaded: can every cgroup take its
  *                    policy's limits? If not, say why and how to fix it,
  *                    and the agent starts nothing (like a bad policy).
- *   limits__init     after the BPF object is loaded: pin the counters,
- *                    open inotify and /dev/kmsg.
+ *   limits__init     after the BPF object is loaded: open inotify and
+ *                    /dev/kmsg (the counters are pinned with every map).
  *   limits__attach   a cgroup is being confined: its counter entry, its
- *                    limits (remembering the values found), its watches.
- *   limits__detach   the reverse; puts back the values found.
+ *                    limits (the values found saved in the pinned
+ *                    lim_saved map), its watches. Adopts what an earlier
+ *                    agent left.
+ *   limits__detach   enforcement is removed: puts back the values found.
+ *   limits__forget   the agent lets go of a cgroup that stays confined.
+ *   limits__sweep    after adoption: puts back the limits of sandboxes
+ *                    that are gone or no longer selected.
  *   limits__tick     every turn of the main loop (<= 100 ms): breaches,
  *                    run time, CPU throttling, --metrics, the state file.
- *   limits__fini     unpin, remove the state and metrics files.
+ *   limits__fini     the agent stops: remove the state and metrics files;
+ *                    limits stay in force unless detached before.
  *
  * The pure parts (file values, Prometheus text, bursts) are in
  * agent/limits_util.c.
@@ -20,21 +26,51 @@
 #ifndef STOCKADE_LIMITS_AGENT_H
 #define STOCKADE_LIMITS_AGENT_H
 
+#include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
 
 #define LIMITS_STATE_DEFAULT	"/run/stockade/state.json"
 
 struct agent;
 struct sandbox_cg;
+struct cgroup_paths;
+struct sb_stats;
 
 int limits__check(struct agent *a);
 int limits__init(struct agent *a);
 int limits__attach(struct agent *a, struct sandbox_cg *cg);
 void limits__detach(struct agent *a, struct sandbox_cg *cg, const char *why);
+void limits__forget(struct agent *a, struct sandbox_cg *cg);
+void limits__sweep(struct agent *a, const struct cgroup_paths *paths);
 void limits__tick(struct agent *a);
 void limits__fini(struct agent *a);
 
-/* `stockade status`: exit status 0, or 1 when no agent is running. */
-int status__run(const char *state_path, bool json);
+/*
+ * Put back the limit values saved for cgroup id (rel below cgroot; NULL
+ * when the cgroup is gone) in the lim_saved map fd, and drop the entry.
+ * For `stockade detach` while no agent runs. 1 if there was an entry.
+ */
+int limits__restore_saved(const char *cgroot, const char *rel, int fd,
+			  uint64_t id);
+
+/* ---- `stockade status` (agent/ctl.c) ---- */
+
+/* A sandbox as the state file (--state) gives it: its run-time clock. */
+struct state_sb {
+	char policy[128];
+	char cgroup[PATH_MAX];
+	uint64_t id, runtime_ms, deadline;
+};
+
+/* Read the running agent's state file (NULL: the default). 0; -ESRCH
+ * when the agent that wrote it is gone; another -errno. */
+int limits__state_read(const char *state_path, struct state_sb **out,
+		       size_t *n, uint64_t *pid);
+/* Fill s (policy, cgroup, cgroup_id set by the caller) from the pinned
+ * counters cnt_fd, the cgroup files, and st (or NULL). */
+void limits__usage(const char *cgroot, int cnt_fd, const struct state_sb *st,
+		   struct sb_stats *s);
 
 #endif

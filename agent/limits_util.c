@@ -310,6 +310,7 @@ void sb_count_sum(struct sb_count *out, const void *percpu, size_t n,
 		for (k = 0; k < LIMITS_KINDS; k++) {
 			out->allowed[k] += c->allowed[k];
 			out->denied[k] += c->denied[k];
+			out->audited[k] += c->audited[k];
 		}
 		out->egress_bytes += c->egress_bytes;
 		out->egress_packets += c->egress_packets;
@@ -638,12 +639,17 @@ static void json_lim(struct json *j, const char *key, uint64_t v)
 
 void status_json(struct json *j, const struct sb_stats *s)
 {
-	char key[40];
-	unsigned int k;
-
 	json_str(j, "policy", s->policy);
 	json_str(j, "cgroup", s->cgroup);
 	json_u64(j, "cgroup_id", s->cgroup_id);
+	status_json_usage(j, s);
+}
+
+void status_json_usage(struct json *j, const struct sb_stats *s)
+{
+	char key[40];
+	unsigned int k;
+
 	if (s->have & SB_COUNTS) {
 		json_u64(j, "connect_allowed", s->c.allowed[KIND_CONNECT]);
 		json_u64(j, "connect_denied", s->c.denied[KIND_CONNECT]);
@@ -654,6 +660,13 @@ void status_json(struct json *j, const struct sb_stats *s)
 				continue;
 			snprintf(key, sizeof(key), "%s_denied", kind_names[k]);
 			json_u64(j, key, s->c.denied[k]);
+		}
+		/* Would-be denials in mode audit, by the same kinds. */
+		for (k = 0; k < LIMITS_KINDS; k++) {
+			if (!kind_names[k])
+				continue;
+			snprintf(key, sizeof(key), "%s_audited", kind_names[k]);
+			json_u64(j, key, s->c.audited[k]);
 		}
 		json_u64(j, "egress_bytes", s->c.egress_bytes);
 		json_u64(j, "egress_packets", s->c.egress_packets);

@@ -132,6 +132,8 @@ void metrics_label(FILE *f, const char *s);
 /* `stockade status`: a table, or one JSON object. */
 void status_print_table(FILE *f, const struct sb_stats *v, size_t n);
 void status_json(struct json *j, const struct sb_stats *s);
+/* The same without policy, cgroup and cgroup_id (`status --json` rows). */
+void status_json_usage(struct json *j, const struct sb_stats *s);
 
 /* ---- the agent's state file (/run/stockade/state.json) ---- */
 

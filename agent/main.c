@@ -7,11 +7,13 @@
 #include <string.h>
 
 #include "agent.h"
+#include "ctl.h"
 #include "events.h"
 #include "limits_agent.h"
 #include "log.h"
 #include "file_rules.h"
 #include "net_rules.h"
+#include "pin.h"
 #include "policy.h"
 
 #define STOCKADE_VERSION "0.1.0"
@@ -24,8 +26,9 @@ static void usage(FILE *f)
 "commands:\n"
 "  agent [options] [POLICY...]   confine the selected cgroups and log denials\n"
 "  check FILE|DIR...             validate policies; load nothing\n"
-"  status [--json] [--state FILE]  counters and usage of each sandbox of the\n"
-"                                running agent\n"
+"  status [--json]               what the pins confine, agent running or not,\n"
+"                                and what each sandbox used (limits, counters)\n"
+"  detach --all|POLICY|CGROUP    remove enforcement (and limits) on purpose\n"
 "\n"
 "agent options:\n"
 "  -p, --policy FILE|DIR   policy file or directory (repeatable)\n"
@@ -36,10 +39,18 @@ static void usage(FILE *f)
 "      --allow-degraded    run without BPF-LSM (network rules only), listing\n"
 "                          every lost guarantee\n"
 "      --metrics FILE      write Prometheus text to FILE every second (atomic replace)\n"
-"      --state FILE        where `stockade status` finds the agent (default\n"
-"                          " LIMITS_STATE_DEFAULT ")\n"
+"      --state FILE        where `stockade status` finds the run-time clocks\n"
+"                          (default " LIMITS_STATE_DEFAULT ")\n"
+"      --detach-on-exit    on SIGTERM/SIGINT remove all enforcement, limits and\n"
+"                          pins (default: keep them; the sandboxes stay confined)\n"
 "  -v, --verbose           debug output, libbpf's included\n"
-"  -h, --help, --version\n");
+"  -h, --help, --version\n"
+"\n"
+"status and detach options:\n"
+"      --bpffs DIR         pin directory (default /sys/fs/bpf/stockade)\n"
+"      --cgroup-root DIR   cgroup2 mount (default: detected)\n"
+"      --log FILE          detach: also append its records to FILE\n"
+"      --state FILE        status: the agent's state file (run-time clocks)\n");
 }
 
 static int cmd_check(int argc, char **argv)
@@ -112,7 +123,7 @@ static int parse_size(const char *s, unsigned int *out)
 static int cmd_agent(int argc, char **argv)
 {
 	enum { OPT_CGROOT = 256, OPT_BPFFS, OPT_LOG, OPT_RING, OPT_DEGRADED,
-	       OPT_METRICS, OPT_STATE };
+	       OPT_METRICS, OPT_STATE, OPT_DETACH_EXIT };
 	static const struct option opts[] = {
 		{ "policy", required_argument, NULL, 'p' },
 		{ "cgroup-root", required_argument, NULL, OPT_CGROOT },
@@ -122,11 +133,12 @@ static int cmd_agent(int argc, char **argv)
 		{ "allow-degraded", no_argument, NULL, OPT_DEGRADED },
 		{ "metrics", required_argument, NULL, OPT_METRICS },
 		{ "state", required_argument, NULL, OPT_STATE },
+		{ "detach-on-exit", no_argument, NULL, OPT_DETACH_EXIT },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct agent_opts o = { .bpffs = "/sys/fs/bpf/stockade" };
+	struct agent_opts o = { .bpffs = PIN_DIR_DEFAULT };
 	const char **paths;
 	int c, err;
 
@@ -166,6 +178,9 @@ static int cmd_agent(int argc, char **argv)
 		case OPT_STATE:
 			o.state_path = optarg;
 			break;
+		case OPT_DETACH_EXIT:
+			o.detach_on_exit = true;
+			break;
 		case 'v':
 			log_verbosity = LOG_DEBUG;
 			break;
@@ -191,44 +206,6 @@ static int cmd_agent(int argc, char **argv)
 	return err ? 1 : 0;
 }
 
-/* `stockade status`: agent/limits.c reads what the running agent left in
- * its state file and pinned counters. */
-static int cmd_status(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "state", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *state = NULL;
-	bool json = false;
-	int c;
-
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 's':
-			state = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "stockade status: unexpected argument '%s'\n", argv[optind]);
-		return 2;
-	}
-	return status__run(state, json);
-}
-
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -240,7 +217,9 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "check"))
 		return cmd_check(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "status"))
-		return cmd_status(argc - 1, argv + 1);
+		return ctl__status(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "detach"))
+		return ctl__detach(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(stdout);
 		return 0;

@@ -16,8 +16,21 @@
 #include "events.h"
 #include "sandbox.h"
 #include "net.h"
+#include "lifecycle.h"
 
 #define EPERM_RET 0	/* cgroup sock programs: 0 rejects with EPERM */
+
+/*
+ * The upgrade tests need a second build whose programs differ from this
+ * one's in a few instructions and in nothing else (make variant, built
+ * with -DSTOCKADE_TEST_VARIANT): an agent of either build must replace
+ * the other's programs without a window. A no-op otherwise.
+ */
+#ifdef STOCKADE_TEST_VARIANT
+#define TEST_VARIANT_MARK() asm volatile("r0 = 0" ::: "r0")
+#else
+#define TEST_VARIANT_MARK() do { } while (0)
+#endif
 
 /* Sequence numbers and counters: see include/events.h. */
 __u64 ev_seq __weak = 1;	/* .data: the agent takes numbers too */

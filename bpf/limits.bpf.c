@@ -8,6 +8,16 @@
  */
 #include "limits.bpf.h"
 
+/* The limit values found, for whoever removes enforcement (pinned; no
+ * program reads it): include/stockade_limits.h. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SANDBOX_MAX_CGROUPS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u64);
+	__type(value, struct limits_saved);
+} lim_saved SEC(".maps");
+
 /*
  * The sandbox a packet belongs to. Egress runs in whatever context sends
  * the packet (softirq for TCP retransmits and ACK clocking), so the

@@ -7,7 +7,7 @@
  *
  * Counting a decision is one call with the struct sandbox * that
  * sandbox_current() returned (NULL is fine: it counts nothing):
- *     limits_count(sb, EV_KIND_FILE, true);
+ *     limits_count(sb, EV_KIND_FILE, true, conf->mode == SANDBOX_AUDIT);
  */
 #ifndef STOCKADE_LIMITS_BPF_H
 #define STOCKADE_LIMITS_BPF_H
@@ -34,18 +34,25 @@ static __always_inline struct sb_count *limits_counters(const struct sandbox *sb
 	return bpf_map_lookup_elem(&sb_count, &id);
 }
 
-/* Per-CPU values: a plain add cannot race with another CPU. */
+/*
+ * Per-CPU values: a plain add cannot race with another CPU. audit says the
+ * denial was only reported (mode audit): it lets the call through, so it
+ * goes to audited[], never to denied[].
+ */
 static __always_inline void limits_count(const struct sandbox *sb, __u8 kind,
-					 bool denied)
+					 bool denied, bool audit)
 {
 	struct sb_count *c = limits_counters(sb);
+	__u8 k = kind & (LIMITS_KINDS - 1);
 
 	if (!c)
 		return;
-	if (denied)
-		c->denied[kind & (LIMITS_KINDS - 1)] += 1;
+	if (!denied)
+		c->allowed[k] += 1;
+	else if (audit)
+		c->audited[k] += 1;
 	else
-		c->allowed[kind & (LIMITS_KINDS - 1)] += 1;
+		c->denied[k] += 1;
 }
 
 #endif /* STOCKADE_LIMITS_BPF_H */

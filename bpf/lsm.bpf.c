@@ -37,6 +37,7 @@ struct {
 SEC("lsm/bpf")
 int BPF_PROG(stk_bpf, int cmd, union bpf_attr *attr, unsigned int size)
 {
+	TEST_VARIANT_MARK();
 	CURRENT_OR_ALLOW();
 	return lsm_deny(sb, conf, cgid, EV_KIND_BPF, 0, EV_REASON_ALWAYS_DENIED,
 			NULL, NULL, 0, cmd);
@@ -234,7 +235,7 @@ int BPF_PROG(stk_socket_create, int family, int type, int protocol, int kern)
 		bool audit = conf->mode == SANDBOX_AUDIT;
 		struct event *e;
 
-		limits_count(sb, EV_KIND_SOCKET, true);
+		limits_count(sb, EV_KIND_SOCKET, true, audit);
 		e = event_reserve();
 
 		if (e) {
@@ -290,7 +291,7 @@ static __always_inline int raw_outside(struct sandbox *sb, __u64 cgid,
 	if (conf->flags & SANDBOX_RAW_SOCKETS)
 		return 0;
 	audit = conf->mode == SANDBOX_AUDIT;
-	limits_count(sb, EV_KIND_SOCKET, true);
+	limits_count(sb, EV_KIND_SOCKET, true, audit);
 	e = event_reserve();
 	if (e) {
 		event_fill_task(e, cgid, id, audit ? EV_AUDIT : EV_DENY);

@@ -109,7 +109,7 @@ static __always_inline int lsm_deny(struct sandbox *sb, struct policy_conf *conf
 
 	if (cnt)
 		*cnt += 1;
-	limits_count(sb, kind, true);	/* per sandbox: status, metrics */
+	limits_count(sb, kind, true, audit);	/* per sandbox: status, metrics */
 	seq = __sync_fetch_and_add(&ev_seq, 1);
 	__sync_fetch_and_add(&ev_produced, 1);
 	fe = bpf_ringbuf_reserve(&rb, sizeof(*fe), 0);

@@ -36,6 +36,7 @@ static __always_inline int judge(struct bpf_sock_addr *ctx, __u8 kind,
 SEC("cgroup/connect4")
 int stk_connect4(struct bpf_sock_addr *ctx)
 {
+	TEST_VARIANT_MARK();
 	return judge(ctx, EV_KIND_CONNECT, false);
 }
 
@@ -100,7 +101,7 @@ int stk_sock_create(struct bpf_sock *sk)
 	if (!reason)
 		return 1;
 
-	count(sb, policy_id, EV_KIND_SOCKET, 1);
+	count(sb, policy_id, EV_KIND_SOCKET, 1, conf->mode == SANDBOX_AUDIT);
 	e = event_reserve();
 	if (e) {
 		event_fill_task(e, cgid, policy_id,

@@ -49,15 +49,17 @@ struct {
 	__type(value, __u64);
 } net_count SEC(".maps") __weak;
 
+/* audit: a would-be denial of a policy in mode audit (counted apart per
+ * sandbox, so `stockade status` tells denials from audits). */
 static __always_inline void count(const struct sandbox *sb, __u32 policy_id,
-				  __u8 kind, int denied)
+				  __u8 kind, int denied, bool audit)
 {
 	__u32 k = policy_id * 2 + (denied ? 1 : 0);
 	__u64 *v = bpf_map_lookup_elem(&net_count, &k);
 
 	if (v)
 		*v += 1;
-	limits_count(sb, kind, denied);	/* per sandbox: stockade status */
+	limits_count(sb, kind, denied, audit);	/* per sandbox: stockade status */
 }
 
 static __always_inline __u8 proto_of(__u32 type, __u32 protocol)
@@ -124,11 +126,11 @@ static __always_inline int net_verdict(struct sandbox *sb, __u64 cgid,
 			reason = EV_REASON_NOT_ALLOWED;
 	}
 	if (!reason) {
-		count(sb, policy_id, kind, 0);
+		count(sb, policy_id, kind, 0, false);
 		return 1;
 	}
 
-	count(sb, policy_id, kind, 1);
+	count(sb, policy_id, kind, 1, conf->mode == SANDBOX_AUDIT);
 	e = event_reserve();
 	if (e) {
 		event_fill_task(e, cgid, policy_id,

@@ -18,10 +18,15 @@
  * on detach; the programs only look up and add, never insert, so a full
  * map can never make a program fail.
  *
+ * It is pinned with every other map (include/lifecycle.h, maps/sb_count),
+ * so the counts outlive the agent: they run from the first attach until
+ * the cgroup's enforcement is removed (detach), across agent restarts.
+ *
  *   allowed[kind]   decisions that let the call through (connect, sendmsg)
- *   denied[kind]    denials, and in mode audit the would-be denials, by
- *                   enum ev_kind (include/events.h): connect, sendmsg,
- *                   socket, and the BPF-LSM kinds (file, ptrace, ...)
+ *   denied[kind]    denials by enum ev_kind (include/events.h): connect,
+ *                   sendmsg, socket, and the BPF-LSM kinds (file, ptrace, ...)
+ *   audited[kind]   in mode audit, the would-be denials (allowed, logged as
+ *                   `audit` records), by the same kinds
  *   egress_bytes    bytes of IP packets the sandbox's sockets sent
  *   egress_packets  (cgroup_skb/egress; IP header included, never dropped)
  *
@@ -41,8 +46,29 @@
 struct sb_count {
 	__u64 allowed[LIMITS_KINDS];
 	__u64 denied[LIMITS_KINDS];
+	__u64 audited[LIMITS_KINDS];
 	__u64 egress_bytes;
 	__u64 egress_packets;
+};
+
+/*
+ * `lim_saved` (hash, pinned with the rest): sandbox cgroup id -> the limit
+ * files the agent wrote, what they held before (orig) and what the kernel
+ * kept of the agent's value (now). An agent that stops without detaching
+ * leaves the limits in force (they are enforcement, like the programs);
+ * whoever removes enforcement later (the next agent, `stockade detach`)
+ * puts orig back, unless someone else changed the file since (it is not
+ * `now` any more). No program reads it. Files, in this order: cpu.max,
+ * memory.swap.max, memory.max, pids.max.
+ */
+#define LIMITS_FILES		4
+#define LIMITS_VAL_LEN		64
+
+struct limits_saved {
+	__u32 set;		/* bit f: file f was written */
+	__u32 pad;
+	char orig[LIMITS_FILES][LIMITS_VAL_LEN];
+	char now[LIMITS_FILES][LIMITS_VAL_LEN];
 };
 
 #endif /* STOCKADE_STOCKADE_LIMITS_H */

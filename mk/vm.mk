@@ -18,7 +18,7 @@
 
 VM_DIR		:= build/vm
 VM_STATIC	:= build/static
-VM_TIMEOUT	?= 150
+VM_TIMEOUT	?= 240
 
 .PHONY: vm-test vm-shell vm-demo vm-kernel vm-static vm-initramfs vm-clean
 
@@ -26,9 +26,13 @@ VM_TIMEOUT	?= 150
 vm-kernel:
 	$(Q)sh tests/vm/kernel.sh $(VM_DIR)/kernel
 
+# The variant build (Makefile, `variant`) goes in with the tools, for the
+# upgrade tests.
 vm-static:
 	$(Q)$(MAKE) --no-print-directory STATIC=1 OUT=$(VM_STATIC) \
 		BIN=$(VM_STATIC)/stockade $(VM_STATIC)/stockade tools
+	$(Q)$(MAKE) --no-print-directory STATIC=1 OUT=$(VM_STATIC) variant
+	$(Q)cp $(VM_STATIC)/variant/stockade $(VM_STATIC)/tools/stockade-variant
 
 # Rebuilt on every run: it takes a fraction of a second, and its inputs
 # (tests/live/*, tests/vm/*, tools) are too loose for a dependency list.

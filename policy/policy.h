@@ -89,6 +89,7 @@ struct policy_limits {
 
 struct policy {
 	char *file;			/* as given to the loader */
+	uint64_t hash;			/* FNV-1a 64 of the file's bytes */
 	char *name;
 	char *category;
 	enum policy_mode mode;
@@ -185,6 +186,9 @@ int policy_set__load(const char *const *paths, size_t n_paths,
  */
 int policy_diag__add(struct policy_diag *diag, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* FNV-1a, 64 bits: the content hash of a policy file (policy.hash). */
+uint64_t policy__hash(const void *buf, size_t len);
 
 void policy__free(struct policy *p);
 void policy_set__free(struct policy_set *set);

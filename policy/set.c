@@ -111,6 +111,9 @@ static void load_file(struct loader *l, const char *path)
 		fail(l, err);
 		goto cleanup;
 	}
+	/* Of the bytes parsed, not of the file read again later: the two
+	 * could differ while an editor saves. */
+	p->hash = policy__hash(buf, len);
 	if (add(l, p)) {
 		policy__free(p);
 		fail(l, -ENOMEM);
@@ -118,6 +121,19 @@ static void load_file(struct loader *l, const char *path)
 cleanup:
 	free(buf);
 	close(fd);
+}
+
+uint64_t policy__hash(const void *buf, size_t len)
+{
+	const unsigned char *b = buf;
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
 }
 
 static int is_policy_file(const struct dirent *d)

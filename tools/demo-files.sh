@@ -126,7 +126,7 @@ say "   files.read: $(sed -n 's/^  read: *//p' "$pol")   files.write: $(sed -n '
 # ---- the agent ----
 
 # shellcheck disable=SC2086
-"$STOCKADE" agent --policy "$pol" --log "$log" ${DEMO_AGENT_FLAGS:-} \
+"$STOCKADE" agent --detach-on-exit --policy "$pol" --log "$log" ${DEMO_AGENT_FLAGS:-} \
 	> /dev/null 2> "$WORK/agent.err" &
 agent=$!
 n=0

@@ -51,7 +51,7 @@ mkdir "$cg" || exit 1
 touch "$log"
 echo "== stockade demo: sandbox cgroup $cg, policy $policy"
 
-"$STOCKADE" agent --allow-degraded --policy "$policy" --log "$log" \
+"$STOCKADE" agent --allow-degraded --detach-on-exit --policy "$policy" --log "$log" \
 	> /dev/null 2> "$work/agent.err" &
 agent=$!
 n=0

@@ -5,8 +5,14 @@
  * the demo.
  *
  *   netprobe [--netns] [--cgroup DIR] OP ARGS...
- *     connect tcp|udp ADDR PORT [--listen]   connect(); --listen first
- *                                            binds a listener on ADDR:PORT
+ *     connect tcp|udp ADDR PORT [--listen] [--until FILE [--every-us N]]
+ *                                            connect(); --listen first
+ *                                            binds a listener on ADDR:PORT;
+ *                                            --until repeats (a new
+ *                                            non-blocking socket each time,
+ *                                            every N us, default 2000) until
+ *                                            FILE exists, then prints
+ *                                            "attempts=N ok=N failed=N"
  *     sendto udp ADDR PORT [--count N]       N (default 1) unconnected
  *                                            sendto()s; prints the result
  *                                            of the last, and how many
@@ -196,13 +202,52 @@ int main(int argc, char **argv)
 		goto usage;
 
 	if (!strcmp(argv[i], "connect")) {
-		if (argc - i > 4 && !strcmp(argv[i + 4], "--listen")) {
+		const char *until = NULL;
+		long every_us = 2000;
+		bool listen_first = false;
+		int k;
+
+		for (k = i + 4; k < argc; k++) {
+			if (!strcmp(argv[k], "--listen"))
+				listen_first = true;
+			else if (!strcmp(argv[k], "--until") && k + 1 < argc)
+				until = argv[++k];
+			else if (!strcmp(argv[k], "--every-us") && k + 1 < argc)
+				every_us = atol(argv[++k]);
+			else
+				goto usage;
+		}
+		if (listen_first) {
 			lfd = socket(ss.ss_family, type, 0);
 			if (lfd < 0 ||
 			    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 			    bind(lfd, (struct sockaddr *)&ss, len) ||
 			    (type == SOCK_STREAM && listen(lfd, 8)))
 				return setup_fail("listener");
+		}
+		if (until) {
+			/* A probe loop across an agent's restart: every attempt
+			 * must be denied. Non-blocking, so that an attempt that
+			 * got through never waits on a full backlog. */
+			long attempts = 0, ok = 0, failed = 0;
+
+			if (cgroup && join_late && join_cgroup(cgroup))
+				return setup_fail("joining the cgroup");
+			while (access(until, F_OK)) {
+				fd = socket(ss.ss_family, type | SOCK_NONBLOCK, 0);
+				if (fd < 0)
+					return setup_fail("socket");
+				attempts++;
+				if (connect(fd, (struct sockaddr *)&ss, len) == 0 ||
+				    errno == EINPROGRESS)
+					ok++;
+				else
+					failed++;
+				close(fd);
+				usleep((useconds_t)every_us);
+			}
+			printf("attempts=%ld ok=%ld failed=%ld\n", attempts, ok, failed);
+			return ok ? 1 : 0;
 		}
 		fd = socket(ss.ss_family, type, 0);
 		if (fd < 0)
@@ -237,7 +282,7 @@ int main(int argc, char **argv)
 		return result(rc);
 	}
 usage:
-	fprintf(stderr, "usage: netprobe [--netns] [--cgroup DIR [--join-late]] [--wait FILE] connect tcp|udp ADDR PORT [--listen]\n"
+	fprintf(stderr, "usage: netprobe [--netns] [--cgroup DIR [--join-late]] [--wait FILE] connect tcp|udp ADDR PORT [--listen] [--until FILE [--every-us N]]\n"
 			"       netprobe [--netns] [--cgroup DIR] sendto udp ADDR PORT [--count N]\n"
 			"       netprobe [--netns] [--cgroup DIR] socket raw4|raw6|icmp|icmp6|packet\n");
 	return 2;

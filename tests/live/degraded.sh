@@ -42,6 +42,9 @@ if [ "$(fs_at /sys/fs/bpf)" != bpf ]; then
 fi
 
 work=$(mktemp -d /tmp/stockade-degraded.XXXXXX)
+# Private pins, removed on exit (--detach-on-exit): nothing of this test
+# outlives it.
+bpffs=/sys/fs/bpf/stockade-degraded-$$
 agent_pid=
 passed=0
 failed=0
@@ -55,6 +58,7 @@ cleanup() {
 		kill -9 "$agent_pid" 2>/dev/null
 		wait "$agent_pid" 2>/dev/null
 	fi
+	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -76,7 +80,8 @@ start() {
 	name=$1
 	shift
 	: > "$work/$name.log"
-	"$STOCKADE" agent "$@" --policy "$work/degraded.yaml" \
+	"$STOCKADE" agent "$@" --bpffs "$bpffs" --detach-on-exit \
+		--policy "$work/degraded.yaml" \
 		--log "$work/$name.log" > "$work/$name.out" 2> "$work/$name.err" &
 	agent_pid=$!
 	n=0

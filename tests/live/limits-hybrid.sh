@@ -41,6 +41,9 @@ fi
 work=$(mktemp -d /tmp/stockade-limits.XXXXXX)
 cg=$CGROUP_ROOT/stockade-limits
 state=$work/state.json
+# Private pins, removed on exit (--detach-on-exit): nothing of this test
+# outlives it.
+bpffs=/sys/fs/bpf/stockade-limits-$$
 agent_pid=
 passed=0
 failed=0
@@ -54,6 +57,7 @@ cleanup() {
 		kill -9 "$agent_pid" 2>/dev/null
 		wait "$agent_pid" 2>/dev/null
 	fi
+	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
 	if [ -d "$cg" ]; then
 		echo 1 > "$cg/cgroup.kill" 2>/dev/null
 		sleep 0.2
@@ -76,6 +80,7 @@ start_agent() {	# POLICY: sets agent_pid; 0 once agent_ready
 	: > "$work/agent.out"
 	# shellcheck disable=SC2086
 	"$STOCKADE" agent $STOCKADE_AGENT_FLAGS --state "$state" --policy "$1" \
+		--bpffs "$bpffs" --detach-on-exit \
 		> "$work/agent.out" 2> "$work/agent.err" &
 	agent_pid=$!
 	wait_for '"event":"agent_ready"' "$work/agent.out" 100
@@ -106,7 +111,7 @@ if grep -qw memory "$CGROUP_ROOT/cgroup.controllers"; then
 else
 	# shellcheck disable=SC2086
 	timeout 30 "$STOCKADE" agent $STOCKADE_AGENT_FLAGS --state "$state" \
-		--policy "$policy" > "$work/bad.out" 2> "$work/bad.err"
+		--bpffs "$bpffs" --policy "$policy" > "$work/bad.out" 2> "$work/bad.err"
 	rc=$?
 	why=""
 	[ "$rc" = 1 ] || why="exit status $rc, want 1"
@@ -134,8 +139,10 @@ else
 		not_ok "nothing applied" "a connect the policy would deny got $out: the cgroup is confined"
 	elif [ -e "$state" ]; then
 		not_ok "nothing applied" "state file $state written"
+	elif [ -e "$bpffs/maps" ]; then
+		not_ok "nothing applied" "pins left under $bpffs: $(ls "$bpffs/maps" | tr '\n' ' ')"
 	else
-		ok "nothing applied: no record, no confinement, no state"
+		ok "nothing applied: no record, no confinement, no state, no pins"
 	fi
 fi
 
@@ -160,7 +167,7 @@ fi
 "$TOOLS/hog" --cgroup "$cg" sleeper "$work/sleeper.pid" > /dev/null 2>&1
 sleeper=$(cut -d' ' -f1 "$work/sleeper.pid" 2>/dev/null)
 if start_agent "$work/runtime.yaml"; then
-	"$STOCKADE" status --state "$state" > "$work/status.txt" 2>&1
+	"$STOCKADE" status --bpffs "$bpffs" --state "$state" > "$work/status.txt" 2>&1
 	if grep -q '^live-limits  */stockade-limits .* left$' "$work/status.txt"; then
 		ok "stockade status lists the sandbox and its run time"
 	else

@@ -11,6 +11,9 @@
 # Environment: STOCKADE (binary), TOOLS (dir with netprobe), CGROUP_ROOT
 # (cgroup2 mount; detected when unset), STOCKADE_AGENT_FLAGS (default
 # --allow-degraded: the host kernel refuses BPF-LSM), POLICY_DIR.
+# The agents pin under a private --bpffs and run with --detach-on-exit, so
+# that SIGTERM removes everything as this test expects; keeping the pins
+# (the default) is tests/live/lifecycle.sh's subject.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,6 +39,7 @@ if [ "$(fs_at /sys/fs/bpf)" != bpf ]; then
 fi
 
 work=$(mktemp -d /tmp/stockade-live.XXXXXX)
+bpffs=/sys/fs/bpf/stockade-live-$$
 log=$work/agent.log
 cg=$CGROUP_ROOT/stockade-live
 late=$CGROUP_ROOT/stockade-live-late-1
@@ -48,6 +52,8 @@ not_ok() { failed=$((failed + 1)); echo "not ok $1: $2"; }
 
 cleanup() {
 	[ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
+	# Whatever a failed run left pinned.
+	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
 	for d in "$cg/child" "$cg" "$late"; do
 		if [ -d "$d" ]; then
 			# Move stragglers out so the directory can go.
@@ -186,7 +192,7 @@ sleep 0.2
 
 # shellcheck disable=SC2086
 "$STOCKADE" agent $STOCKADE_AGENT_FLAGS --policy "$POLICY_DIR/net.yaml" \
-	--log "$log" > "$work/agent.stdout" 2> "$work/agent.stderr" &
+	--bpffs "$bpffs" --detach-on-exit --log "$log" > "$work/agent.stdout" 2> "$work/agent.stderr" &
 agent_pid=$!
 if wait_for '"event":"agent_ready"' "$log" 100; then
 	ok "agent_ready"
@@ -272,7 +278,7 @@ else
 	not_ok "seq" "$count records span $first..$last"
 fi
 
-# SIGTERM detaches everything and exits 0.
+# SIGTERM with --detach-on-exit detaches everything and exits 0.
 kill -TERM "$agent_pid"
 wait "$agent_pid"
 rc=$?
@@ -290,6 +296,7 @@ storm=20000
 : > "$log"
 # shellcheck disable=SC2086
 "$STOCKADE" agent $STOCKADE_AGENT_FLAGS --ring-size 4096 \
+	--bpffs "$bpffs" --detach-on-exit \
 	--policy "$POLICY_DIR/net.yaml" --log "$log" > /dev/null 2> "$work/agent2.stderr" &
 agent_pid=$!
 if wait_for '"event":"agent_ready"' "$log" 100; then

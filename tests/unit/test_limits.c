@@ -327,10 +327,12 @@ static void test_sum_and_files(void **state)
 	memset(percpu, 0, sizeof(percpu));
 	for (i = 0; i < 3; i++) {
 		percpu[i].allowed[1] = i + 1;
+		percpu[i].audited[4] = 2;
 		percpu[i].egress_bytes = 100;
 	}
 	sb_count_sum(&sum, percpu, 3, sizeof(percpu[0]));
 	assert_true(sum.allowed[1] == 6);
+	assert_true(sum.audited[4] == 6 && sum.denied[4] == 0);
 	assert_true(sum.egress_bytes == 300);
 
 	assert_non_null(mkdtemp(dir));

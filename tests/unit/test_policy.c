@@ -853,6 +853,27 @@ done:
 	DONE();
 }
 
+/* The content hash (FNV-1a 64): known vectors, and what the loader keeps. */
+static void test_set_hash(void **state)
+{
+	static const char *const files[] = {
+		"a.yaml", "name: a\ncgroups: [/a]\n",
+		NULL,
+	};
+	static const char doc[] = "name: a\ncgroups: [/a]\n";
+	struct fx *fx = *state;
+
+	EXPECT(policy__hash("", 0) == 0xcbf29ce484222325ULL);
+	EXPECT(policy__hash("a", 1) == 0xaf63dc4c8601ec8cULL);
+	EXPECT(policy__hash("foobar", 6) == 0x85944171f73967e8ULL);
+	if (!write_files(fx, files) || !EXPECT(load1(fx, fx->dir) == 0) ||
+	    !EXPECT(fx->set.n == 1))
+		goto done;
+	EXPECT(fx->set.v[0]->hash == policy__hash(doc, sizeof(doc) - 1));
+done:
+	DONE();
+}
+
 static void test_set_conflicts(void **state)
 {
 	static const char *const files[] = {
@@ -998,6 +1019,7 @@ int main(void)
 		FX(test_count_limits),
 		FX(test_diag_one_line),
 		FX_DIR(test_set_dir_order),
+		FX_DIR(test_set_hash),
 		FX_DIR(test_set_conflicts),
 		FX_DIR(test_set_all_or_nothing),
 		FX_DIR(test_set_empty_dir),

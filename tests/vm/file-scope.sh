@@ -37,6 +37,9 @@ aud=$CGROUP_ROOT/files-audit
 esc=$CGROUP_ROOT/files-escape	# no policy selects it: the escape target
 work=/tmp/file-scope
 log=$work/agent.log
+# Private pins, removed when the agent stops (--detach-on-exit) or by
+# cleanup() after a SIGKILL.
+bpffs=/sys/fs/bpf/file-scope
 cases=$work/cases
 FP='"comm":"fileprobe"'
 agent=
@@ -160,6 +163,7 @@ cleanup() {
 		kill -9 "$agent" 2>/dev/null
 		wait "$agent" 2>/dev/null
 	fi
+	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
 	umount /srv/mnt /srv/mnt2 2>/dev/null
 	for d in "$sbx" "$aud" "$esc"; do
 		[ -d "$d" ] || continue
@@ -543,7 +547,7 @@ early=$!
 # shellcheck disable=SC2086
 "$STOCKADE" agent --policy tests/vm/file-scope.yaml \
 	--policy tests/vm/file-scope-audit.yaml --log "$log" \
-	${STOCKADE_AGENT_FLAGS:-} > "$work/agent.out" 2> "$work/agent.err" &
+	--bpffs "$bpffs" --detach-on-exit ${STOCKADE_AGENT_FLAGS:-} > "$work/agent.out" 2> "$work/agent.err" &
 agent=$!
 ready_or_dead() {
 	grep -q '"event":"agent_ready"' "$log" || ! alive "$agent"
@@ -618,7 +622,8 @@ else
 	agent=
 fi
 
-# A clean stop: SIGTERM detaches everything and exits 0.
+# A clean stop: SIGTERM (with --detach-on-exit) detaches everything and
+# exits 0.
 if [ -n "$agent" ]; then
 	kill -TERM "$agent"
 	if wait_for 10 gone "$agent"; then

@@ -14,10 +14,11 @@
 #   lim-pids  pids 16       a fork bomb stops at 16, logged once a burst
 #   lim-out   (no policy)   the same hogs outside are not touched
 # Each breach must come back as an `event: limit` record. Then the
-# counters (stockade status, --metrics), and on SIGTERM the values the
-# agent found are back. First of all, a limit a cgroup cannot take
-# (controller not passed down) must stop the agent before it applies
-# anything.
+# counters (stockade status, --metrics). On SIGTERM the agent stops but,
+# like the programs, the limits stay in force (enforcement outlives the
+# agent); `stockade detach --all` then puts back the values the agent
+# found. First of all, a limit a cgroup cannot take (controller not
+# passed down) must stop the agent before it applies anything.
 #
 # Env (from tests/vm/suite.sh): STOCKADE, TOOLS, CGROUP_ROOT,
 # STOCKADE_AGENT_FLAGS.
@@ -31,8 +32,11 @@ probe=$TOOLS/netprobe
 out=$work/agent.out
 state=$work/state.json
 metrics=$work/metrics.prom
+# Private pins: removed by `stockade detach --all` at the end, or here.
+bpffs=/sys/fs/bpf/limits
 rm -rf "$work"
 mkdir -p "$work"
+[ ! -d "$bpffs" ] || "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
 
 # ---- helpers ----
 
@@ -67,7 +71,7 @@ not_run() {
 		t_fail "limits/$t" "not run: $why"
 	done
 }
-main_tests="agent-ready applied memory-running-workload-killed memory-hog-killed memory-tmpfs-charged memory-shm-charged runtime-killed cpu-capped cpu-throttle-logged pids-capped host-responsive pids-logged-per-burst outside-unaffected status metrics agent-stops restored"
+main_tests="agent-ready applied memory-running-workload-killed memory-hog-killed memory-tmpfs-charged memory-shm-charged runtime-killed cpu-capped cpu-throttle-logged pids-capped host-responsive pids-logged-per-burst outside-unaffected status metrics agent-stops kept-on-sigterm restored"
 
 if [ ! -x "$hog" ] || [ ! -x "$probe" ]; then
 	why="no $hog or $probe (tools/*.c, built static)"
@@ -85,7 +89,7 @@ echo 1000 > "$R/lim-pids/pids.max"
 # /lim-nosub passes no controller down (its subtree_control is empty).
 # shellcheck disable=SC2086
 timeout 60 "$STOCKADE" agent ${STOCKADE_AGENT_FLAGS:-} --state "$state" \
-	--policy tests/vm/limits --policy tests/vm/limits-bad \
+	--bpffs "$bpffs" --policy tests/vm/limits --policy tests/vm/limits-bad \
 	> "$work/bad.out" 2> "$work/bad.err"
 rc=$?
 fix="echo +memory > $R/lim-nosub/cgroup.subtree_control"
@@ -119,7 +123,7 @@ outsider_pid=$(cut -d' ' -f1 "$work/outsider.pid" 2>/dev/null)
 
 # shellcheck disable=SC2086
 "$STOCKADE" agent ${STOCKADE_AGENT_FLAGS:-} --state "$state" \
-	--metrics "$metrics" --policy tests/vm/limits \
+	--bpffs "$bpffs" --metrics "$metrics" --policy tests/vm/limits \
 	> "$out" 2> "$work/agent.err" &
 agent=$!
 wait_for 60 ready_or_dead
@@ -322,9 +326,9 @@ fi
 timeout 20 "$probe" --netns --cgroup "$R/lim-mem" connect tcp 127.0.0.1 8080 --listen > "$work/p1.out" 2>&1
 timeout 20 "$probe" --netns --cgroup "$R/lim-mem" connect tcp 169.254.169.254 80 > "$work/p2.out" 2>&1
 sleep 1.2	# one metrics refresh
-"$STOCKADE" status --state "$state" > "$work/status.txt" 2> "$work/status.err"
+"$STOCKADE" status --bpffs "$bpffs" --state "$state" > "$work/status.txt" 2> "$work/status.err"
 rc=$?
-"$STOCKADE" status --json --state "$state" > "$work/status.json" 2>> "$work/status.err"
+"$STOCKADE" status --json --bpffs "$bpffs" --state "$state" > "$work/status.json" 2>> "$work/status.err"
 sj=$(tr -d '\n' < "$work/status.json")
 mem=$(echo "$sj" | sed 's/},{/}\n{/g' | grep '"cgroup":"/lim-mem"')
 rows=$(grep -c '^lim-' "$work/status.txt")
@@ -357,7 +361,7 @@ else
 	t_show "$metrics" 60
 fi
 
-# ---- SIGTERM: the values found are back ----
+# ---- SIGTERM: the agent stops, the limits stay ----
 kill -TERM "$agent"
 if wait_for 10 agent_gone; then
 	wait "$agent"
@@ -371,15 +375,32 @@ else
 	t_fail limits/agent-stops "still running 10 s after SIGTERM"
 	kill -9 "$agent" 2>/dev/null
 fi
-got="$(cat "$R/lim-mem/memory.max") $(cat "$R/lim-mem/memory.swap.max") $(cat "$R/lim-pids/pids.max") $(cat "$R/lim-cpu/cpu.max")"
+lims() {
+	echo "$(cat "$R/lim-mem/memory.max") $(cat "$R/lim-mem/memory.swap.max") $(cat "$R/lim-pids/pids.max") $(cat "$R/lim-cpu/cpu.max")"
+}
+# Without detach the limits are enforcement that outlives the agent, like
+# its pinned programs; the agent's own files go.
+got=$(lims)
 left=""
-for f in "$state" "$metrics" /sys/fs/bpf/stockade/sb_count; do
+for f in "$state" "$metrics"; do
 	[ -e "$f" ] && left="$left $f"
 done
-if [ "$got" = "max max 1000 max 100000" ] && [ -z "$left" ]; then
+if [ "$got" = "33554432 0 16 50000 100000" ] && [ -z "$left" ] &&
+   [ -e "$bpffs/maps/sb_count" ] && [ -e "$bpffs/maps/lim_saved" ]; then
+	t_ok limits/kept-on-sigterm
+else
+	t_fail limits/kept-on-sigterm "memory.max, memory.swap.max, pids.max, cpu.max are '$got', want '33554432 0 16 50000 100000'; left behind:${left:- nothing}; pins: $(ls "$bpffs/maps" 2>&1 | tr '\n' ' ')"
+fi
+
+# Removing enforcement puts back the values the agent found, from the
+# pins alone (no agent runs).
+"$STOCKADE" detach --all --bpffs "$bpffs" > "$work/detach.out" 2> "$work/detach.err"
+rc=$?
+got=$(lims)
+if [ "$rc" = 0 ] && [ "$got" = "max max 1000 max 100000" ] && [ ! -e "$bpffs" ]; then
 	t_ok limits/restored
 else
-	t_fail limits/restored "memory.max, memory.swap.max, pids.max, cpu.max are '$got', want 'max max 1000 max 100000'; left behind:${left:- nothing}"
+	t_fail limits/restored "detach exit $rc; memory.max, memory.swap.max, pids.max, cpu.max are '$got', want 'max max 1000 max 100000'; $bpffs $( [ -e "$bpffs" ] && echo 'left behind' || echo removed); $(tail -n 2 "$work/detach.err")"
 fi
 
 if grep -q '^fail limits/' "$RESULTS"; then

@@ -14,6 +14,8 @@
 . tests/vm/lib.sh
 
 policy=tests/live/lsm-smoke.yaml
+# Private pins, removed when the agent stops (--detach-on-exit).
+bpffs=/sys/fs/bpf/lsm-smoke
 cg=$CGROUP_ROOT/lsm-smoke
 work=/tmp/lsm-smoke
 probe=$TOOLS/netprobe
@@ -53,7 +55,8 @@ fi
 mkdir -p "$cg" || { t_fail lsm-smoke/agent-ready "cannot create $cg"; not_run "no cgroup"; exit 0; }
 
 # shellcheck disable=SC2086
-"$STOCKADE" agent --policy "$policy" ${STOCKADE_AGENT_FLAGS:-} \
+"$STOCKADE" agent --policy "$policy" --bpffs "$bpffs" --detach-on-exit \
+	${STOCKADE_AGENT_FLAGS:-} \
 	> "$work/agent.out" 2> "$work/agent.err" &
 agent=$!
 # Loading and verifying the programs is slow under TCG emulation.
@@ -62,6 +65,7 @@ if ! agent_ready; then
 	if agent_alive; then
 		t_fail lsm-smoke/agent-ready "no agent_ready event within 60 s"
 		kill -9 "$agent" 2>/dev/null
+		"$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
 	else
 		wait "$agent"
 		t_fail lsm-smoke/agent-ready "agent exited with status $? before agent_ready: $(tail -n 2 "$work/agent.err")"
@@ -139,6 +143,11 @@ else
 	t_fail lsm-smoke/agent-stops "agent still running 10 s after SIGTERM"
 	kill -9 "$agent" 2>/dev/null
 	wait "$agent"
+fi
+# --detach-on-exit: nothing of this test stays pinned.
+if [ -d "$bpffs" ]; then
+	t_fail lsm-smoke/unpinned "$bpffs still exists after SIGTERM with --detach-on-exit"
+	"$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
 fi
 rmdir "$cg" 2>/dev/null
 exit 0

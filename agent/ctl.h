@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * `stockade status` and `stockade detach` (agent/ctl.c): they read, and
+ * detach changes, the pinned state alone (include/lifecycle.h), so they
+ * work whether an agent runs or not. argv[0] is the command's name.
+ * Return the exit status: 0, 1 on an error, 2 on a usage error.
+ */
+#ifndef STOCKADE_CTL_H
+#define STOCKADE_CTL_H
+
+int ctl__status(int argc, char **argv);
+int ctl__detach(int argc, char **argv);
+
+#endif

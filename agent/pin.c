@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The pin directory: layout in include/lifecycle.h, lifecycle in
+ * README.md ("Lifecycle").
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include <linux/magic.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "log.h"
+#include "pin.h"
+#include "stockade.skel.h"
+
+int pin__map_path(char *out, size_t len, const char *dir, const char *name)
+{
+	int n = snprintf(out, len, "%s/maps/%s", dir, name);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int pin__link_path(char *out, size_t len, const char *dir, const char *name)
+{
+	int n = snprintf(out, len, "%s/links/%s", dir, name);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+const char *pin__map_name(const struct stockade *skel, const struct bpf_map *map)
+{
+	if (map == skel->maps.data)
+		return "data";
+	if (map == skel->maps.bss)
+		return "bss";
+	/* .rodata is constant and the scratch map holds nothing between two
+	 * runs of a program: each load keeps its own. */
+	if (bpf_map__is_internal(map) || map == skel->maps.lsm_scratch)
+		return NULL;
+	return bpf_map__name(map);
+}
+
+static int mkdir_0700(const char *path)
+{
+	if (mkdir(path, 0700) && errno != EEXIST) {
+		int err = -errno;
+
+		pr_err("pin", "cannot create %s: %s", path, strerror(errno));
+		return err;
+	}
+	return 0;
+}
+
+int pin__dir_open(const char *dir, bool create)
+{
+	char parent[PATH_MAX], sub[PATH_MAX], *slash;
+	struct statfs sf;
+	int fd, err;
+
+	if (strlen(dir) + sizeof("/links/") + 64 > PATH_MAX || dir[0] != '/' ||
+	    strchr(strrchr(dir, '/'), '.')) {
+		/* bpffs refuses '.' in the names it holds. */
+		pr_err("pin", "--bpffs %s: expected an absolute path, without '.', of a directory on bpffs",
+		       dir);
+		return -EINVAL;
+	}
+	snprintf(parent, sizeof(parent), "%s", dir);
+	slash = strrchr(parent, '/');
+	if (slash && slash != parent)
+		*slash = '\0';
+	if (statfs(parent, &sf) || sf.f_type != BPF_FS_MAGIC) {
+		pr_err("pin", "bpffs is not mounted at %s; mount it (mount -t bpf bpf %s) or pass --bpffs DIR on a bpffs mount",
+		       parent, parent);
+		return -ENOENT;
+	}
+	if (create) {
+		err = mkdir_0700(dir);
+		snprintf(sub, sizeof(sub), "%s/maps", dir);
+		err = err ?: mkdir_0700(sub);
+		snprintf(sub, sizeof(sub), "%s/links", dir);
+		err = err ?: mkdir_0700(sub);
+		if (err)
+			return err;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	return fd;
+}
+
+int pin__lock(int dir_fd, bool exclusive)
+{
+	if (flock(dir_fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB))
+		return errno == EWOULDBLOCK ? -EWOULDBLOCK : -errno;
+	return 0;
+}
+
+int pin__map_get(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (pin__map_path(path, sizeof(path), dir, name))
+		return -ENAMETOOLONG;
+	fd = bpf_obj_get(path);
+	return fd < 0 ? -errno : fd;
+}
+
+bool pin__has_maps(const char *dir)
+{
+	int fd = pin__map_get(dir, "sandboxes");
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+int pin__meta_read(const char *dir, struct agent_meta *m)
+{
+	__u32 zero = 0;
+	int fd = pin__map_get(dir, "agent_meta"), err = 0;
+
+	if (fd < 0)
+		return fd;
+	if (bpf_map_lookup_elem(fd, &zero, m))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+bool pin__agent_running(const char *dir, int dir_fd, uint32_t *pid)
+{
+	struct agent_meta m = { 0 };
+
+	*pid = 0;
+	if (pin__lock(dir_fd, false) == 0) {
+		flock(dir_fd, LOCK_UN);
+		return false;
+	}
+	if (!pin__meta_read(dir, &m))
+		*pid = m.pid;
+	return true;
+}
+
+static int stale(const char *dir, const char *what)
+{
+	pr_err("pin", "the state pinned under %s comes from another stockade build (%s). Replacing it across builds is not implemented yet: stop the running agent, run `stockade detach --all --bpffs %s` (this ends all enforcement until the new agent is ready), then start this agent",
+	       dir, what, dir);
+	return -ESTALE;
+}
+
+int pin__maps_prepare(struct stockade *skel, const char *dir,
+		      unsigned int ring_size)
+{
+	char path[PATH_MAX], what[256];
+	struct bpf_map_info info;
+	struct agent_meta meta;
+	struct bpf_map *map;
+	const char *name;
+	__u32 len;
+	int fd, err;
+
+	bpf_object__for_each_map(map, skel->obj) {
+		name = pin__map_name(skel, map);
+		if (!name)
+			continue;
+		err = pin__map_path(path, sizeof(path), dir, name);
+		if (err)
+			return err;
+		fd = bpf_obj_get(path);
+		if (fd < 0 && errno != ENOENT) {
+			err = -errno;
+			pr_err("pin", "cannot open the pinned map %s: %s", path, strerror(errno));
+			return err;
+		}
+		if (fd >= 0) {
+			memset(&info, 0, sizeof(info));
+			len = sizeof(info);
+			err = bpf_obj_get_info_by_fd(fd, &info, &len);
+			close(fd);
+			if (err) {
+				err = -errno;
+				pr_err("pin", "cannot read the pinned map %s: %s", path,
+				       strerror(errno));
+				return err;
+			}
+			if (map == skel->maps.rb) {
+				if (!ring_size) {
+					/* Keep the ring: it may hold records. */
+					bpf_map__set_max_entries(map, info.max_entries);
+				} else if (ring_size != info.max_entries) {
+					pr_err("pin", "--ring-size %u differs from the pinned ring buffer's %u bytes, which may still hold records; leave --ring-size out to keep it, or run `stockade detach --all --bpffs %s` first",
+					       ring_size, info.max_entries, dir);
+					return -EINVAL;
+				}
+			}
+			if (info.type != bpf_map__type(map) ||
+			    info.key_size != bpf_map__key_size(map) ||
+			    info.value_size != bpf_map__value_size(map) ||
+			    info.max_entries != bpf_map__max_entries(map) ||
+			    info.map_flags != bpf_map__map_flags(map)) {
+				snprintf(what, sizeof(what),
+					 "map %s: type %u key %u value %u entries %u flags %#x, this build: %u %u %u %u %#x",
+					 name, info.type, info.key_size, info.value_size,
+					 info.max_entries, info.map_flags,
+					 bpf_map__type(map), bpf_map__key_size(map),
+					 bpf_map__value_size(map), bpf_map__max_entries(map),
+					 bpf_map__map_flags(map));
+				return stale(dir, what);
+			}
+		}
+		err = bpf_map__set_pin_path(map, path);
+		if (err)
+			return err;
+	}
+	if (!pin__meta_read(dir, &meta) && meta.layout &&
+	    meta.layout != PIN_LAYOUT_VERSION) {
+		snprintf(what, sizeof(what), "layout version %u, this build: %u",
+			 meta.layout, PIN_LAYOUT_VERSION);
+		return stale(dir, what);
+	}
+	return 0;
+}
+
+int pin__prog_tag(int prog_fd, __u8 tag[8], __u32 *prog_id)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+		return -errno;
+	memcpy(tag, info.tag, 8);
+	if (prog_id)
+		*prog_id = info.id;
+	return 0;
+}
+
+int pin__link_prog(int link_fd, __u8 tag[8], __u32 *prog_id)
+{
+	struct bpf_link_info info;
+	__u32 len = sizeof(info);
+	int fd, err;
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(link_fd, &info, &len))
+		return -errno;
+	fd = bpf_prog_get_fd_by_id(info.prog_id);
+	if (fd < 0)
+		return -errno;
+	err = pin__prog_tag(fd, tag, prog_id);
+	close(fd);
+	return err;
+}
+
+int pin__parse_cg_link(const char *name, uint64_t *id, const char **prog)
+{
+	unsigned long long v;
+	char *end;
+
+	if (strncmp(name, "cg-", 3) || name[3] < '0' || name[3] > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(name + 3, &end, 10);
+	if (errno || *end != '-' || !end[1])
+		return -EINVAL;
+	*id = v;
+	*prog = end + 1;
+	return 0;
+}
+
+static int empty_dir(const char *path)
+{
+	struct dirent *de;
+	DIR *d = opendir(path);
+	int err = 0, dfd;
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	dfd = dirfd(d);
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (unlinkat(dfd, de->d_name, 0) && errno != ENOENT && !err) {
+			err = -errno;
+			pr_err("pin", "cannot remove %s/%s: %s", path, de->d_name,
+			       strerror(errno));
+		}
+	}
+	closedir(d);
+	if (!err && rmdir(path) && errno != ENOENT) {
+		err = -errno;
+		pr_err("pin", "cannot remove %s: %s", path, strerror(errno));
+	}
+	return err;
+}
+
+int pin__remove_all(const char *dir)
+{
+	char sub[PATH_MAX];
+	int err;
+
+	/* Links first: the programs go before anything they use. */
+	snprintf(sub, sizeof(sub), "%s/links", dir);
+	err = empty_dir(sub);
+	snprintf(sub, sizeof(sub), "%s/maps", dir);
+	err = err ?: empty_dir(sub);
+	if (!err && rmdir(dir) && errno != ENOENT) {
+		err = -errno;
+		pr_err("pin", "cannot remove %s: %s", dir, strerror(errno));
+	}
+	return err;
+}

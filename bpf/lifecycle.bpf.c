@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Maps that no program reads: they exist so that they are pinned with the
+ * rest (include/lifecycle.h), for `stockade status` and `stockade detach`
+ * to work from the pins alone, with or without a running agent.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+#include "sandbox.h"
+#include "lifecycle.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, POLICY_MAX);
+	__type(key, __u32);
+	__type(value, struct policy_info);
+} policy_names SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PIN_MAX_DETACHED);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u64);
+	__type(value, __u64);
+} detached SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct agent_meta);
+} agent_meta SEC(".maps");

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * State that outlives the agent (README "Lifecycle").
+ *
+ * Every link and every map the programs share is pinned under the pin
+ * directory (--bpffs, default /sys/fs/bpf/stockade), so a sandbox stays
+ * confined while no agent runs, even after a SIGKILL:
+ *
+ *   maps/<name>               rb, sandboxes, policies, ..., data (.data:
+ *                             ev_seq, sandbox_gen), bss (.bss: ev_lost)
+ *   links/lsm-<program>       the BPF-LSM programs (global, once each)
+ *   links/cg-<id>-<program>   the cgroup programs of each directly
+ *                             selected cgroup (<id>: its cgroup id)
+ *
+ * A new agent of the same build adopts all of it: libbpf reuses the pinned
+ * maps (without re-initialising .data, so `seq` continues), and a pinned
+ * link whose program has the tag of the program this build loads is kept
+ * as it is; one with another tag is switched to this build's program
+ * (BPF_LINK_UPDATE for cgroup links; for LSM links, which cannot be
+ * updated, a new link first and the old one dropped after: an overlap,
+ * never a gap).
+ *
+ * The maps below are never read by the programs (except sb_count); they let
+ * `stockade status` and `stockade detach` work from the pins alone.
+ */
+#ifndef STOCKADE_LIFECYCLE_H
+#define STOCKADE_LIFECYCLE_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/*
+ * Bumped by hand whenever the layout of a pinned map's key or value
+ * changes without changing its size (a size change is caught anyway). An
+ * agent refuses pins of another layout, naming the fix.
+ */
+#define PIN_LAYOUT_VERSION	1
+
+#define PIN_POLICY_NAME_LEN	64	/* policy names are at most 63 bytes */
+
+/* `policy_names` (array, indexed by policy id): what each id means. An
+ * entry with an empty name is unused. Ids are kept per name across agent
+ * restarts, so a record's policy id means the same policy before and after. */
+struct policy_info {
+	char name[PIN_POLICY_NAME_LEN];
+	__u64 hash;		/* FNV-1a 64 of the policy file's bytes */
+	__u32 generation;	/* 1, +1 each time the file's content changed */
+	__u32 mode;		/* enum sandbox_mode */
+};
+
+/* `agent_meta` (array of one). */
+struct agent_meta {
+	__u32 pid;		/* the running agent; 0 after a clean exit */
+	__u32 layout;		/* PIN_LAYOUT_VERSION of whoever pinned */
+	__u64 lost_reported;	/* ev_lost already turned into lost records */
+	__u64 started_ns;	/* CLOCK_REALTIME when that agent started */
+};
+
+/* `sb_count` (per-CPU hash): sandbox root cgroup id -> struct sb_count
+ * (include/stockade_limits.h): allowed, denied and audited decisions per
+ * kind, egress, since its programs were first attached. Sum the per-CPU
+ * values; `status` shows denials = sum of denied[], audits = sum of
+ * audited[]. */
+
+/* `detached` (hash): cgroup id -> CLOCK_REALTIME ns when `stockade detach`
+ * removed its enforcement. The agent does not confine that cgroup through
+ * a selector again until the cgroup is gone (a new cgroup of the same name
+ * has a new id) or `stockade detach --all` clears everything. */
+#define PIN_MAX_DETACHED	4096
+
+#endif /* STOCKADE_LIFECYCLE_H */

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * bpfquery: what the kernel itself says is attached, for the tests to hold
+ * `stockade status` and the agent's adoption against (bpftool is not in
+ * the test VM, and this needs no libbpf: plain bpf(2)).
+ *
+ *   bpfquery cgroup DIR   BPF_PROG_QUERY on DIR for the five socket hooks
+ *                         stockade uses: one line "<hook> <prog_id>" per
+ *                         program attached to DIR itself (not inherited)
+ *   bpfquery links        the kernel's link list (BPF_LINK_GET_NEXT_ID):
+ *                         one line per link, "link=ID type=TYPE prog=ID
+ *                         name=PROG_NAME" plus " cgroup=ID" for a cgroup
+ *                         link
+ * Exit status: 0, 1 when a query fails, 2 on a usage error.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+
+static int sys_bpf(int cmd, union bpf_attr *attr)
+{
+	return (int)syscall(__NR_bpf, cmd, attr, sizeof(*attr));
+}
+
+static const struct {
+	enum bpf_attach_type type;
+	const char *name;
+} hooks[] = {
+	{ BPF_CGROUP_INET4_CONNECT, "connect4" },
+	{ BPF_CGROUP_INET6_CONNECT, "connect6" },
+	{ BPF_CGROUP_UDP4_SENDMSG, "sendmsg4" },
+	{ BPF_CGROUP_UDP6_SENDMSG, "sendmsg6" },
+	{ BPF_CGROUP_INET_SOCK_CREATE, "sock_create" },
+	{ BPF_CGROUP_INET_EGRESS, "egress" },	/* limits: egress counting */
+};
+
+static int query_cgroup(const char *dir)
+{
+	__u32 ids[64], i, h;
+	union bpf_attr attr;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0) {
+		fprintf(stderr, "bpfquery: %s: %s\n", dir, strerror(errno));
+		return 1;
+	}
+	for (h = 0; h < sizeof(hooks) / sizeof(hooks[0]); h++) {
+		memset(&attr, 0, sizeof(attr));
+		attr.query.target_fd = (__u32)fd;
+		attr.query.attach_type = hooks[h].type;
+		attr.query.prog_ids = (__u64)(uintptr_t)ids;
+		attr.query.prog_cnt = sizeof(ids) / sizeof(ids[0]);
+		if (sys_bpf(BPF_PROG_QUERY, &attr)) {
+			fprintf(stderr, "bpfquery: BPF_PROG_QUERY %s on %s: %s\n",
+				hooks[h].name, dir, strerror(errno));
+			close(fd);
+			return 1;
+		}
+		for (i = 0; i < attr.query.prog_cnt; i++)
+			printf("%s %u\n", hooks[h].name, ids[i]);
+	}
+	close(fd);
+	return 0;
+}
+
+static int info_by_fd(int fd, void *info, __u32 len)
+{
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.info.bpf_fd = (__u32)fd;
+	attr.info.info_len = len;
+	attr.info.info = (__u64)(uintptr_t)info;
+	return sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &attr);
+}
+
+static const char *link_type(__u32 t)
+{
+	switch (t) {
+	case BPF_LINK_TYPE_CGROUP: return "cgroup";
+	case BPF_LINK_TYPE_TRACING: return "tracing";
+	case BPF_LINK_TYPE_RAW_TRACEPOINT: return "raw_tracepoint";
+	case BPF_LINK_TYPE_ITER: return "iter";
+	case BPF_LINK_TYPE_NETNS: return "netns";
+	case BPF_LINK_TYPE_XDP: return "xdp";
+	default: return "other";
+	}
+}
+
+static int list_links(void)
+{
+	struct bpf_link_info li;
+	struct bpf_prog_info pi;
+	union bpf_attr attr;
+	__u32 id = 0;
+	int fd, pfd;
+
+	for (;;) {
+		memset(&attr, 0, sizeof(attr));
+		attr.start_id = id;
+		if (sys_bpf(BPF_LINK_GET_NEXT_ID, &attr))
+			return errno == ENOENT ? 0 : 1;
+		id = attr.next_id;
+		memset(&attr, 0, sizeof(attr));
+		attr.link_id = id;
+		fd = sys_bpf(BPF_LINK_GET_FD_BY_ID, &attr);
+		if (fd < 0)
+			continue;	/* gone meanwhile */
+		memset(&li, 0, sizeof(li));
+		if (info_by_fd(fd, &li, sizeof(li))) {
+			close(fd);
+			continue;
+		}
+		close(fd);
+		memset(&pi, 0, sizeof(pi));
+		memset(&attr, 0, sizeof(attr));
+		attr.prog_id = li.prog_id;
+		pfd = sys_bpf(BPF_PROG_GET_FD_BY_ID, &attr);
+		if (pfd >= 0) {
+			info_by_fd(pfd, &pi, sizeof(pi));
+			close(pfd);
+		}
+		printf("link=%u type=%s prog=%u name=%s", li.id, link_type(li.type),
+		       li.prog_id, pi.name[0] ? pi.name : "?");
+		if (li.type == BPF_LINK_TYPE_CGROUP)
+			printf(" cgroup=%llu", (unsigned long long)li.cgroup.cgroup_id);
+		printf("\n");
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "cgroup"))
+		return query_cgroup(argv[2]);
+	if (argc == 2 && !strcmp(argv[1], "links"))
+		return list_links();
+	fprintf(stderr, "usage: bpfquery cgroup DIR | bpfquery links\n");
+	return 2;
+}
