@@ -25,10 +25,10 @@ struct {
 
 #define CURRENT_OR_ALLOW()						\
 	struct policy_conf *conf;					\
-	struct sandbox *sb;						\
+	struct sandbox *sb, sb_snap;					\
 	__u64 cgid;							\
 									\
-	conf = lsm_current(&sb, &cgid);					\
+	conf = lsm_current(&sb, &cgid, &sb_snap);			\
 	if (!conf)							\
 		return 0
 
@@ -257,12 +257,12 @@ int BPF_PROG(stk_socket_connect, struct socket *sock, struct sockaddr *address,
 	     int addrlen)
 {
 	struct sockaddr_in6 sa6 = {};
-	struct sandbox *sb;
+	struct sandbox *sb, sb_snap;
 	struct sock *sk;
 	__u16 family;
 	__u64 cgid;
 
-	sb = sandbox_current(&cgid);
+	sb = sandbox_current(&cgid, &sb_snap);
 	if (!sb)
 		return 0;
 	family = BPF_CORE_READ(address, sa_family);
@@ -288,14 +288,14 @@ int BPF_PROG(stk_socket_sendmsg, struct socket *sock, struct msghdr *msg,
 	     int size)
 {
 	struct sockaddr_in6 sa6 = {};
-	struct sandbox *sb;
+	struct sandbox *sb, sb_snap;
 	struct sock *sk;
 	void *name;
 	__u16 family;
 	__u64 cgid;
 	int namelen;
 
-	sb = sandbox_current(&cgid);
+	sb = sandbox_current(&cgid, &sb_snap);
 	if (!sb)
 		return 0;
 	sk = BPF_CORE_READ(sock, sk);
