@@ -175,6 +175,7 @@ live-test: $(BIN) tools variant
 	$(Q)sh tests/live/degraded.sh
 	$(Q)sh tests/live/limits-hybrid.sh
 	$(Q)STOCKADE_VARIANT=$(VARIANT) sh tests/live/lifecycle.sh
+	$(Q)sh tests/live/reload.sh
 
 # Unit tests, host live tests, then the VM suite, in that order; each step
 # runs even when an earlier one failed (so CI shows every result), and the

@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/vfs.h>
 #include <time.h>
@@ -31,15 +33,19 @@
 #include "net_rules.h"
 #include "pin.h"
 #include "sandbox.h"
+#include "stockade_limits.h"
 #include "stockade.skel.h"
 
 #define SCAN_INTERVAL_MS	250	/* new cgroups confined within 1 s */
 
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal, reload_signal;
 
 static void on_signal(int sig)
 {
-	stop_signal = sig;
+	if (sig == SIGHUP)
+		reload_signal = 1;
+	else
+		stop_signal = sig;
 }
 
 const char *agent__policy_name(struct agent *a, uint32_t policy_id)
@@ -393,10 +399,14 @@ static int read_old_policies(struct agent *a)
 }
 
 /*
- * Give each policy its id: the one the pins hold for its name, else the
- * lowest id that no pinned policy uses (so a record left in the ring keeps
- * its meaning). Then its generation: the pinned one, plus one when the
- * file's content changed.
+ * Give each policy its id. One the pins hold with the same name and the
+ * same content keeps its id (and its rules, rewritten in place as they
+ * were). One whose content changed gets a fresh id, like a new one: its
+ * rules are written beside the old ones, the scan switches each sandbox
+ * entry to it in one update, and the old id's rules go only after that
+ * (sweep()), so no program ever sees a half-written policy. A fresh id is
+ * the lowest that no pinned policy uses, so a record left in the ring
+ * keeps its meaning. Generations: the pinned one, plus one on a change.
  */
 static int assign_ids(struct agent *a)
 {
@@ -409,13 +419,26 @@ static int assign_ids(struct agent *a)
 	}
 	memset(a->by_id, 0, sizeof(a->by_id));
 	for (i = 0; i < a->set.n; i++) {
+		const struct policy *p = a->set.v[i];
+		struct policy_info *in = &a->info[i];
+
+		memset(in, 0, sizeof(*in));
+		snprintf(in->name, sizeof(in->name), "%s", p->name);
+		in->hash = p->hash;
+		in->mode = p->mode == POLICY_AUDIT ? SANDBOX_AUDIT : SANDBOX_ENFORCE;
+		in->generation = 1;
 		a->pol_id[i] = 0;
 		for (id = 1; a->old && id < POLICY_MAX; id++) {
-			if (!strcmp(a->old[id].name, a->set.v[i]->name)) {
+			if (strcmp(a->old[id].name, p->name))
+				continue;
+			if (a->old[id].hash == p->hash) {
 				a->pol_id[i] = id;
 				a->by_id[id] = (uint16_t)(i + 1);
-				break;
+				in->generation = a->old[id].generation ?: 1;
+			} else {
+				in->generation = a->old[id].generation + 1;
 			}
+			break;
 		}
 	}
 	for (i = 0; i < a->set.n; i++) {
@@ -431,19 +454,6 @@ static int assign_ids(struct agent *a)
 		}
 		a->pol_id[i] = next;
 		a->by_id[next] = (uint16_t)(i + 1);
-	}
-	for (i = 0; i < a->set.n; i++) {
-		const struct policy *p = a->set.v[i];
-		const struct policy_info *o = a->old ? &a->old[a->pol_id[i]] : NULL;
-		struct policy_info *in = &a->info[i];
-
-		memset(in, 0, sizeof(*in));
-		snprintf(in->name, sizeof(in->name), "%s", p->name);
-		in->hash = p->hash;
-		in->mode = p->mode == POLICY_AUDIT ? SANDBOX_AUDIT : SANDBOX_ENFORCE;
-		in->generation = 1;
-		if (o && !strcmp(o->name, p->name) && o->generation)
-			in->generation = o->generation + (o->hash != p->hash);
 	}
 	return 0;
 }
@@ -509,7 +519,9 @@ static size_t sweep_keys(int fd, struct key_set *ks, size_t size)
 	return n;
 }
 
-static int fill_policies(struct agent *a)
+/* Write the rules of every policy of a->set, or of those only[] marks
+ * (a reload: new ids that nothing uses yet). */
+static int fill_policies(struct agent *a, const bool *only)
 {
 	struct policy_conf conf = { .mode = SANDBOX_ENFORCE, .flags = 0 };
 	int allow_fd = bpf_map__fd(a->skel->maps.net_allow);
@@ -523,7 +535,8 @@ static int fill_policies(struct agent *a)
 	char err_msg[POLICY_DIAG_MAX], **homes = NULL;
 	__u32 id = POLICY_ID_CONFLICT;
 	size_t i, j, total = 0, file_total = 0, n_homes = 0;
-	bool keep = a->adopting;	/* remember keys for sweep_keys() */
+	/* Remember keys for sweep_keys(), once, at an adopting start. */
+	bool keep = a->adopting && !only;
 	__u8 one = 1;
 	int err;
 
@@ -535,8 +548,9 @@ static int fill_policies(struct agent *a)
 	}
 	/* Id 0: a cgroup claimed by two policies; deny-all, enforce, with a
 	 * file scope of nothing: its "/" entry allows no access. */
-	err = bpf_map_update_elem(conf_fd, &id, &conf, BPF_ANY);
-	if (!err) {
+	if (!only)
+		err = bpf_map_update_elem(conf_fd, &id, &conf, BPF_ANY);
+	if (!err && !only) {
 		struct file_entry none = { .val.flags = 0 };
 
 		none.key.prefixlen = 32 + 8;
@@ -551,6 +565,8 @@ static int fill_policies(struct agent *a)
 	for (i = 0; !err && i < a->set.n; i++) {
 		const struct policy *p = a->set.v[i];
 
+		if (only && !only[i])
+			continue;
 		id = a->pol_id[i];
 		err = net_rules__compile(p, id, &c, err_msg, sizeof(err_msg));
 		if (err) {
@@ -780,7 +796,9 @@ static void close_cg(struct sandbox_cg *cg)
  * them open, and unpinned), then its entries; log a detach record unless
  * why is NULL (`stockade detach` logged it already).
  */
-static void detach_cg(struct agent *a, struct sandbox_cg *cg, const char *why)
+/* Detach and unpin cg's links (detached even if someone else holds them
+ * open). */
+static void detach_cg_links(struct agent *a, struct sandbox_cg *cg)
 {
 	struct bpf_program *progs[SANDBOX_N_LINKS];
 	char pin[PATH_MAX];
@@ -794,6 +812,11 @@ static void detach_cg(struct agent *a, struct sandbox_cg *cg, const char *why)
 			unlink(pin);
 	}
 	close_cg(cg);
+}
+
+static void detach_cg(struct agent *a, struct sandbox_cg *cg, const char *why)
+{
+	detach_cg_links(a, cg);
 	/* Links first: a program must never run without its entry. */
 	bpf_map_delete_elem(bpf_map__fd(a->skel->maps.sandboxes), &cg->id);
 	/* Its counters, and the limit values found put back: enforcement
@@ -944,6 +967,105 @@ static bool pin_has_cg_links(struct agent *a, uint64_t id)
 	return false;
 }
 
+static void emit_attach(struct agent *a, const struct sandbox_cg *cg,
+			const char *parent, const char *how)
+{
+	events__begin(a, "attach");
+	events__cgroup_fields(a, cg);
+	json_str(&a->j, "via", cg->direct ? "selector" : "inherited");
+	if (parent)
+		json_str_raw(&a->j, "parent", parent, strlen(parent));
+	if (how)
+		json_str(&a->j, "links", how);
+	events__emit(a);
+}
+
+static void *zero_percpu(void);
+
+/*
+ * A reload's scan: judge a cgroup we confine again under the new policy
+ * set, and move it there with no moment unconfined. Each change is one map
+ * update the programs see whole: the entry's policy id (the new id's rules
+ * are complete before), links attached before a cgroup becomes selected
+ * and detached only after its entry points at its parent's sandbox.
+ * Returns the value for its children, like scan_one().
+ */
+static void *reselect_one(struct scan_ctx *ctx, struct sandbox_cg *cg,
+			  const char *rel, uintptr_t pidx, bool det)
+{
+	struct agent *a = ctx->a;
+	int sb_fd = bpf_map__fd(a->skel->maps.sandboxes);
+	const struct sandbox_cg *parent = pidx ? &a->cgs[pidx - 1] : NULL;
+	const char *how = NULL, *old_name = agent__policy_name(a, cg->policy_id);
+	struct sandbox sb = { 0 };
+	bool was_direct = cg->direct, direct;
+	uint32_t policy_id;
+	int64_t sel;
+	int err;
+
+	sel = selected_by(a, rel);
+	if (sel >= 0 && det)
+		sel = -1;
+	direct = sel >= 0;
+	if (!direct && !parent) {
+		/* No longer confined: links first, then the entries. */
+		detach_cg(a, cg, "not_selected");
+		cg->released = true;
+		return NULL;
+	}
+	policy_id = direct ? (uint32_t)sel : parent->policy_id;
+	sb.policy_id = policy_id;
+	sb.root_id = direct ? cg->id : parent->root_id;
+	if (direct && !was_direct) {
+		/* Its own programs first; they judge by its current entry (its
+		 * parent's sandbox) until the entry below switches. */
+		cg->direct = true;
+		err = attach_cg(a, cg, &how);
+		if (err) {
+			cg->direct = false;
+			ctx->err = ctx->err ?: err;
+			return (void *)(uintptr_t)(cg - a->cgs + 1);
+		}
+		if (zero_percpu())
+			bpf_map_update_elem(bpf_map__fd(a->skel->maps.sb_count), &cg->id,
+					    zero_percpu(), BPF_ANY);
+	}
+	if (cg->policy_id != policy_id || cg->root_id != sb.root_id) {
+		if (bpf_map_update_elem(sb_fd, &cg->id, &sb, BPF_ANY)) {
+			ctx->err = ctx->err ?: -errno;
+			pr_err("cgroup", "switching %s to its new policy failed: %s; it keeps the old one",
+			       rel, strerror(errno));
+			return (void *)(uintptr_t)(cg - a->cgs + 1);
+		}
+		cg->policy_id = policy_id;
+		cg->root_id = sb.root_id;
+		a->confined_more = true;
+	}
+	if (!direct && was_direct) {
+		/* Confined through its parent's programs now: drop its own. */
+		detach_cg_links(a, cg);
+		bpf_map_delete_elem(bpf_map__fd(a->skel->maps.sb_count), &cg->id);
+		cg->direct = false;
+	}
+	if (direct != was_direct || strcmp(old_name, agent__policy_name(a, policy_id)))
+		emit_attach(a, cg, parent ? parent->path : NULL, how);
+	return (void *)(uintptr_t)(cg - a->cgs + 1);
+}
+
+/* A zero value for every possible CPU: userspace writes all of a per-CPU
+ * map's values at once. */
+static void *zero_percpu(void)
+{
+	static void *zero;
+	int n;
+
+	if (!zero) {
+		n = libbpf_num_possible_cpus();
+		zero = calloc(n > 0 ? (size_t)n : 1, sizeof(struct sb_count));
+	}
+	return zero;
+}
+
 /*
  * One cgroup of the walk. parent is the sandbox_cg index + 1 of the nearest
  * confined ancestor (as a pointer-sized int), or 0.
@@ -964,6 +1086,8 @@ static void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	if (found) {
 		cg = (struct sandbox_cg *)found;
 		cg->seen = a->scan_gen;
+		if (a->reselect)
+			return reselect_one(ctx, cg, rel, pidx, det);
 		return (void *)(uintptr_t)(cg - a->cgs + 1);
 	}
 	sel = selected_by(a, rel);
@@ -1017,15 +1141,7 @@ static void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	/* After the entry exists: invalidates "outside" cached by the LSM
 	 * programs for this cgroup and its descendants (include/sandbox.h). */
 	__atomic_fetch_add(&a->skel->data->sandbox_gen, 1, __ATOMIC_SEQ_CST);
-	events__begin(a, "attach");
-	events__cgroup_fields(a, cg);
-	json_str(&a->j, "via", direct ? "selector" : "inherited");
-	if (pidx)
-		json_str_raw(&a->j, "parent", a->cgs[pidx - 1].path,
-			     strlen(a->cgs[pidx - 1].path));
-	if (how)
-		json_str(&a->j, "links", how);
-	events__emit(a);
+	emit_attach(a, cg, pidx ? a->cgs[pidx - 1].path : NULL, how);
 	return (void *)(uintptr_t)(cg - a->cgs + 1);
 }
 static int scan(struct agent *a)
@@ -1041,14 +1157,25 @@ static int scan(struct agent *a)
 		pr_err("cgroup", "walking %s failed: %s", a->cgroot, strerror(-err));
 		return err;
 	}
-	/* Gone since the last scan: the kernel detached their links. */
+	/* Gone since the last scan: the kernel detached their links. A
+	 * reload released others (links and entries already gone). */
 	for (i = 0; i < a->n_cgs;) {
+		if (a->cgs[i].released) {
+			untrack(a, i);
+			continue;
+		}
 		if (a->cgs[i].seen == a->scan_gen) {
 			i++;
 			continue;
 		}
 		detach_cg(a, &a->cgs[i], "cgroup_removed");
 		untrack(a, i);
+	}
+	if (a->confined_more) {
+		/* A cgroup joined a sandbox: "outside" cached by the LSM
+		 * programs is stale (include/sandbox.h). */
+		__atomic_fetch_add(&a->skel->data->sandbox_gen, 1, __ATOMIC_SEQ_CST);
+		a->confined_more = false;
 	}
 	/* A detached mark dies with its cgroup: a new cgroup of that name is
 	 * a new id, and confined again. Only after a full walk, which
@@ -1059,6 +1186,22 @@ static int scan(struct agent *a)
 					    &a->det[i]);
 	a->last_cg = 0;
 	return ctx.err;
+}
+
+/* Wait until every program already running has finished (rcu_sync in
+ * bpf/lifecycle.bpf.c). */
+static void rcu_sync(struct agent *a)
+{
+	int inner = bpf_map__fd(a->skel->maps.rcu_inner);
+	__u32 zero = 0;
+
+	if (bpf_map_update_elem(bpf_map__fd(a->skel->maps.rcu_sync), &zero, &inner,
+				BPF_ANY)) {
+		/* Programs run for microseconds; this only makes it likely. */
+		pr_warn("agent", "waiting for running programs failed: %s; pausing instead",
+			strerror(errno));
+		usleep(100000);
+	}
 }
 
 /*
@@ -1181,7 +1324,9 @@ static void sweep(struct agent *a)
 		bpf_map_delete_elem(cnt_fd, gone.v + i * sizeof(__u64));
 	key_set_free(&gone);
 
-	/* 4. Rules no policy in force wrote. */
+	/* 4. Rules no policy in force wrote: once no program still running
+	 * can have read an entry that pointed at them. */
+	rcu_sync(a);
 	n_rules += sweep_keys(bpf_map__fd(a->skel->maps.net_allow), &a->keys_allow,
 			      sizeof(struct net_key));
 	n_rules += sweep_keys(bpf_map__fd(a->skel->maps.net_meta), &a->keys_meta,
@@ -1208,6 +1353,418 @@ static void sweep(struct agent *a)
 	key_set_free(&a->keys_meta);
 	key_set_free(&a->keys_file);
 	key_set_free(&a->keys_unix);
+}
+
+/* ---- reload ---- */
+
+/* Delete every entry of a rule map whose policy id (at id_off in the
+ * key) is retired. */
+static void retire_map(int fd, size_t size, size_t id_off, const bool *retired)
+{
+	unsigned char cur[1024], next[1024];
+	struct key_set gone = { 0 };
+	__u32 id;
+	size_t i;
+	int err;
+
+	if (size > sizeof(cur))
+		return;
+	err = bpf_map_get_next_key(fd, NULL, next);
+	while (!err) {
+		memcpy(&id, next + id_off, sizeof(id));
+		if (id < POLICY_MAX && retired[id] && key_set_add(&gone, next, size))
+			break;
+		memcpy(cur, next, size);
+		err = bpf_map_get_next_key(fd, cur, next);
+	}
+	for (i = 0; i < gone.n; i++)
+		bpf_map_delete_elem(fd, gone.v + i * size);
+	key_set_free(&gone);
+}
+
+/* Remove what the retired policy ids held: rules, settings, names. */
+static void retire_ids(struct agent *a, const bool *retired)
+{
+	struct policy_conf none = { .mode = SANDBOX_ENFORCE, .flags = 0 };
+	struct policy_info unused;
+	__u32 id;
+
+	retire_map(bpf_map__fd(a->skel->maps.net_allow), sizeof(struct net_key),
+		   offsetof(struct net_key, policy_id), retired);
+	retire_map(bpf_map__fd(a->skel->maps.net_meta), sizeof(struct net_key),
+		   offsetof(struct net_key, policy_id), retired);
+	retire_map(bpf_map__fd(a->skel->maps.file_rules), sizeof(struct file_key),
+		   offsetof(struct file_key, policy_id), retired);
+	retire_map(bpf_map__fd(a->skel->maps.unix_allow), sizeof(struct unix_key),
+		   offsetof(struct unix_key, policy_id), retired);
+	memset(&unused, 0, sizeof(unused));
+	for (id = 1; id < POLICY_MAX; id++) {
+		if (!retired[id])
+			continue;
+		bpf_map_update_elem(bpf_map__fd(a->skel->maps.policies), &id, &none, BPF_ANY);
+		bpf_map_update_elem(bpf_map__fd(a->skel->maps.policy_names), &id, &unused,
+				    BPF_ANY);
+	}
+}
+
+/* The next policy id that neither the set in force nor the new one uses,
+ * round robin: an id just retired is reused last, so a record still in
+ * the ring keeps its name (a->old). 0 when none is free. */
+static uint32_t fresh_id(struct agent *a, const uint16_t *taken)
+{
+	uint32_t id, n;
+
+	for (n = 0; n < POLICY_MAX - 1; n++) {
+		id = a->next_id;
+		a->next_id = a->next_id % (POLICY_MAX - 1) + 1;
+		if (id && !a->by_id[id] && !taken[id])
+			return id;
+	}
+	return 0;
+}
+
+/* Check-style validation beyond parsing: the rules must compile (port
+ * ranges per address, file prefixes), as the agent will compile them. */
+static int compile_check(const struct policy_set *set, struct policy_diag *diag)
+{
+	struct net_compiled c;
+	struct file_compiled fc;
+	char msg[POLICY_DIAG_MAX], **homes = NULL;
+	size_t i, n_homes = 0;
+	int err, ret = 0;
+
+	err = file_rules__homes(&homes, &n_homes);
+	if (err)
+		return err;
+	for (i = 0; i < set->n; i++) {
+		memset(&c, 0, sizeof(c));
+		memset(&fc, 0, sizeof(fc));
+		err = net_rules__compile(set->v[i], 1, &c, msg, sizeof(msg));
+		if (err) {
+			policy_diag__add(diag, "%s", msg);
+			ret = err;
+		} else {
+			net_compiled__free(&c);
+		}
+		err = file_rules__compile(set->v[i], 1, (const char *const *)homes, n_homes,
+					  &fc, msg, sizeof(msg));
+		if (err) {
+			policy_diag__add(diag, "%s: %s", set->v[i]->name, msg);
+			ret = err;
+		} else {
+			file_compiled__free(&fc);
+		}
+	}
+	for (i = 0; i < n_homes; i++)
+		free(homes[i]);
+	free(homes);
+	return ret;
+}
+
+static int64_t now_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void emit_reload(struct agent *a, const char *trigger, const char *result,
+			const char *const *changed, size_t n_changed,
+			int64_t start_ns, int64_t end_ns)
+{
+	const char *names[POLICY_MAX];
+	size_t i;
+
+	for (i = 0; i < a->set.n && i < POLICY_MAX; i++)
+		names[i] = a->set.v[i]->name;
+	events__begin(a, "reload");
+	json_str(&a->j, "trigger", trigger);
+	json_str(&a->j, "result", result);
+	json_str_array(&a->j, "policies", names, a->set.n);
+	if (changed)
+		json_str_array(&a->j, "changed", changed, n_changed);
+	if (start_ns) {
+		json_u64(&a->j, "switch_start_ns", (uint64_t)start_ns);
+		json_u64(&a->j, "switch_end_ns", (uint64_t)end_ns);
+	}
+	events__emit(a);
+}
+
+/*
+ * Reload the policy files. The whole new set is parsed, validated and
+ * compiled first; if anything fails the set in force stays, with a
+ * policy_error record per problem. A policy whose file did not change
+ * keeps its id and its rules. A changed or new one gets a fresh id, its
+ * rules are written under it (nothing reads them yet), then each sandbox
+ * is switched to it with one update of its entry, so a program sees the
+ * old rules or the new ones, whole, and never none. Once no program can
+ * still be reading the old ids (an RCU grace period), their rules go.
+ */
+static void reload(struct agent *a, const char *trigger)
+{
+	struct policy_set nset = { 0 };
+	struct policy_diag diag = { 0 };
+	uint32_t *npid = calloc(POLICY_MAX, sizeof(*npid));
+	uint16_t *nby = calloc(POLICY_MAX, sizeof(*nby));
+	struct policy_info *ninfo = calloc(POLICY_MAX, sizeof(*ninfo));
+	bool *changed = calloc(POLICY_MAX, sizeof(*changed));
+	bool *retired = calloc(POLICY_MAX, sizeof(*retired));
+	const char **changed_names = calloc(POLICY_MAX, sizeof(*changed_names));
+	int64_t start_ns = 0, end_ns = 0;
+	size_t i, j, n_changed = 0;
+	bool same;
+	int err;
+
+	if (!npid || !nby || !ninfo || !changed || !retired || !changed_names) {
+		policy_diag__add(&diag, "out of memory");
+		err = -ENOMEM;
+		goto rejected;
+	}
+	if (!a->old) {
+		a->old = calloc(POLICY_MAX, sizeof(*a->old));
+		if (!a->old) {
+			err = -ENOMEM;
+			goto rejected;
+		}
+	}
+	err = policy_set__load(a->opt.policy_paths, a->opt.n_policy_paths, &nset, &diag);
+	if (!err)
+		err = compile_check(&nset, &diag);
+	if (!err && nset.n >= POLICY_MAX) {
+		policy_diag__add(&diag, "%zu policies; at most %d fit", nset.n, POLICY_MAX - 1);
+		err = -E2BIG;
+	}
+	if (err)
+		goto rejected;
+
+	/* Plan: unchanged policies keep their ids, the rest get fresh ones. */
+	for (i = 0; i < nset.n; i++) {
+		const struct policy *p = nset.v[i];
+
+		for (j = 0; j < a->set.n && strcmp(a->set.v[j]->name, p->name); j++)
+			;
+		if (j < a->set.n && a->set.v[j]->hash == p->hash) {
+			npid[i] = a->pol_id[j];
+			ninfo[i] = a->info[j];
+		} else {
+			npid[i] = fresh_id(a, nby);
+			if (!npid[i]) {
+				policy_diag__add(&diag, "no free policy id for %s", p->name);
+				err = -E2BIG;
+				goto rejected;
+			}
+			snprintf(ninfo[i].name, sizeof(ninfo[i].name), "%s", p->name);
+			ninfo[i].hash = p->hash;
+			ninfo[i].mode = p->mode == POLICY_AUDIT ? SANDBOX_AUDIT : SANDBOX_ENFORCE;
+			ninfo[i].generation = j < a->set.n ? a->info[j].generation + 1 : 1;
+			changed[i] = true;
+			changed_names[n_changed++] = p->name;
+		}
+		nby[npid[i]] = (uint16_t)(i + 1);
+	}
+	/* Fresh ids are none the set in force uses: an id of it that the new
+	 * set holds was kept by an unchanged policy. */
+	for (j = 0; j < a->set.n; j++)
+		retired[a->pol_id[j]] = !nby[a->pol_id[j]];
+	same = !n_changed && nset.n == a->set.n;
+	if (same) {
+		a->reload_result = RELOAD_UNCHANGED;
+		if (strcmp(trigger, "inotify"))
+			emit_reload(a, trigger, "unchanged", NULL, 0, 0, 0);
+		else
+			pr_debug("agent", "policy files touched, content unchanged");
+		goto done;
+	}
+	/* Names of the ids going away, for records still in the ring. */
+	for (j = 0; j < a->set.n; j++)
+		if (retired[a->pol_id[j]])
+			a->old[a->pol_id[j]] = a->info[j];
+
+	/* Switch the tables; the set in force stays intact in nset. */
+	{
+		struct policy_set tset = a->set;
+
+		a->set = nset;
+		nset = tset;
+	}
+	for (i = 0; i < POLICY_MAX; i++) {
+		uint32_t t32 = a->pol_id[i];
+		uint16_t t16 = a->by_id[i];
+		struct policy_info ti = a->info[i];
+
+		a->pol_id[i] = npid[i];
+		npid[i] = t32;
+		a->by_id[i] = nby[i];
+		nby[i] = t16;
+		a->info[i] = ninfo[i];
+		ninfo[i] = ti;
+	}
+	err = fill_policies(a, changed);
+	if (err) {
+		/* Undo: the new ids' rules go, the old tables come back. */
+		bool *fresh = retired;
+
+		memset(fresh, 0, POLICY_MAX * sizeof(*fresh));
+		for (i = 0; i < a->set.n; i++)
+			if (changed[i])
+				fresh[a->pol_id[i]] = true;
+		retire_ids(a, fresh);
+		policy_set__free(&a->set);
+		a->set = nset;
+		memset(&nset, 0, sizeof(nset));
+		memcpy(a->pol_id, npid, POLICY_MAX * sizeof(*npid));
+		memcpy(a->by_id, nby, POLICY_MAX * sizeof(*nby));
+		memcpy(a->info, ninfo, POLICY_MAX * sizeof(*ninfo));
+		policy_diag__add(&diag, "writing the new rules into the kernel maps failed: %s (maps full?)",
+				 strerror(-err));
+		goto rejected;
+	}
+
+	start_ns = now_ns(CLOCK_REALTIME);
+	a->reselect = true;
+	err = scan(a);
+	/* A cgroup that could not be switched is retried at the next scan. */
+	a->reselect = err != 0;
+	rcu_sync(a);
+	end_ns = now_ns(CLOCK_REALTIME);
+	/* Retired ids still used by a cgroup we could not switch stay. */
+	for (i = 0; i < a->n_cgs; i++)
+		retired[a->cgs[i].policy_id] = false;
+	retire_ids(a, retired);
+
+	for (i = 0; i < a->set.n; i++) {
+		char hash[20];
+
+		if (!changed[i])
+			continue;
+		snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)a->info[i].hash);
+		events__begin(a, "policy");
+		json_str(&a->j, "policy", a->set.v[i]->name);
+		json_u64(&a->j, "policy_id", a->pol_id[i]);
+		json_str(&a->j, "file", a->set.v[i]->file);
+		json_str(&a->j, "hash", hash);
+		json_u64(&a->j, "generation", a->info[i].generation);
+		json_str(&a->j, "mode", a->info[i].mode == SANDBOX_AUDIT ? "audit" : "enforce");
+		events__emit(a);
+	}
+	a->reload_result = RELOAD_APPLIED;
+	emit_reload(a, trigger, "applied", changed_names, n_changed, start_ns, end_ns);
+	goto done;
+
+rejected:
+	for (i = 0; i < diag.n; i++) {
+		pr_err("policy", "%s", diag.msgs[i]);
+		events__begin(a, "policy_error");
+		json_str(&a->j, "message", diag.msgs[i]);
+		events__emit(a);
+	}
+	pr_err("policy", "reload rejected: the policy set in force stays");
+	a->reload_result = RELOAD_REJECTED;
+	emit_reload(a, trigger, "rejected", NULL, 0, 0, 0);
+done:
+	a->reloads++;
+	events__meta_update(a);
+	policy_set__free(&nset);
+	policy_diag__free(&diag);
+	free(npid);
+	free(nby);
+	free(ninfo);
+	free(changed);
+	free(retired);
+	free(changed_names);
+}
+
+/* ---- policy files watched (inotify) ---- */
+
+struct watch {
+	int wd;
+	char name[256];		/* a watched file's name in its directory; "" for a dir */
+};
+
+static struct watch *watches;
+static size_t n_watches;
+
+static void watch_policies(struct agent *a)
+{
+	const uint32_t mask = IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM |
+			      IN_CREATE | IN_DELETE;
+	char dir[PATH_MAX], *slash;
+	struct stat st;
+	size_t i;
+	int wd;
+
+	a->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (a->ino_fd < 0) {
+		pr_warn("agent", "inotify unavailable (%s): policy files are reloaded on SIGHUP or `stockade reload` only",
+			strerror(errno));
+		return;
+	}
+	watches = calloc(a->opt.n_policy_paths, sizeof(*watches));
+	for (i = 0; watches && i < a->opt.n_policy_paths; i++) {
+		const char *path = a->opt.policy_paths[i];
+
+		if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
+			snprintf(dir, sizeof(dir), "%s", path);
+			watches[n_watches].name[0] = '\0';
+		} else {
+			/* A file: editors replace it by a rename, so watch
+			 * its directory, for its name. */
+			snprintf(dir, sizeof(dir), "%s", path);
+			slash = strrchr(dir, '/');
+			snprintf(watches[n_watches].name, sizeof(watches[n_watches].name),
+				 "%.255s", slash ? slash + 1 : dir);
+			if (slash && slash != dir)
+				*slash = '\0';
+			else
+				snprintf(dir, sizeof(dir), "%s", slash ? "/" : ".");
+		}
+		wd = inotify_add_watch(a->ino_fd, dir, mask);
+		if (wd < 0) {
+			pr_warn("agent", "cannot watch %s (%s): reload it with SIGHUP or `stockade reload`",
+				dir, strerror(errno));
+			continue;
+		}
+		watches[n_watches++].wd = wd;
+	}
+}
+
+static bool policy_name_ok(const char *n)
+{
+	size_t len = strlen(n);
+
+	return n[0] != '.' &&
+	       ((len > 5 && !strcmp(n + len - 5, ".yaml")) ||
+		(len > 4 && !strcmp(n + len - 4, ".yml")));
+}
+
+/* Note a change to a policy file; the reload waits for the writes to
+ * settle (an editor saves in several steps). */
+static void check_inotify(struct agent *a)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	const struct inotify_event *ev;
+	bool hit = false;
+	ssize_t n;
+	size_t i;
+	char *p;
+
+	while ((n = read(a->ino_fd, buf, sizeof(buf))) > 0) {
+		for (p = buf; p < buf + n; p += sizeof(*ev) + ev->len) {
+			ev = (const struct inotify_event *)p;
+			if (!ev->len)
+				continue;
+			for (i = 0; i < n_watches; i++) {
+				if (watches[i].wd != ev->wd)
+					continue;
+				if (watches[i].name[0] ? !strcmp(watches[i].name, ev->name) :
+							 policy_name_ok(ev->name))
+					hit = true;
+			}
+		}
+	}
+	if (hit)
+		a->reload_at_ms = now_ns(CLOCK_MONOTONIC) / 1000000 + 200;
 }
 
 static void notify_systemd(void)
@@ -1310,6 +1867,11 @@ static void agent_cleanup(struct agent *a, bool detach, int sig)
 	stockade__destroy(a->skel);
 	if (a->pin_fd >= 0)
 		close(a->pin_fd);	/* releases the lock */
+	if (a->ino_fd >= 0)
+		close(a->ino_fd);
+	free(watches);
+	watches = NULL;
+	n_watches = 0;
 	policy_set__free(&a->set);
 }
 
@@ -1353,6 +1915,7 @@ int agent__run(const struct agent_opts *opt)
 		return -ENOMEM;
 	a->opt = *opt;
 	a->pin_fd = -1;
+	a->ino_fd = -1;
 
 	err = policy_set__load(opt->policy_paths, opt->n_policy_paths, &a->set,
 			       &diag);
@@ -1403,7 +1966,7 @@ int agent__run(const struct agent_opts *opt)
 	err = assign_ids(a);
 	if (err)
 		goto cleanup;
-	err = fill_policies(a);
+	err = fill_policies(a, NULL);
 	if (err)
 		goto cleanup;
 	emit_policies(a);
@@ -1413,6 +1976,7 @@ int agent__run(const struct agent_opts *opt)
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);	/* reload; handled once ready */
 	signal(SIGPIPE, SIG_IGN);
 
 	err = scan(a);
@@ -1426,6 +1990,12 @@ int agent__run(const struct agent_opts *opt)
 		sweep(a);
 	limits__tick(a);	/* the state file and metrics exist at agent_ready */
 	ready = true;
+	/* Past the last id in use: a fresh id is one nothing used lately. */
+	for (i = 1; i < POLICY_MAX; i++)
+		if (a->by_id[i] || (a->old && a->old[i].name[0]))
+			a->next_id = (uint32_t)i;
+	a->next_id = a->next_id % (POLICY_MAX - 1) + 1;
+	watch_policies(a);
 	emit_ready(a);
 
 	while (!stop_signal) {
@@ -1434,6 +2004,17 @@ int agent__run(const struct agent_opts *opt)
 			break;
 		err = 0;
 		limits__tick(a);	/* breaches, run time, metrics */
+		if (a->ino_fd >= 0)
+			check_inotify(a);
+		if (reload_signal) {
+			reload_signal = 0;
+			a->reload_at_ms = 0;
+			reload(a, "signal");
+		} else if (a->reload_at_ms &&
+			   now_ns(CLOCK_MONOTONIC) / 1000000 >= a->reload_at_ms) {
+			a->reload_at_ms = 0;
+			reload(a, "inotify");
+		}
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if ((now.tv_sec - last.tv_sec) * 1000 +
 		    (now.tv_nsec - last.tv_nsec) / 1000000 >= SCAN_INTERVAL_MS) {

@@ -26,6 +26,7 @@ struct sandbox_cg {
 	uint32_t policy_id;	/* index into the set + 1; 0 = conflict */
 	uint64_t root_id;	/* the directly selected cgroup it is under */
 	bool direct;		/* selected itself (has links), or inherited */
+	bool released;		/* a reload stopped confining it: forget it */
 	unsigned int seen;	/* scan generation that last saw it */
 	struct bpf_link *links[SANDBOX_N_LINKS];
 	struct limits_cg *lim;	/* limits, watches, run time: agent/limits.c */
@@ -82,6 +83,15 @@ struct agent {
 	struct policy_info *old;		/* by id; NULL on a fresh start */
 	struct key_set keys_allow, keys_meta, keys_file, keys_unix;
 	struct cgroup_paths *drain_paths;
+
+	/* Reload (SIGHUP, `stockade reload`, a policy file changed). */
+	bool reselect;		/* this scan re-judges tracked cgroups too */
+	bool confined_more;	/* ... and confined one more: bump sandbox_gen */
+	uint32_t next_id;	/* round robin over free policy ids */
+	uint64_t reloads;
+	uint32_t reload_result;	/* enum reload_result */
+	int ino_fd;		/* inotify on the policy paths, or -1 */
+	int64_t reload_at_ms;	/* CLOCK_MONOTONIC ms of a pending reload */
 	/* `detached` as read at the start of a scan; seen: still exists. */
 	uint64_t *det;
 	bool *det_seen;

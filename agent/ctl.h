@@ -10,5 +10,8 @@
 
 int ctl__status(int argc, char **argv);
 int ctl__detach(int argc, char **argv);
+/* Make the running agent reload its policy files and wait for the result:
+ * 0 applied or unchanged, 1 rejected (the old set stays) or no agent. */
+int ctl__reload(int argc, char **argv);
 
 #endif

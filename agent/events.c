@@ -370,6 +370,8 @@ void events__meta_update(struct agent *a)
 		.layout = PIN_LAYOUT_VERSION,
 		.lost_reported = a->lost_seen,
 		.started_ns = (__u64)a->started_ns,
+		.reloads = a->reloads,
+		.reload_result = a->reload_result,
 	};
 	__u32 zero = 0;
 

@@ -29,6 +29,8 @@ static void usage(FILE *f)
 "  status [--json]               what the pins confine, agent running or not,\n"
 "                                and what each sandbox used (limits, counters)\n"
 "  detach --all|POLICY|CGROUP    remove enforcement (and limits) on purpose\n"
+"  reload                        make the agent reload its policy files (also\n"
+"                                SIGHUP, and on any change to them)\n"
 "\n"
 "agent options:\n"
 "  -p, --policy FILE|DIR   policy file or directory (repeatable)\n"
@@ -220,6 +222,8 @@ int main(int argc, char **argv)
 		return ctl__status(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "detach"))
 		return ctl__detach(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "reload"))
+		return ctl__reload(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(stdout);
 		return 0;

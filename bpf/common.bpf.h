@@ -70,9 +70,14 @@ __u64 sandbox_gen __weak = 1;
  * The sandbox the current task is in: its own cgroup first (the agent
  * inserts every cgroup it has seen, so this is the common case), then the
  * outsider cache, then its ancestors, nearest first, for a cgroup created
- * since the last scan. Returns NULL when the task is outside every sandbox.
+ * since the last scan. Returns NULL when the task is outside every sandbox,
+ * else snap, a copy of the entry taken right at the lookup: a reload
+ * replaces entries while programs run, and the kernel may reuse a replaced
+ * entry's memory for the next update at once (preallocated hash), so a
+ * program must read the entry once and decide by that copy.
  */
-static __always_inline struct sandbox *sandbox_current(__u64 *cgid)
+static __always_inline struct sandbox *sandbox_current(__u64 *cgid,
+							struct sandbox *snap)
 {
 	struct cg_cache_val *c, nc;
 	struct sandbox *sb, *found = NULL;
@@ -81,8 +86,10 @@ static __always_inline struct sandbox *sandbox_current(__u64 *cgid)
 
 	*cgid = id;
 	sb = bpf_map_lookup_elem(&sandboxes, &id);
-	if (sb)
-		return sb;
+	if (sb) {
+		*snap = *sb;
+		return snap;
+	}
 	/* Read the generation before the walk: a sandbox added during it
 	 * bumps sandbox_gen after its entry exists, so a "none" cached from
 	 * a walk that missed it is stale on arrival. */
@@ -97,8 +104,10 @@ static __always_inline struct sandbox *sandbox_current(__u64 *cgid)
 		if (!anc)
 			break;
 		sb = bpf_map_lookup_elem(&sandboxes, &anc);
-		if (sb)
-			found = sb;
+		if (sb) {
+			*snap = *sb;
+			found = snap;
+		}
 	}
 	if (!found)
 		bpf_map_update_elem(&cg_cache, &id, &nc, BPF_ANY);

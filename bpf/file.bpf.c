@@ -197,14 +197,14 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 {
 	struct policy_conf *conf;
 	struct lsm_scratch *s;
-	struct sandbox *sb;
+	struct sandbox *sb, sb_snap;
 	unsigned int mode, flags;
 	long len;
 	__u8 reason, op;
 	__u64 cgid;
 	int want = 0;
 
-	conf = lsm_current(&sb, &cgid);
+	conf = lsm_current(&sb, &cgid, &sb_snap);
 	if (!conf)
 		return 0;
 	if (is_internal(BPF_CORE_READ(file, f_path.mnt)))
@@ -268,10 +268,10 @@ int BPF_PROG(fn, const struct path *dir, struct dentry *dentry)		\
 {									\
 	struct policy_conf *conf;					\
 	struct lsm_scratch *s;						\
-	struct sandbox *sb;						\
+	struct sandbox *sb, sb_snap;					\
 	__u64 cgid;							\
 									\
-	conf = lsm_current(&sb, &cgid);					\
+	conf = lsm_current(&sb, &cgid, &sb_snap);			\
 	if (!conf)							\
 		return 0;						\
 	s = scratch();							\
@@ -287,12 +287,12 @@ SEC("lsm/path_mknod")
 int BPF_PROG(stk_path_mknod, const struct path *dir, struct dentry *dentry,
 	     umode_t mode)
 {
+	struct sandbox *sb, sb_snap;
 	struct policy_conf *conf;
 	struct lsm_scratch *s;
-	struct sandbox *sb;
 	__u64 cgid;
 
-	conf = lsm_current(&sb, &cgid);
+	conf = lsm_current(&sb, &cgid, &sb_snap);
 	if (!conf)
 		return 0;
 	s = scratch();
@@ -315,10 +315,10 @@ int BPF_PROG(fn, const struct path *path)				\
 {									\
 	struct policy_conf *conf;					\
 	struct lsm_scratch *s;						\
-	struct sandbox *sb;						\
+	struct sandbox *sb, sb_snap;					\
 	__u64 cgid;							\
 									\
-	conf = lsm_current(&sb, &cgid);					\
+	conf = lsm_current(&sb, &cgid, &sb_snap);			\
 	if (!conf)							\
 		return 0;						\
 	s = scratch();							\
@@ -340,10 +340,10 @@ int BPF_PROG(fn, void *idmap, struct dentry *dentry)			\
 {									\
 	struct policy_conf *conf;					\
 	struct lsm_scratch *s;						\
-	struct sandbox *sb;						\
+	struct sandbox *sb, sb_snap;					\
 	__u64 cgid;							\
 									\
-	conf = lsm_current(&sb, &cgid);					\
+	conf = lsm_current(&sb, &cgid, &sb_snap);			\
 	if (!conf)							\
 		return 0;						\
 	s = scratch();							\
@@ -364,10 +364,10 @@ int BPF_PROG(stk_path_rename, const struct path *old_dir,
 {
 	struct policy_conf *conf;
 	struct lsm_scratch *s;
-	struct sandbox *sb;
+	struct sandbox *sb, sb_snap;
 	__u64 cgid;
 
-	conf = lsm_current(&sb, &cgid);
+	conf = lsm_current(&sb, &cgid, &sb_snap);
 	if (!conf)
 		return 0;
 	s = scratch();
@@ -386,11 +386,11 @@ int BPF_PROG(stk_path_link, struct dentry *old_dentry,
 {
 	struct policy_conf *conf;
 	struct lsm_scratch *s;
-	struct sandbox *sb;
+	struct sandbox *sb, sb_snap;
 	struct vfsmount *mnt;
 	__u64 cgid;
 
-	conf = lsm_current(&sb, &cgid);
+	conf = lsm_current(&sb, &cgid, &sb_snap);
 	if (!conf)
 		return 0;
 	s = scratch();

@@ -31,3 +31,27 @@ struct {
 	__type(key, __u32);
 	__type(value, struct agent_meta);
 } agent_meta SEC(".maps");
+
+/*
+ * Never read by a program either: updating a map-in-map makes the kernel
+ * wait for an RCU grace period (maybe_wait_bpf_programs()), that is, for
+ * every program already running to finish. A reload writes there after it
+ * has switched every sandbox to the new policy ids and before it deletes
+ * the old ids' rules, so no program can look up a rule that is gone.
+ * Private to one load, not pinned.
+ */
+struct rcu_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} rcu_inner SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct rcu_inner);
+} rcu_sync SEC(".maps") = {
+	.values = { [0] = &rcu_inner },
+};

@@ -27,10 +27,10 @@ struct {
 
 #define CURRENT_OR_ALLOW()						\
 	struct policy_conf *conf;					\
-	struct sandbox *sb;						\
+	struct sandbox *sb, sb_snap;					\
 	__u64 cgid;							\
 									\
-	conf = lsm_current(&sb, &cgid);					\
+	conf = lsm_current(&sb, &cgid, &sb_snap);			\
 	if (!conf)							\
 		return 0
 
@@ -323,12 +323,12 @@ int BPF_PROG(stk_socket_connect, struct socket *sock, struct sockaddr *address,
 	     int addrlen)
 {
 	struct sockaddr_in6 sa6 = {};
-	struct sandbox *sb;
+	struct sandbox *sb, sb_snap;
 	struct sock *sk;
 	__u16 family;
 	__u64 cgid;
 
-	sb = sandbox_current(&cgid);
+	sb = sandbox_current(&cgid, &sb_snap);
 	if (!sb)
 		return 0;
 	sk = BPF_CORE_READ(sock, sk);
@@ -364,14 +364,14 @@ int BPF_PROG(stk_socket_sendmsg, struct socket *sock, struct msghdr *msg,
 	     int size)
 {
 	struct sockaddr_in6 sa6 = {};
-	struct sandbox *sb;
+	struct sandbox *sb, sb_snap;
 	struct sock *sk;
 	void *name;
 	__u16 family, nfam = AF_UNSPEC;
 	__u64 cgid;
 	int namelen, type;
 
-	sb = sandbox_current(&cgid);
+	sb = sandbox_current(&cgid, &sb_snap);
 	if (!sb)
 		return 0;
 	sk = BPF_CORE_READ(sock, sk);
@@ -459,7 +459,7 @@ SEC("lsm/file_set_fowner")
 int BPF_PROG(stk_file_set_fowner, struct file *file)
 {
 	__u64 key = (__u64)file, cgid;
-	struct sandbox *sb = sandbox_current(&cgid);
+	struct sandbox sb_snap, *sb = sandbox_current(&cgid, &sb_snap);
 
 	if (sb)
 		bpf_map_update_elem(&fowner, &key, &sb->root_id, BPF_ANY);
@@ -478,7 +478,7 @@ int BPF_PROG(stk_file_send_sigiotask, struct task_struct *tsk,
 	     struct fown_struct *fown, int sig)
 {
 	struct policy_conf *conf = NULL;
-	struct sandbox *sb;
+	struct sandbox *sb, sb_snap;
 	__u64 key, cgid, *setter, target = task_root_of(tsk);
 
 	if (bpf_core_field_exists(fown->file))
@@ -487,7 +487,7 @@ int BPF_PROG(stk_file_send_sigiotask, struct task_struct *tsk,
 		key = (__u64)fown -
 		      bpf_core_field_offset(struct file___embedded, f_owner);
 	setter = bpf_map_lookup_elem(&fowner, &key);
-	sb = sandbox_current(&cgid);
+	sb = sandbox_current(&cgid, &sb_snap);
 	if (sb && target != sb->root_id)
 		goto deny;
 	if (setter && target != *setter) {

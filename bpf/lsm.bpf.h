@@ -47,11 +47,12 @@ static __always_inline struct lsm_scratch *scratch(void)
 	return bpf_map_lookup_elem(&lsm_scratch, &zero);
 }
 
-/* The current task's sandbox and its policy settings, or NULL outside. */
+/* The current task's sandbox (a copy in *snap: sandbox_current()) and its
+ * policy settings, or NULL outside. */
 static __always_inline struct policy_conf *
-lsm_current(struct sandbox **sbp, __u64 *cgid)
+lsm_current(struct sandbox **sbp, __u64 *cgid, struct sandbox *snap)
 {
-	struct sandbox *sb = sandbox_current(cgid);
+	struct sandbox *sb = sandbox_current(cgid, snap);
 	__u32 id;
 
 	if (!sb)

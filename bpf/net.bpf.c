@@ -12,10 +12,10 @@ static __always_inline int judge(struct bpf_sock_addr *ctx, __u8 kind,
 				 const bool v6)
 {
 	__u8 given[16] = {};
-	struct sandbox *sb;
+	struct sandbox *sb, sb_snap;
 	__u64 cgid;
 
-	sb = sandbox_current(&cgid);
+	sb = sandbox_current(&cgid, &sb_snap);
 	if (!v6) {
 		__u32 a = ctx->user_ip4;
 
@@ -67,7 +67,7 @@ SEC("cgroup/sock_create")
 int stk_sock_create(struct bpf_sock *sk)
 {
 	struct policy_conf *conf;
-	struct sandbox *sb;
+	struct sandbox *sb, sb_snap;
 	struct event *e;
 	__u32 policy_id;
 	__u8 reason = 0;
@@ -75,7 +75,7 @@ int stk_sock_create(struct bpf_sock *sk)
 
 	if (sk->family != AF_INET && sk->family != AF_INET6)
 		return 1;
-	sb = sandbox_current(&cgid);
+	sb = sandbox_current(&cgid, &sb_snap);
 	policy_id = sb ? sb->policy_id : POLICY_ID_CONFLICT;
 	conf = bpf_map_lookup_elem(&policies, &policy_id);
 	if (!conf)

@@ -35,7 +35,7 @@
  * changes without changing its size (a size change is caught anyway). An
  * agent refuses pins of another layout, naming the fix.
  */
-#define PIN_LAYOUT_VERSION	1
+#define PIN_LAYOUT_VERSION	2
 
 #define PIN_POLICY_NAME_LEN	64	/* policy names are at most 63 bytes */
 
@@ -49,12 +49,23 @@ struct policy_info {
 	__u32 mode;		/* enum sandbox_mode */
 };
 
+/* What the last reload did (agent_meta.reload_result). */
+enum reload_result {
+	RELOAD_NONE = 0,
+	RELOAD_APPLIED = 1,	/* a new policy set is in force */
+	RELOAD_UNCHANGED = 2,	/* the files hold what is in force */
+	RELOAD_REJECTED = 3,	/* invalid: the previous set stays in force */
+};
+
 /* `agent_meta` (array of one). */
 struct agent_meta {
 	__u32 pid;		/* the running agent; 0 after a clean exit */
 	__u32 layout;		/* PIN_LAYOUT_VERSION of whoever pinned */
 	__u64 lost_reported;	/* ev_lost already turned into lost records */
 	__u64 started_ns;	/* CLOCK_REALTIME when that agent started */
+	__u64 reloads;		/* reloads this agent finished (any result) */
+	__u32 reload_result;	/* enum reload_result of the last one */
+	__u32 pad;
 };
 
 /* `sb_count` (per-CPU hash): sandbox root cgroup id -> struct sb_count

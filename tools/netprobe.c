@@ -5,14 +5,18 @@
  * the demo.
  *
  *   netprobe [--netns] [--cgroup DIR] OP ARGS...
- *     connect tcp|udp ADDR PORT [--listen] [--until FILE [--every-us N]]
+ *     connect tcp|udp ADDR PORT [--listen] [--until FILE [--every-us N] [--log FILE]]
  *                                            connect(); --listen first
  *                                            binds a listener on ADDR:PORT;
  *                                            --until repeats (a new
  *                                            non-blocking socket each time,
  *                                            every N us, default 2000) until
  *                                            FILE exists, then prints
- *                                            "attempts=N ok=N failed=N"
+ *                                            "attempts=N ok=N failed=N";
+ *                                            --log FILE (- for stdout) writes
+ *                                            a line per attempt:
+ *                                            "START_NS END_NS 1|0" (realtime
+ *                                            around connect(), 1 = allowed)
  *     sendto udp ADDR PORT [--count N]       N (default 1) unconnected
  *                                            sendto()s; prints the result
  *                                            of the last, and how many
@@ -42,6 +46,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/if_ether.h>
 
@@ -202,7 +207,7 @@ int main(int argc, char **argv)
 		goto usage;
 
 	if (!strcmp(argv[i], "connect")) {
-		const char *until = NULL;
+		const char *until = NULL, *log_path = NULL;
 		long every_us = 2000;
 		bool listen_first = false;
 		int k;
@@ -214,6 +219,8 @@ int main(int argc, char **argv)
 				until = argv[++k];
 			else if (!strcmp(argv[k], "--every-us") && k + 1 < argc)
 				every_us = atol(argv[++k]);
+			else if (!strcmp(argv[k], "--log") && k + 1 < argc)
+				log_path = argv[++k];
 			else
 				goto usage;
 		}
@@ -230,7 +237,16 @@ int main(int argc, char **argv)
 			 * must be denied. Non-blocking, so that an attempt that
 			 * got through never waits on a full backlog. */
 			long attempts = 0, ok = 0, failed = 0;
+			struct timespec t0, t1;
+			FILE *log = NULL;
+			bool allowed;
 
+			/* "-": stdout, opened before the sandbox was joined; a
+			 * sandbox may not be allowed to open files for writing. */
+			if (log_path && !strcmp(log_path, "-"))
+				log = stdout;
+			else if (log_path && !(log = fopen(log_path, "we")))
+				return setup_fail("--log");
 			if (cgroup && join_late && join_cgroup(cgroup))
 				return setup_fail("joining the cgroup");
 			while (access(until, F_OK)) {
@@ -238,14 +254,24 @@ int main(int argc, char **argv)
 				if (fd < 0)
 					return setup_fail("socket");
 				attempts++;
-				if (connect(fd, (struct sockaddr *)&ss, len) == 0 ||
-				    errno == EINPROGRESS)
+				clock_gettime(CLOCK_REALTIME, &t0);
+				allowed = connect(fd, (struct sockaddr *)&ss, len) == 0 ||
+					  errno == EINPROGRESS;
+				clock_gettime(CLOCK_REALTIME, &t1);
+				if (allowed)
 					ok++;
 				else
 					failed++;
+				if (log)
+					fprintf(log, "%lld %lld %d\n",
+						(long long)t0.tv_sec * 1000000000 + t0.tv_nsec,
+						(long long)t1.tv_sec * 1000000000 + t1.tv_nsec,
+						allowed);
 				close(fd);
 				usleep((useconds_t)every_us);
 			}
+			if (log && log != stdout)
+				fclose(log);
 			printf("attempts=%ld ok=%ld failed=%ld\n", attempts, ok, failed);
 			return ok ? 1 : 0;
 		}

@@ -1,38 +1,47 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #
-# Issue 6 in the test VM: tests/live/lifecycle.sh with BPF-LSM working, so
-# that it also checks a denied open() across a SIGKILL and an upgrade, and
-# the BPF-LSM links in the kernel's link list (adopted, each once, the
-# changed one replaced). Each of its `ok`/`not ok` lines becomes a
-# lifecycle/* marker.
+# Issue 6 in the test VM, with BPF-LSM working:
+#   lifecycle/*  tests/live/lifecycle.sh: also a denied open() across a
+#                SIGKILL and an upgrade, and the BPF-LSM links in the
+#                kernel's link list (adopted, each once, the changed one
+#                replaced);
+#   reload/*     tests/live/reload.sh: 100 reloads under load, a broken
+#                file, audit by reload, inotify.
+# Each `ok`/`not ok` line of theirs becomes a marker.
 #
 # Env (from tests/vm/suite.sh): STOCKADE, TOOLS (with stockade-variant,
 # the build with one program changed), CGROUP_ROOT, STOCKADE_AGENT_FLAGS.
 
 . tests/vm/lib.sh
 
-out=/tmp/lifecycle.out
-STOCKADE_VARIANT=$TOOLS/stockade-variant sh tests/live/lifecycle.sh > "$out" 2>&1
-rc=$?
-tr -d '\r' < "$out" > "$out.lines"
-while IFS= read -r line; do
-	case $line in
-	"ok "*)
-		t_ok "lifecycle/${line#ok }" ;;
-	"not ok "*": "*)
-		rest=${line#not ok }
-		t_fail "lifecycle/${rest%%: *}" "${rest#*: }" ;;
-	"not ok "*)
-		t_fail "lifecycle/${line#not ok }" "failed" ;;
-	esac
-done < "$out.lines"
-n=$(grep -c '^\(not \)\{0,1\}ok ' "$out.lines")
-if [ "$n" = 0 ]; then
-	t_fail lifecycle/run "no results (exit status $rc): $(tail -n 3 "$out.lines" | tr '\n' ' ')"
-elif ! grep -qE '^[0-9]+ passed, [0-9]+ failed' "$out.lines"; then
-	t_fail lifecycle/run "no closing 'N passed, N failed' line (exit status $rc)"
-elif [ "$rc" != 0 ] && ! grep -q '^not ok ' "$out.lines"; then
-	t_fail lifecycle/run "exit status $rc with no failing test"
-fi
+# run PREFIX SCRIPT: run it, turn its lines into markers.
+run() {
+	_out=/tmp/$1.out
+	STOCKADE_VARIANT=$TOOLS/stockade-variant sh "$2" > "$_out" 2>&1
+	_rc=$?
+	tr -d '\r' < "$_out" > "$_out.lines"
+	while IFS= read -r line; do
+		case $line in
+		"ok "*)
+			t_ok "$1/${line#ok }" ;;
+		"not ok "*": "*)
+			rest=${line#not ok }
+			t_fail "$1/${rest%%: *}" "${rest#*: }" ;;
+		"not ok "*)
+			t_fail "$1/${line#not ok }" "failed" ;;
+		esac
+	done < "$_out.lines"
+	if ! grep -q '^\(not \)\{0,1\}ok ' "$_out.lines"; then
+		t_fail "$1/run" "no results (exit status $_rc): $(tail -n 3 "$_out.lines" | tr '\n' ' ')"
+	elif ! grep -qE '^[0-9]+ passed, [0-9]+ failed' "$_out.lines"; then
+		t_fail "$1/run" "no closing 'N passed, N failed' line (exit status $_rc)"
+	elif [ "$_rc" != 0 ] && ! grep -q '^not ok ' "$_out.lines"; then
+		t_fail "$1/run" "exit status $_rc with no failing test"
+	fi
+	[ "$_rc" = 0 ] || t_show "$_out.lines" 15
+}
+
+run lifecycle tests/live/lifecycle.sh
+run reload tests/live/reload.sh
 exit 0

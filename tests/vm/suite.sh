@@ -13,7 +13,8 @@
 #                   kernel, each of its `ok`/`not ok` lines turned into a
 #                   marker;
 #   4. lifecycle/*  issue 6: enforcement across agent SIGKILL, restart,
-#                   upgrade, detach (tests/vm/lifecycle.sh).
+#                   upgrade, detach; reload/*: atomic reloads
+#                   (tests/vm/lifecycle.sh).
 # Ends with `@@STOCKADE done`, which tests/vm/run.sh requires.
 
 cd /opt/stockade || exit 1
@@ -150,7 +151,7 @@ else
 	fi
 fi
 
-# ---- 4. lifecycle: SIGKILL, restart, upgrade, detach ----
+# ---- 4. lifecycle: SIGKILL, restart, upgrade, detach, reload ----
 up=$(cut -d. -f1 /proc/uptime)
 budget=$((vm_timeout - up - 10))
 [ "$budget" -ge 20 ] || budget=20
