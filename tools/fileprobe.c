@@ -407,8 +407,18 @@ static int vm_readv(pid_t pid, const char *addr)
 	struct iovec local = { &word, sizeof(word) };
 	struct iovec remote = { (void *)(uintptr_t)strtoull(addr, NULL, 0),
 				sizeof(word) };
-	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	ssize_t n = -1;
+	int tries;
 
+	/* EFAULT comes from the copy, after the permission check passed
+	 * (stockade's refusal is EPERM, before it); it was seen now and then
+	 * right after ptrace-attach detached the target, so try again. */
+	for (tries = 0; tries < 5; tries++) {
+		n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+		if (n >= 0 || errno != EFAULT)
+			break;
+		usleep(20000);
+	}
 	if (n >= 0 && n != (ssize_t)sizeof(word)) {
 		errno = EIO;
 		n = -1;
