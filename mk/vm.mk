@@ -18,6 +18,7 @@
 
 VM_DIR		:= build/vm
 VM_STATIC	:= build/static
+VM_JOBS		?= 2
 VM_TIMEOUT	?= 240
 
 .PHONY: vm-test vm-shell vm-demo vm-kernel vm-static vm-initramfs vm-clean
@@ -29,9 +30,9 @@ vm-kernel:
 # The variant build (Makefile, `variant`) goes in with the tools, for the
 # upgrade tests.
 vm-static:
-	$(Q)$(MAKE) --no-print-directory STATIC=1 OUT=$(VM_STATIC) \
+	$(Q)$(MAKE) --no-print-directory -j$(VM_JOBS) STATIC=1 OUT=$(VM_STATIC) \
 		BIN=$(VM_STATIC)/stockade $(VM_STATIC)/stockade tools
-	$(Q)$(MAKE) --no-print-directory STATIC=1 OUT=$(VM_STATIC) variant
+	$(Q)$(MAKE) --no-print-directory -j$(VM_JOBS) STATIC=1 OUT=$(VM_STATIC) variant
 	$(Q)cp $(VM_STATIC)/variant/stockade $(VM_STATIC)/tools/stockade-variant
 
 # Rebuilt on every run: it takes a fraction of a second, and its inputs
