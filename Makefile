@@ -115,7 +115,7 @@ $(BIN): $(AGENT_OBJS) $(LIB_OBJS)
 $(OUT)/tools/%: tools/%.c $(wildcard include/*.h) | $(OUT)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -lm -o $@
 
 tools: $(TOOL_BINS)
 
