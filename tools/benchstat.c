@@ -6,6 +6,7 @@
  *
  *   benchstat ratio --out ROWS --section S --name NAME --samples FILE
  *                   --base COND --test COND [--goal OPNUM] [--required]
+ *                   [--note TEXT]
  *       FILE holds one sample a line, "ROUND COND VALUE" (VALUE: a cost,
  *       such as ns per operation; lower is better), '#' starts a comment.
  *       Conditions are measured interleaved (ABC ABC ...), so samples pair
@@ -57,7 +58,7 @@ struct series {
 static int usage(void)
 {
 	fprintf(stderr,
-		"usage: benchstat ratio --out ROWS --section S --name N --samples F --base C --test C [--goal OPNUM] [--required]\n"
+		"usage: benchstat ratio --out ROWS --section S --name N --samples F --base C --test C [--goal OPNUM] [--required] [--note T]\n"
 		"       benchstat value --out ROWS --section S --name N --value V --unit U [--goal OPNUM] [--required] [--note T]\n"
 		"       benchstat report [--json FILE] [--machine TEXT] ROWS...\n");
 	return 2;
@@ -301,6 +302,10 @@ static int cmd_ratio(const struct opts *o)
 	fputs("],\"value\":", f);
 	put_num(f, rmed);
 	put_goal(f, o->goal, rmed, o->required);
+	if (o->note) {
+		fputs(",\"note\":", f);
+		put_str(f, o->note);
+	}
 	fputs(",\"samples\":{\"base\":", f);
 	put_samples(f, &b);
 	fputs(",\"test\":", f);

@@ -1,0 +1,188 @@
+#!/bin/sh
+# tests/bench/net.sh ROWS_FILE: the network section of `make bench`
+# (issue 7, part 1), native on this host: the cgroup socket programs.
+#
+# build/tools/benchnet times, in tight loops, TCP connect+close to a
+# loopback listener (SO_LINGER 0), UDP socket+connect+close, and UDP
+# sendto to an allowed destination, always to 127.0.0.1 inside a private
+# network namespace (only lo up), under five conditions:
+#   none   no agent: no agent process, nothing attached, no pins;
+#   out    the agent running, confining the three sandboxes below, with
+#          the caller in a cgroup outside every sandbox ($CG_PREFIX-out);
+#   r1, r1k, r10k
+#          the caller inside a sandbox whose allow list has 1, 1,000 or
+#          10,000 rules (tests/bench/gen-policy.sh: distinct destinations,
+#          the measured one among them).
+#
+# How the conditions are interleaved, and why this is honest:
+# - One agent confines all three sandboxes at once (three policies, one
+#   cgroup each), so moving between r1, r1k, r10k and out is only a
+#   matter of which cgroup the measuring process joins: the kernel, the
+#   maps and the agent are the same for all four.
+# - "none" cannot share a phase with them: an agent that merely idles
+#   still wakes up, scans cgroups and holds memory, and that is part of
+#   what "outside" must be compared against. So each round has a phase
+#   without the agent (stopped, `stockade detach --all`, which removes
+#   every program and pin; bpfquery proves nothing is attached to any of
+#   our cgroups or the root) and a phase with it (started afresh, its maps
+#   rebuilt: each round samples a new map layout too). Odd rounds run the
+#   agent phase first, even rounds the no-agent phase, and the four agent
+#   conditions rotate their order from round to round, so no condition
+#   always runs first, or right after the agent started.
+# - "none" runs in the same cgroup as "out", so the two differ only by
+#   the agent.
+# - On this host (no BPF-LSM) a caller outside every sandbox runs none of
+#   stockade's programs: cgroup programs run only below their attach
+#   point. "out" therefore measures the agent's indirect cost (its
+#   process, its wakeups), and is expected at 1.00x here; with BPF-LSM,
+#   outsiders pass through the global LSM programs, which the files
+#   section measures in the VM.
+#
+# Validity (any failure: exit 1, the run is invalid): every timed call
+# must succeed and reach the other end (benchnet), a port no rule allows
+# must give EPERM inside each sandbox and work outside and without the
+# agent, before and after each measurement (benchnet --check-port), and
+# the sandbox's pinned counters must show that its programs allowed every
+# measured connect and sendto (stockade status --json).
+#
+# Samples: build/bench/raw/net/{tcp,udpconn,sendto}.samples, "ROUND COND
+# NS_PER_OP" (each the median of benchnet's batches). BENCH_TINY=1: two
+# rounds of tiny batches, goals not judged. BENCH_NET_ROUNDS overrides the
+# rounds (default 15), BENCH_CPU pins benchnet to one CPU.
+set -u
+
+. tests/bench/lib.sh
+bench_init net "${1:-}"
+
+if bench_tiny; then
+	rounds=2
+	nb=3 tcpb=20 udpb=50 sendb=100
+else
+	rounds=${BENCH_NET_ROUNDS:-15}
+	nb=30 tcpb=200 udpb=1000 sendb=2000
+fi
+[ "$rounds" -ge 2 ] || bench_die "BENCH_NET_ROUNDS must be at least 2"
+check_port=5999
+out=$CGROUP_ROOT/$CG_PREFIX-out
+conds_agent="out r1 r1k r10k"
+pols=$RAW/policies
+log=$RAW/agent.log
+
+cleanup() {
+	bench_agent_stop
+	bench_cgroup_rm "$out" "$CGROUP_ROOT/$CG_PREFIX-r1" "$CGROUP_ROOT/$CG_PREFIX-r1k" \
+		"$CGROUP_ROOT/$CG_PREFIX-r10k"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# A previous run that died without cleaning up.
+AGENT_PID=
+bench_agent_stop || bench_die "cannot remove the pins a previous run left at $BPFFS"
+mkdir -p "$pols"
+for c in out r1 r1k r10k; do
+	d=$CGROUP_ROOT/$CG_PREFIX-$c
+	bench_cgroup_rm "$d"
+	mkdir "$d" || bench_die "cannot create the cgroup $d"
+done
+for c in r1:1 r1k:1000 r10k:10000; do
+	sh tests/bench/gen-policy.sh "bench-net-${c%%:*}" "/$CG_PREFIX-${c%%:*}" "${c#*:}" \
+		> "$pols/${c%%:*}.yaml" || bench_die "generating the ${c#*:}-rule policy failed"
+done
+"$STOCKADE" check "$pols" > /dev/null || bench_die "the generated policies do not pass stockade check"
+
+# attached DIR: the programs the kernel has attached to DIR itself.
+attached() { "$TOOLS/bpfquery" cgroup "$1" | wc -l; }
+
+# connects CGROUP: connect_allowed and sendmsg_allowed of that sandbox.
+counts() {
+	"$STOCKADE" status --json --bpffs "$BPFFS" | tr '{' '\n' |
+		grep "\"cgroup\":\"/$1\"," |
+		sed -n 's/.*"connect_allowed":\([0-9]*\),.*"sendmsg_allowed":\([0-9]*\),.*/\1 \2/p'
+}
+
+# measure ROUND COND: one benchnet run, its figures appended to the samples.
+measure() {
+	if [ "$2" = none ] || [ "$2" = out ]; then
+		cg=$out expect=open
+	else
+		cg=$CGROUP_ROOT/$CG_PREFIX-$2 expect=denied
+		before=$(counts "$CG_PREFIX-$2")
+	fi
+	# shellcheck disable=SC2086
+	if ! "$TOOLS/benchnet" --netns --cgroup "$cg" ${BENCH_CPU:+--cpu $BENCH_CPU} \
+		--batches $nb --tcp-batch $tcpb --udp-batch $udpb --sendto-batch $sendb \
+		--check-port $check_port --expect $expect > "$RAW/last.out" 2>&1; then
+		cat "$RAW/last.out" >&2
+		bench_die "round $1, condition $2: benchnet failed (see above)"
+	fi
+	while read -r op ns; do
+		echo "$1 $2 $ns" >> "$RAW/$op.samples"
+	done < "$RAW/last.out"
+	if [ "$expect" = open ]; then
+		valid=$((valid + 1))
+		return 0
+	fi
+	# Every timed and warm-up call went through the sandbox's programs.
+	after=$(counts "$CG_PREFIX-$2")
+	want_c=$(( (nb + 1) * (tcpb + udpb) )) want_s=$(( (nb + 1) * sendb ))
+	set -- "$1" "$2" $before $after
+	[ $# = 6 ] || bench_die "round $1, $2: no counters for the sandbox in stockade status"
+	[ $(($5 - $3)) = "$want_c" ] && [ $(($6 - $4)) = "$want_s" ] ||
+		bench_die "round $1, $2: the sandbox allowed $(($5 - $3)) connects and $(($6 - $4)) sendtos, benchnet made $want_c and $want_s"
+	valid=$((valid + 1))
+}
+
+agent_phase() {
+	: > "$log"
+	bench_agent_start "$log" --policy "$pols"
+	grep -q '"event":"agent_ready".*"cgroups":3,' "$log" ||
+		bench_die "round $1: agent_ready does not report the 3 sandboxes: $(grep agent_ready "$log")"
+	[ "$(attached "$out")" = 0 ] || bench_die "round $1: programs attached to $out"
+	# Rotate the four conditions: round r starts at the (r mod 4)th.
+	k=$(($1 % 4))
+	for c in $(echo $conds_agent $conds_agent | cut -d' ' -f$((k + 1))-$((k + 4))); do
+		measure "$1" "$c"
+	done
+	bench_agent_stop || bench_die "round $1: stopping the agent failed"
+}
+
+none_phase() {
+	[ ! -e "$BPFFS" ] || bench_die "round $1: $BPFFS still exists without an agent"
+	for d in "$CGROUP_ROOT" "$out" "$CGROUP_ROOT/$CG_PREFIX-r1"; do
+		[ "$(attached "$d")" = 0 ] ||
+			bench_die "round $1: programs attached to $d in the no-agent phase"
+	done
+	measure "$1" none
+}
+
+valid=0
+r=1
+while [ "$r" -le "$rounds" ]; do
+	if [ $((r % 2)) = 1 ]; then
+		agent_phase "$r"
+		none_phase "$r"
+	else
+		none_phase "$r"
+		agent_phase "$r"
+	fi
+	echo "bench net: round $r of $rounds done" >&2
+	r=$((r + 1))
+done
+
+for op in tcp udpconn sendto; do
+	case $op in
+	tcp) what="tcp connect+close" g1k='<=1.03' ;;
+	udpconn) what="udp socket+connect+close" g1k='<=1.10' ;;
+	sendto) what="udp sendto" g1k= ;;
+	esac
+	s=$RAW/$op.samples
+	bench_ratio "$what: outside sandboxes vs no agent" "$s" none out '<=1.01' &&
+	bench_ratio "$what: sandbox 1 rule vs no agent" "$s" none r1 &&
+	bench_ratio "$what: sandbox 1k rules vs no agent" "$s" none r1k "$g1k" &&
+	bench_ratio "$what: sandbox 10k rules vs no agent" "$s" none r10k &&
+	bench_ratio "$what: sandbox 10k rules vs 1 rule" "$s" r1 r10k '<=1.03' ||
+		bench_die "benchstat failed on $s"
+done
+bench_check "net: valid measurements (calls allowed, counted, checked)" "$valid" \
+	$((rounds * 5)) "each call succeeded; inside: EPERM on port $check_port, sb_count = calls made; outside: port open"
