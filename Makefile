@@ -67,7 +67,7 @@ DEB_PKGS	:= clang llvm gcc make pkg-config libbpf-dev bpftool libelf-dev \
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: all deps test unit-test unit-test-asan live-test fuzz fuzz-run \
-	demo clean vm-test vm-shell tools variant
+	demo clean vm-test vm-shell tools variant bench
 
 all: $(BIN) tools
 
@@ -177,13 +177,26 @@ live-test: $(BIN) tools variant
 	$(Q)STOCKADE_VARIANT=$(VARIANT) sh tests/live/lifecycle.sh
 	$(Q)sh tests/live/reload.sh
 
-# Unit tests, host live tests, then the VM suite, in that order; each step
-# runs even when an earlier one failed (so CI shows every result), and the
-# target fails if any did.
+# ---- benchmarks (root; README "Performance") ----
+# tests/bench/run.sh runs each section script (tests/bench/*.sh) and prints
+# the table; build/bench/results.json has every row and raw sample. A
+# section that needs more than the agent and the tools adds its own
+# prerequisite with a `bench:` line of its own. BENCH_TINY=1: tiny counts,
+# only to prove that the benchmark still works (make test runs that).
+BENCH_TINY	?= 0
+bench: deps $(BIN) tools
+	$(Q)BENCH_TINY=$(BENCH_TINY) sh tests/bench/run.sh
+
+# Unit tests, host live tests, the benchmark in tiny mode, then the VM
+# suite, in that order; each step runs even when an earlier one failed (so
+# CI shows every result), and the target fails if any did. The tiny bench
+# fails only on an invalid run or a crash, never on a performance goal
+# (tiny counts judge none).
 test: deps
 	@rc=0; \
 	$(MAKE) unit-test unit-test-asan fuzz-run || rc=1; \
 	$(MAKE) live-test || rc=1; \
+	$(MAKE) bench BENCH_TINY=1 || rc=1; \
 	$(MAKE) vm-test || rc=1; \
 	if [ $$rc = 0 ]; then echo "make test: all suites passed"; \
 	else echo "make test: FAILED (see above)"; fi; exit $$rc
