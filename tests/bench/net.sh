@@ -45,6 +45,8 @@
 # the sandbox's pinned counters must show that its programs allowed every
 # measured connect and sendto (stockade status --json).
 #
+# The profile phase after the rounds gives each program's own cost
+# (bpf_stats), as value rows.
 # Samples: build/bench/raw/net/{tcp,udpconn,sendto}.samples, "ROUND COND
 # NS_PER_OP" (each the median of benchnet's batches). BENCH_TINY=1: two
 # rounds of tiny batches, goals not judged. BENCH_NET_ROUNDS overrides the
@@ -157,6 +159,7 @@ none_phase() {
 }
 
 valid=0
+prog_ids=
 r=1
 while [ "$r" -le "$rounds" ]; do
 	if [ $((r % 2)) = 1 ]; then
@@ -184,5 +187,55 @@ for op in tcp udpconn sendto; do
 	bench_ratio "$what: sandbox 10k rules vs 1 rule" "$s" r1 r10k '<=1.03' ||
 		bench_die "benchstat failed on $s"
 done
+# ---- profile: each program's own cost (kernel.bpf_stats_enabled) ----
+# A separate phase, since the statistics cost time themselves: one agent,
+# one benchnet run per sandbox, and the programs' run_time_ns/run_cnt
+# deltas around it (the programs are shared by the three sandboxes, so
+# one sandbox at a time). The sysctl is global; it is put back on exit.
+prog_snap() {
+	for id in $prog_ids; do
+		bpftool -j prog show id "$id" | awk '{
+			n = t = c = 0
+			if (match($0, /"name":"[^"]*"/)) n = substr($0, RSTART + 8, RLENGTH - 9)
+			if (match($0, /"run_time_ns":[0-9]+/)) t = substr($0, RSTART + 14, RLENGTH - 14)
+			if (match($0, /"run_cnt":[0-9]+/)) c = substr($0, RSTART + 10, RLENGTH - 10)
+			print n, t, c }'
+	done
+}
+stats_old=$(sysctl -n kernel.bpf_stats_enabled) || bench_die "cannot read kernel.bpf_stats_enabled"
+trap 'sysctl -qw kernel.bpf_stats_enabled=$stats_old; cleanup' EXIT
+: > "$log"
+bench_agent_start "$log" --policy "$pols"
+prog_ids=$("$STOCKADE" status --json --bpffs "$BPFFS" | grep -o '"prog_ids":\[[0-9,]*\]' |
+	head -n 1 | sed 's/.*\[\(.*\)\]/\1/' | tr ',' ' ')
+[ -n "$prog_ids" ] || bench_die "no program ids in stockade status"
+sysctl -qw kernel.bpf_stats_enabled=1 || bench_die "cannot enable kernel.bpf_stats_enabled"
+for c in r1 r1k r10k; do
+	prog_snap > "$RAW/stats-$c.before"
+	measure 0 "$c"
+	prog_snap > "$RAW/stats-$c.after"
+	paste -d' ' "$RAW/stats-$c.before" "$RAW/stats-$c.after" | awk -v c="$c" '
+		$1 != $4 { exit 1 }
+		$6 > $3 { printf "%s %s %.0f %d\n", c, $1, ($5 - $2) / ($6 - $3), $6 - $3 }' \
+		> "$RAW/stats-$c.txt" || bench_die "bpftool listed the programs in another order"
+done
+sysctl -qw kernel.bpf_stats_enabled="$stats_old"
+bench_agent_stop || bench_die "stopping the agent failed"
+# Round 0 was the profile's: not a sample.
+for op in tcp udpconn sendto; do
+	grep -v '^0 ' "$RAW/$op.samples" > "$RAW/$op.tmp" && mv "$RAW/$op.tmp" "$RAW/$op.samples"
+done
+for c in r1 r1k r10k; do
+	f=$RAW/stats-$c.txt
+	case $c in r1) rules="1 rule" ;; r1k) rules="1k rules" ;; r10k) rules="10k rules" ;; esac
+	for p in stk_connect4 stk_sendmsg4; do
+		ns=$(awk -v p="$p" '$2 == p { print $3 }' "$f")
+		[ -n "$ns" ] || bench_die "bpf_stats: $p did not run in sandbox $c"
+		bench_value "bpf_stats: ${p#stk_} in sandbox $rules" "$ns" ns/run "" \
+			"$(awk -v p="$p" '$2 != p { printf "%s%s %s", s, substr($2, 5), $3; s = ", " } END { print " ns/run" }' "$f")" ||
+			bench_die "benchstat failed"
+	done
+done
+
 bench_check "net: valid measurements (calls allowed, counted, checked)" "$valid" \
-	$((rounds * 5)) "each call succeeded; inside: EPERM on port $check_port, sb_count = calls made; outside: port open"
+	$((rounds * 5 + 3)) "each call succeeded; inside: EPERM on port $check_port, sb_count = calls made; outside: port open"
