@@ -193,14 +193,14 @@ for n in 1 "$reload_rules"; do
 	done
 	bench_agent_stop || bench_die "stopping the agent failed"
 	ms=$(awk '{ print $3 / 1000 }' "$RAW/reload-$n.samples" | median)
-	us=$(awk '{ print $4 }' "$RAW/reload-$n.samples" | median)
+	sw=$(awk '{ print $4 / 1000 }' "$RAW/reload-$n.samples" | median)
 	if [ "$n" = 1 ]; then
 		bench_value "reload a 1-rule policy (baseline): to the reload record" "$ms" ms "" \
-			"median of $reps; switch window $us us"
+			"median of $reps; switch window $sw ms"
 	else
 		bench_value "reload a $n-rule policy: stockade reload to the record" "$ms" ms "" \
 			"median of $reps; all rules rewritten under a fresh id"
-		bench_value "reload a $n-rule policy: switch window" "$us" us "" \
+		bench_value "reload a $n-rule policy: switch window" "$sw" ms "" \
 			"switch_end_ns - switch_start_ns of the reload record, median of $reps"
 	fi
 done
