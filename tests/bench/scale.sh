@@ -201,7 +201,7 @@ for n in 1 "$reload_rules"; do
 		bench_value "reload a $n-rule policy: stockade reload to the record" "$ms" ms "" \
 			"median of $reps; all rules rewritten under a fresh id"
 		bench_value "reload a $n-rule policy: switch window" "$sw" ms "" \
-			"switch_end_ns - switch_start_ns of the reload record, median of $reps"
+			"switch_end_ns - switch_start_ns of the reload record (a cgroup scan and an RCU grace period included), median of $reps"
 	fi
 done
 
