@@ -114,8 +114,8 @@ measure() {
 	# shellcheck disable=SC2086
 	if ! "$TOOLS/benchnet" --netns --cgroup "$cg" ${BENCH_CPU:+--cpu $BENCH_CPU} \
 		--batches $nb --tcp-batch $tcpb --udp-batch $udpb --sendto-batch $sendb \
-		--check-port $check_port --expect $expect > "$RAW/last.out" 2>&1; then
-		cat "$RAW/last.out" >&2
+		--check-port $check_port --expect $expect > "$RAW/last.out" 2> "$RAW/last.err"; then
+		cat "$RAW/last.err" >&2
 		bench_die "round $1, condition $2: benchnet failed (see above)"
 	fi
 	while read -r op ns; do
