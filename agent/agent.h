@@ -23,7 +23,8 @@ struct cgroup_paths;
 struct sandbox_cg {
 	char *path;		/* relative to the cgroup2 mount, "/a/b" */
 	uint64_t id;
-	uint32_t policy_id;	/* index into the set + 1; 0 = conflict */
+	uint32_t policy_id;	/* the id its slot resolves to; 0 = conflict */
+	uint32_t slot;		/* what its sandbox entry holds (include/sandbox.h) */
 	uint64_t root_id;	/* the directly selected cgroup it is under */
 	bool direct;		/* selected itself (has links), or inherited */
 	bool released;		/* a reload stopped confining it: forget it */
@@ -81,6 +82,11 @@ struct agent {
 	uint16_t by_id[POLICY_MAX];
 	struct policy_info info[POLICY_MAX];	/* by set index */
 	struct policy_info *old;		/* by id; NULL on a fresh start */
+	/* Slots (include/sandbox.h): pol_slot[i] is the slot of set.v[i];
+	 * slot_id[] mirrors the `policy_slots` map (0: free, or conflict). */
+	uint32_t pol_slot[POLICY_MAX];
+	uint32_t slot_id[POLICY_SLOTS];
+	int64_t switch_ns[POLICY_MAX];		/* by set index: last slot flip */
 	struct key_set keys_allow, keys_meta, keys_file, keys_unix;
 	struct cgroup_paths *drain_paths;
 

@@ -6,7 +6,7 @@
  * directory (--bpffs, default /sys/fs/bpf/stockade), so a sandbox stays
  * confined while no agent runs, even after a SIGKILL:
  *
- *   maps/<name>               rb, sandboxes, policies, ..., data (.data:
+ *   maps/<name>               rb, sandboxes, policy_slots, policies, ..., data (.data:
  *                             ev_seq, sandbox_gen), bss (.bss: ev_lost)
  *   links/lsm-<program>       the BPF-LSM programs (global, once each)
  *   links/cg-<id>-<program>   the cgroup programs of each directly
@@ -35,13 +35,16 @@
  * changes without changing its size (a size change is caught anyway). An
  * agent refuses pins of another layout, naming the fix.
  */
-#define PIN_LAYOUT_VERSION	2
+#define PIN_LAYOUT_VERSION	3	/* 3: sandbox entries name slots */
 
 #define PIN_POLICY_NAME_LEN	64	/* policy names are at most 63 bytes */
 
 /* `policy_names` (array, indexed by policy id): what each id means. An
  * entry with an empty name is unused. Ids are kept per name across agent
- * restarts, so a record's policy id means the same policy before and after. */
+ * restarts, so a record's policy id means the same policy before and after.
+ * Slots (include/sandbox.h) are kept per name too, with no map of their own:
+ * a policy's slot is the one whose `policy_slots` value is an id that names
+ * it here. */
 struct policy_info {
 	char name[PIN_POLICY_NAME_LEN];
 	__u64 hash;		/* FNV-1a 64 of the policy file's bytes */
