@@ -48,6 +48,43 @@ static void on_signal(int sig)
 		stop_signal = sig;
 }
 
+/*
+ * The agent's signals, from the first line of main(). SIGHUP's default
+ * action kills: a `stockade reload` (or a log rotation's HUP) that lands
+ * while the agent is still starting must not stop it. So the handlers are
+ * installed at once, and SIGHUP, SIGINT and SIGTERM are blocked until
+ * start-up is over (agent__signals_ready()): blocked, not just caught,
+ * because a caught signal makes the verifier give up a program load
+ * (EAGAIN once a signal is pending) and a storm of them would fail the
+ * start. Held pending, a SIGHUP makes one reload once the agent is ready,
+ * which applies whatever changed meanwhile; a SIGTERM/SIGINT stops it
+ * then, cleanly, rather than halfway through.
+ */
+static sigset_t start_sigs;
+
+void agent__signals_init(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&start_sigs);
+	sigaddset(&start_sigs, SIGHUP);
+	sigaddset(&start_sigs, SIGINT);
+	sigaddset(&start_sigs, SIGTERM);
+	sigprocmask(SIG_BLOCK, &start_sigs, NULL);
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* Start-up is over: what arrived meanwhile is delivered now, and sets
+ * the flags the main loop reads. */
+static void agent__signals_ready(void)
+{
+	sigprocmask(SIG_UNBLOCK, &start_sigs, NULL);
+}
+
 const char *agent__policy_name(struct agent *a, uint32_t policy_id)
 {
 	if (policy_id == POLICY_ID_CONFLICT)
@@ -1603,7 +1640,7 @@ static int compile_check(const struct policy_set *set, struct policy_diag *diag)
 		err = file_rules__compile(set->v[i], 1, (const char *const *)homes, n_homes,
 					  &fc, msg, sizeof(msg));
 		if (err) {
-			policy_diag__add(diag, "%s: %s", set->v[i]->name, msg);
+			policy_diag__add(diag, "%s: %s", set->v[i]->file, msg);
 			ret = err;
 		} else {
 			file_compiled__free(&fc);
@@ -1680,6 +1717,38 @@ static void emit_reload(struct agent *a, const char *trigger, const char *result
 	events__emit(a);
 }
 
+_Static_assert(RELOAD_MSG_LEN == POLICY_DIAG_MAX, "reload_msg.text holds one diagnostic");
+
+/*
+ * The problems of a rejected reload, for `stockade reload` to print: the
+ * agent's own verdict (its policy paths, the cgroups its limits would
+ * land on, the room left in its maps), not a second validation that could
+ * disagree. Numbered with the reload they belong to (a->reloads + 1, the
+ * number agent_meta gives it next).
+ */
+static void reload_msgs_put(struct agent *a, const struct policy_diag *diag)
+{
+	int fd = bpf_map__fd(a->skel->maps.reload_msgs);
+	struct reload_msg m;
+	__u32 k;
+	size_t i;
+
+	a->reload_problems = 0;
+	for (i = 0; i < diag->n && i < RELOAD_MSGS_MAX; i++) {
+		memset(&m, 0, sizeof(m));
+		m.reload = a->reloads + 1;
+		if (i == RELOAD_MSGS_MAX - 1 && diag->n > RELOAD_MSGS_MAX)
+			snprintf(m.text, sizeof(m.text), "... and %zu more problems: see the agent's log (policy_error records)",
+				 diag->n - i);
+		else
+			snprintf(m.text, sizeof(m.text), "%s", diag->msgs[i]);
+		k = (__u32)i;
+		if (bpf_map_update_elem(fd, &k, &m, BPF_ANY))
+			break;
+		a->reload_problems++;
+	}
+}
+
 /*
  * Reload the policy files. The whole new set is parsed, validated and
  * compiled first; if anything fails the set in force stays, with a
@@ -1723,6 +1792,9 @@ static void reload(struct agent *a, const char *trigger)
 	err = policy_set__load(a->opt.policy_paths, a->opt.n_policy_paths, &nset, &diag);
 	if (!err)
 		err = compile_check(&nset, &diag);
+	/* Limits this host cannot apply reject the set, as they stop a start. */
+	if (!err)
+		err = limits__check_set(a, &nset, &diag);
 	if (!err && nset.n >= POLICY_MAX) {
 		policy_diag__add(&diag, "%zu policies; at most %d fit", nset.n, POLICY_MAX - 1);
 		err = -E2BIG;
@@ -1841,6 +1913,9 @@ static void reload(struct agent *a, const char *trigger)
 	a->reselect = err != 0;
 	rcu_sync(a);
 	end_ns = now_ns(CLOCK_REALTIME);
+	/* Limits follow (after the window: they are not the rules' switch):
+	 * written over the old values, or put back as found. */
+	limits__reload(a);
 	/* No program still runs with an entry that pointed at the slot of a
 	 * removed policy: free it. */
 	free_slots(a);
@@ -1867,9 +1942,12 @@ rejected:
 		events__emit(a);
 	}
 	pr_err("policy", "reload rejected: the policy set in force stays");
+	reload_msgs_put(a, &diag);
 	a->reload_result = RELOAD_REJECTED;
 	emit_reload(a, trigger, "rejected", NULL, NULL, 0, 0, 0);
 done:
+	if (a->reload_result != RELOAD_REJECTED)
+		a->reload_problems = 0;
 	a->reloads++;
 	events__meta_update(a);
 	policy_set__free(&nset);
@@ -2112,12 +2190,12 @@ int agent__run(const struct agent_opts *opt)
 {
 	struct policy_diag diag = { 0 };
 	struct agent *a;
-	struct sigaction sa = { .sa_handler = on_signal };
 	struct timespec last = { 0 }, now;
 	bool detach = false, ready = false;
 	size_t i;
 	int err;
 
+	agent__signals_init();	/* main() did already; again for other callers */
 	/* ~100 KiB of policy tables: the heap, not the stack. */
 	a = calloc(1, sizeof(*a));
 	if (!a)
@@ -2185,11 +2263,6 @@ int agent__run(const struct agent_opts *opt)
 	if (err)
 		goto cleanup;
 
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);	/* reload; handled once ready */
-	signal(SIGPIPE, SIG_IGN);
-
 	err = scan(a);
 	if (err) {
 		pr_err("agent", a->adopting ?
@@ -2208,6 +2281,7 @@ int agent__run(const struct agent_opts *opt)
 	a->next_id = a->next_id % (POLICY_MAX - 1) + 1;
 	watch_policies(a);
 	emit_ready(a);
+	agent__signals_ready();
 
 	while (!stop_signal) {
 		err = events__poll(a, 100);

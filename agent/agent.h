@@ -96,6 +96,7 @@ struct agent {
 	uint32_t next_id;	/* round robin over free policy ids */
 	uint64_t reloads;
 	uint32_t reload_result;	/* enum reload_result */
+	uint32_t reload_problems;	/* written to reload_msgs */
 	int ino_fd;		/* inotify on the policy paths, or -1 */
 	int64_t reload_at_ms;	/* CLOCK_MONOTONIC ms of a pending reload */
 	/* `detached` as read at the start of a scan; seen: still exists. */
@@ -142,6 +143,9 @@ void events__emit(struct agent *a);
 void events__cgroup_fields(struct agent *a, const struct sandbox_cg *cg);
 
 /* agent/agent.c */
+/* Install the agent's signal handlers and hold SIGHUP, SIGINT and
+ * SIGTERM until start-up is over (first thing in main()). */
+void agent__signals_init(void);
 int agent__run(const struct agent_opts *opt);
 const struct sandbox_cg *agent__find_cg(struct agent *a, uint64_t id);
 const char *agent__policy_name(struct agent *a, uint32_t policy_id);

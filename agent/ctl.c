@@ -952,6 +952,38 @@ static bool is_stockade(uint32_t pid)
 	return !strncmp(comm, "stockade", 8);
 }
 
+/*
+ * Print the problems of the reload m reports, as the agent found them
+ * (`reload_msgs`, include/lifecycle.h): one `check`-style line each on
+ * stderr. Why the agent's answer, not a validation of our own: only the
+ * agent knows its policy paths (relative to its working directory), the
+ * cgroups its limits would land on and the room left in its maps, so a
+ * second check here could pass what the agent refused, or the reverse.
+ * An entry numbered for another reload (one that started since) is not
+ * ours: we say so rather than print another reload's problems.
+ */
+static void print_problems(const char *bpffs, const struct agent_meta *m)
+{
+	struct reload_msg msg;
+	int fd = pin__map_get(bpffs, "reload_msgs");
+	__u32 k;
+
+	if (fd < 0) {
+		pr_err("reload", "cannot read %s/maps/reload_msgs: %s; the agent's policy_error records list the problems",
+		       bpffs, strerror(-fd));
+		return;
+	}
+	for (k = 0; k < m->reload_problems && k < RELOAD_MSGS_MAX; k++) {
+		if (bpf_map_lookup_elem(fd, &k, &msg) || msg.reload != m->reloads) {
+			pr_err("reload", "another reload ran meanwhile; the agent's policy_error records list the problems");
+			break;
+		}
+		msg.text[sizeof(msg.text) - 1] = '\0';
+		fprintf(stderr, "%s\n", msg.text);
+	}
+	close(fd);
+}
+
 int ctl__reload(int argc, char **argv)
 {
 	struct agent_meta before = { 0 }, m = { 0 };
@@ -1010,7 +1042,8 @@ int ctl__reload(int argc, char **argv)
 		rc = 0;
 		break;
 	default:
-		pr_err("reload", "rejected: the policy set is invalid, and the agent (pid %u) keeps enforcing the previous one. Its policy_error records (and stderr) say why; `stockade check` on the policy files says the same",
+		print_problems(bpffs, &m);
+		pr_err("reload", "rejected: the policy set is invalid, and the agent (pid %u) keeps enforcing the previous one; fix the problems above (its policy_error records say the same) and reload again",
 		       pid);
 		break;
 	}

@@ -68,7 +68,22 @@ struct agent_meta {
 	__u64 started_ns;	/* CLOCK_REALTIME when that agent started */
 	__u64 reloads;		/* reloads this agent finished (any result) */
 	__u32 reload_result;	/* enum reload_result of the last one */
-	__u32 pad;
+	__u32 reload_problems;	/* its problems, in `reload_msgs` */
+};
+
+/*
+ * `reload_msgs` (array): the problems of the last rejected reload, in
+ * `stockade check` words, for `stockade reload` to print. Written before
+ * agent_meta counts the reload; reload is that reload's number (agent_meta
+ * reloads), so a reader can tell them from a later reload's. Beyond
+ * RELOAD_MSGS_MAX problems the last entry says how many more the agent's
+ * log holds.
+ */
+#define RELOAD_MSGS_MAX		64
+#define RELOAD_MSG_LEN		512	/* POLICY_DIAG_MAX */
+struct reload_msg {
+	__u64 reload;
+	char text[RELOAD_MSG_LEN];
 };
 
 /* `sb_count` (per-CPU hash): sandbox root cgroup id -> struct sb_count

@@ -18,9 +18,12 @@
 #      flips to the new id (entries untouched, one switch time); a cgroup
 #      that another policy selects moves to that policy's slot; a removed
 #      policy's slot is freed and given out again.
+#   6. SIGHUP_STARTS (3) starts under a stream of SIGHUPs: each survives,
+#      reaches agent_ready, then reloads once.
 #
 # Environment: STOCKADE, TOOLS (netprobe), CGROUP_ROOT (detected when
-# unset), STOCKADE_AGENT_FLAGS (default --allow-degraded), RELOADS.
+# unset), STOCKADE_AGENT_FLAGS (default --allow-degraded), RELOADS,
+# SIGHUP_STARTS.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,6 +31,7 @@ STOCKADE=${STOCKADE:-$here/../../stockade}
 TOOLS=${TOOLS:-$here/../../build/tools}
 STOCKADE_AGENT_FLAGS=${STOCKADE_AGENT_FLAGS---allow-degraded}
 RELOADS=${RELOADS:-100}
+SIGHUP_STARTS=${SIGHUP_STARTS:-3}
 probe=$TOOLS/netprobe
 
 fs_at() { awk -v d="$1" '$2 == d { t = $3 } END { print t }' /proc/mounts; }
@@ -110,17 +114,22 @@ try() {
 	"$probe" --netns --cgroup "${2:-$cg}" connect tcp 127.0.0.1 "$1" --listen 2>&1 | tail -n 1
 }
 
-# st CGROUP FIELD: a field of CGROUP's object in `stockade status --json`.
+# snap: take `stockade status --json`; st CGROUP FIELD: a field of
+# CGROUP's object in the last one taken.
+snap() {
+	"$STOCKADE" status --json --bpffs "$bpffs" --cgroup-root "$CGROUP_ROOT" \
+		> "$work/status.json" 2>/dev/null
+}
 st() {
-	"$STOCKADE" status --json --bpffs "$bpffs" --cgroup-root "$CGROUP_ROOT" 2>/dev/null |
-		grep -o "{\"cgroup\":\"$1\",[^{}]*" | head -n 1 |
+	grep -o "{\"cgroup\":\"$1\",[^{}]*" "$work/status.json" | head -n 1 |
 		sed -n "s/.*\"$2\":\"\{0,1\}\([^,\"}]*\).*/\1/p"
 }
 
 # reload_ok: stockade reload, which must apply (or find applied what
-# inotify, quicker, already applied).
+# inotify, quicker, already applied); then snap.
 reload_ok() {
 	out=$("$STOCKADE" reload --bpffs "$bpffs" 2>&1)
+	snap
 	case $out in "reload: applied"* | "reload: unchanged"*) return 0 ;; esac
 	echo "reload: $out"
 	return 1
@@ -241,6 +250,14 @@ if "$STOCKADE" reload --bpffs "$bpffs" > "$work/reload.out" 2>&1; then
 else
 	ok "broken file: stockade reload exits non-zero"
 fi
+# ... and prints each problem as `stockade check` words it.
+"$STOCKADE" check "$work/pol" 2>&1 | grep 'broken\.yaml:' > "$work/check.out"
+grep 'broken\.yaml:' "$work/reload.out" > "$work/reload.problems"
+if [ -s "$work/check.out" ] && cmp -s "$work/check.out" "$work/reload.problems"; then
+	ok "broken file: stockade reload prints the problems, as check does"
+else
+	not_ok "broken file: stockade reload prints the problems" "reload: $(tr '\n' ' ' < "$work/reload.out"); check: $(tr '\n' ' ' < "$work/check.out")"
+fi
 [ "$(try 8080)" = OK ] && [ "$(try 8081)" = EPERM ] &&
 	ok "broken file: the policy in force still decides" ||
 	not_ok "broken file: the policy in force still decides" "8080: $(try 8080), 8081: $(try 8081)"
@@ -360,6 +377,44 @@ if [ $((last - first + 1 - count)) -eq "$lost" ]; then
 else
 	not_ok "seq" "$count records span $first..$last, lost $lost"
 fi
+
+# ---- 6. SIGHUP while the agent starts ----
+# From the moment exec is done (comm), a SIGHUP every 20 ms until
+# agent_ready: each start must survive them and reach agent_ready, and the
+# SIGHUPs taken during start-up make one reload once it is ready. 50 ms
+# after exec first: the dynamic loader runs before main() can catch
+# anything (no program can close that window; the static VM build has no
+# loader), while loading the BPF object takes far longer.
+i=1
+while [ "$i" -le "$SIGHUP_STARTS" ]; do
+	slog=$work/start.$i.log
+	# shellcheck disable=SC2086
+	"$STOCKADE" agent $STOCKADE_AGENT_FLAGS --bpffs "$bpffs" --detach-on-exit \
+		--policy "$work/pol" --log "$slog" > /dev/null 2> "$work/start.$i.err" &
+	agent_pid=$!
+	n=0
+	while [ "$(cat "/proc/$agent_pid/comm" 2>/dev/null)" != stockade ] && [ "$n" -lt 1000 ]; do
+		n=$((n + 1))
+	done
+	sleep 0.05
+	sent=0
+	while kill -0 "$agent_pid" 2>/dev/null && ! grep -q '"event":"agent_ready"' "$slog" 2>/dev/null &&
+	      [ "$sent" -lt 1500 ]; do
+		kill -HUP "$agent_pid" 2>/dev/null && sent=$((sent + 1))
+		sleep 0.02
+	done
+	if grep -q '"event":"agent_ready"' "$slog" 2>/dev/null && [ "$sent" -gt 0 ] &&
+	   wait_for '"event":"reload","trigger":"signal"' "$slog" 50 &&
+	   kill -0 "$agent_pid" 2>/dev/null; then
+		ok "start $i: $sent SIGHUPs during start-up, agent_ready, then a reload"
+	else
+		not_ok "start $i under SIGHUP" "$sent sent; $(kill -0 "$agent_pid" 2>/dev/null && echo alive || echo dead); $(tail -n 2 "$slog" 2>/dev/null | tr '\n' ' '); $(tail -n 2 "$work/start.$i.err" | tr '\n' ' ')"
+	fi
+	kill -TERM "$agent_pid" 2>/dev/null
+	wait "$agent_pid"
+	agent_pid=
+	i=$((i + 1))
+done
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
