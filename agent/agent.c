@@ -48,6 +48,43 @@ static void on_signal(int sig)
 		stop_signal = sig;
 }
 
+/*
+ * The agent's signals, from the first line of main(). SIGHUP's default
+ * action kills: a `stockade reload` (or a log rotation's HUP) that lands
+ * while the agent is still starting must not stop it. So the handlers are
+ * installed at once, and SIGHUP, SIGINT and SIGTERM are blocked until
+ * start-up is over (agent__signals_ready()): blocked, not just caught,
+ * because a caught signal makes the verifier give up a program load
+ * (EAGAIN once a signal is pending) and a storm of them would fail the
+ * start. Held pending, a SIGHUP makes one reload once the agent is ready,
+ * which applies whatever changed meanwhile; a SIGTERM/SIGINT stops it
+ * then, cleanly, rather than halfway through.
+ */
+static sigset_t start_sigs;
+
+void agent__signals_init(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&start_sigs);
+	sigaddset(&start_sigs, SIGHUP);
+	sigaddset(&start_sigs, SIGINT);
+	sigaddset(&start_sigs, SIGTERM);
+	sigprocmask(SIG_BLOCK, &start_sigs, NULL);
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* Start-up is over: what arrived meanwhile is delivered now, and sets
+ * the flags the main loop reads. */
+static void agent__signals_ready(void)
+{
+	sigprocmask(SIG_UNBLOCK, &start_sigs, NULL);
+}
+
 const char *agent__policy_name(struct agent *a, uint32_t policy_id)
 {
 	if (policy_id == POLICY_ID_CONFLICT)
@@ -398,6 +435,145 @@ static int read_old_policies(struct agent *a)
 	return 0;
 }
 
+static int64_t now_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The slot of policy id (POLICY_SLOT_CONFLICT for the conflict id). */
+static uint32_t slot_of(struct agent *a, uint32_t id)
+{
+	if (id == POLICY_ID_CONFLICT || id >= POLICY_MAX || !a->by_id[id])
+		return POLICY_SLOT_CONFLICT;
+	return a->pol_slot[a->by_id[id] - 1];
+}
+
+/* A slot that no policy in force holds and none of taken[] (the plan of
+ * a reload) either: its value is 0, so no entry can still point at one
+ * that resolves to a live policy. 0 when none is free. */
+static uint32_t free_slot(struct agent *a, const bool *taken)
+{
+	uint32_t s;
+
+	for (s = 1; s < POLICY_SLOTS; s++)
+		if (!a->slot_id[s] && !taken[s])
+			return s;
+	return 0;
+}
+
+/*
+ * Give each policy of the set its slot, at a start: the one the pins hold
+ * for its name (the slot whose id names it in policy_names), so the
+ * cgroups an earlier agent confined switch with that one slot; else a free
+ * one. Slots of policies no longer in the set stay as they are until
+ * sweep() has removed the entries that point at them.
+ */
+static int assign_slots(struct agent *a)
+{
+	int fd = bpf_map__fd(a->skel->maps.policy_slots);
+	bool *taken = calloc(POLICY_SLOTS, sizeof(*taken));
+	uint32_t s, id;
+	size_t i;
+	int err = 0;
+
+	if (!taken)
+		return -ENOMEM;
+	for (s = 0; s < POLICY_SLOTS; s++) {
+		if (bpf_map_lookup_elem(fd, &s, &id) || id >= POLICY_MAX)
+			id = POLICY_ID_CONFLICT;
+		a->slot_id[s] = s == POLICY_SLOT_CONFLICT ? POLICY_ID_CONFLICT : id;
+	}
+	for (i = 0; i < a->set.n; i++) {
+		a->pol_slot[i] = 0;
+		for (s = 1; a->old && s < POLICY_SLOTS; s++) {
+			id = a->slot_id[s];
+			if (id && !taken[s] && !strcmp(a->old[id].name, a->set.v[i]->name)) {
+				a->pol_slot[i] = s;
+				taken[s] = true;
+				break;
+			}
+		}
+	}
+	for (i = 0; i < a->set.n; i++) {
+		if (a->pol_slot[i])
+			continue;
+		s = free_slot(a, taken);
+		if (!s) {
+			pr_err("agent", "no free policy slot: the pins under %s still hold many removed policies; run `stockade detach --all --bpffs %s` while no agent runs",
+			       a->opt.bpffs, a->opt.bpffs);
+			err = -E2BIG;
+			break;
+		}
+		a->pol_slot[i] = s;
+		taken[s] = true;
+	}
+	free(taken);
+	return err;
+}
+
+/*
+ * Point each policy's slot at its id (of all policies, or of those only[]
+ * marks), once its rules are complete: one map update per policy, which
+ * every cgroup of that policy sees at once. Returns the first failure; a
+ * slot that failed keeps its old id, and so its cgroups keep the old rules
+ * whole (the caller retires no id a slot still holds).
+ */
+static int flip_slots(struct agent *a, const bool *only)
+{
+	int fd = bpf_map__fd(a->skel->maps.policy_slots);
+	__u32 s = POLICY_SLOT_CONFLICT, id = POLICY_ID_CONFLICT;
+	size_t i;
+	int err = 0;
+
+	if (!only && bpf_map_update_elem(fd, &s, &id, BPF_ANY))
+		err = -errno;
+	for (i = 0; i < a->set.n; i++) {
+		if (only && !only[i])
+			continue;
+		s = a->pol_slot[i];
+		id = a->pol_id[i];
+		if (a->slot_id[s] == id)
+			continue;
+		a->switch_ns[i] = now_ns(CLOCK_REALTIME);
+		if (bpf_map_update_elem(fd, &s, &id, BPF_ANY)) {
+			err = err ?: -errno;
+			pr_err("policy", "%s: switching its slot %u to policy id %u failed: %s; its cgroups keep the rules they had",
+			       a->set.v[i]->name, s, id, strerror(errno));
+			continue;
+		}
+		a->slot_id[s] = id;
+	}
+	return err;
+}
+
+/* After a grace period: free the slots that neither a policy in force nor
+ * a tracked cgroup holds (removed policies), so they resolve to the
+ * conflict id and can be given out again. */
+static void free_slots(struct agent *a)
+{
+	int fd = bpf_map__fd(a->skel->maps.policy_slots);
+	bool *used = calloc(POLICY_SLOTS, sizeof(*used));
+	__u32 s, none = POLICY_ID_CONFLICT;
+	size_t i;
+
+	if (!used)
+		return;		/* kept: a later reload frees them */
+	for (i = 0; i < a->set.n; i++)
+		used[a->pol_slot[i]] = true;
+	for (i = 0; i < a->n_cgs; i++)
+		used[a->cgs[i].slot] = true;
+	for (s = 1; s < POLICY_SLOTS; s++) {
+		if (used[s] || !a->slot_id[s])
+			continue;
+		if (!bpf_map_update_elem(fd, &s, &none, BPF_ANY))
+			a->slot_id[s] = POLICY_ID_CONFLICT;
+	}
+	free(used);
+}
+
 /*
  * Give each policy its id. One the pins hold with the same name and the
  * same content keeps its id (and its rules, rewritten in place as they
@@ -455,7 +631,7 @@ static int assign_ids(struct agent *a)
 		a->pol_id[i] = next;
 		a->by_id[next] = (uint16_t)(i + 1);
 	}
-	return 0;
+	return assign_slots(a);
 }
 
 static size_t key_cmp_size;
@@ -642,24 +818,29 @@ cleanup:
 	return err;
 }
 
-/* One `policy` record per policy: what is in force, by content. */
-static void emit_policies(struct agent *a)
+/* The `policy` record of set.v[i]: what is in force, by content. */
+static void emit_policy(struct agent *a, size_t i)
 {
 	char hash[20];
+
+	snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)a->info[i].hash);
+	events__begin(a, "policy");
+	json_str(&a->j, "policy", a->set.v[i]->name);
+	json_u64(&a->j, "policy_id", a->pol_id[i]);
+	json_u64(&a->j, "slot", a->pol_slot[i]);
+	json_str(&a->j, "file", a->set.v[i]->file);
+	json_str(&a->j, "hash", hash);
+	json_u64(&a->j, "generation", a->info[i].generation);
+	json_str(&a->j, "mode", a->info[i].mode == SANDBOX_AUDIT ? "audit" : "enforce");
+	events__emit(a);
+}
+
+static void emit_policies(struct agent *a)
+{
 	size_t i;
 
-	for (i = 0; i < a->set.n; i++) {
-		snprintf(hash, sizeof(hash), "%016llx",
-			 (unsigned long long)a->info[i].hash);
-		events__begin(a, "policy");
-		json_str(&a->j, "policy", a->set.v[i]->name);
-		json_u64(&a->j, "policy_id", a->pol_id[i]);
-		json_str(&a->j, "file", a->set.v[i]->file);
-		json_str(&a->j, "hash", hash);
-		json_u64(&a->j, "generation", a->info[i].generation);
-		json_str(&a->j, "mode", a->info[i].mode == SANDBOX_AUDIT ? "audit" : "enforce");
-		events__emit(a);
-	}
+	for (i = 0; i < a->set.n; i++)
+		emit_policy(a, i);
 }
 
 /* ---- confine cgroups ---- */
@@ -1014,7 +1195,7 @@ static void *reselect_one(struct scan_ctx *ctx, struct sandbox_cg *cg,
 		return NULL;
 	}
 	policy_id = direct ? (uint32_t)sel : parent->policy_id;
-	sb.policy_id = policy_id;
+	sb.slot = direct ? slot_of(a, policy_id) : parent->slot;
 	sb.root_id = direct ? cg->id : parent->root_id;
 	if (direct && !was_direct) {
 		/* Its own programs first; they judge by its current entry (its
@@ -1030,17 +1211,22 @@ static void *reselect_one(struct scan_ctx *ctx, struct sandbox_cg *cg,
 			bpf_map_update_elem(bpf_map__fd(a->skel->maps.sb_count), &cg->id,
 					    zero_percpu(), BPF_ANY);
 	}
-	if (cg->policy_id != policy_id || cg->root_id != sb.root_id) {
+	/* A policy whose content changed switched with its slot already
+	 * (flip_slots()); only a cgroup that moves to another policy (or
+	 * sandbox root) needs its own entry rewritten. */
+	if (cg->slot != sb.slot || cg->root_id != sb.root_id) {
 		if (bpf_map_update_elem(sb_fd, &cg->id, &sb, BPF_ANY)) {
 			ctx->err = ctx->err ?: -errno;
 			pr_err("cgroup", "switching %s to its new policy failed: %s; it keeps the old one",
 			       rel, strerror(errno));
+			cg->policy_id = a->slot_id[cg->slot];
 			return (void *)(uintptr_t)(cg - a->cgs + 1);
 		}
-		cg->policy_id = policy_id;
+		cg->slot = sb.slot;
 		cg->root_id = sb.root_id;
 		a->confined_more = true;
 	}
+	cg->policy_id = a->slot_id[cg->slot];
 	if (!direct && was_direct) {
 		/* Confined through its parent's programs now: drop its own. */
 		detach_cg_links(a, cg);
@@ -1106,9 +1292,10 @@ static void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	}
 	cg->seen = a->scan_gen;
 	cg->direct = direct;
-	cg->policy_id = direct ? (uint32_t)sel : a->cgs[pidx - 1].policy_id;
+	cg->slot = direct ? slot_of(a, (uint32_t)sel) : a->cgs[pidx - 1].slot;
+	cg->policy_id = a->slot_id[cg->slot];
 	cg->root_id = direct ? id : a->cgs[pidx - 1].root_id;
-	sb.policy_id = cg->policy_id;
+	sb.slot = cg->slot;
 	sb.root_id = cg->root_id;
 	/* Counters and limits (agent/limits.c) first, then the entry before
 	 * the links, so the programs find all they need at once. */
@@ -1299,7 +1486,8 @@ static void sweep(struct agent *a)
 		bpf_map_delete_elem(sb_fd, &tmp.id);
 		path = cgroup_paths__find(&paths, tmp.id);
 		tmp.path = (char *)(path ?: "");
-		tmp.policy_id = sb.policy_id;
+		tmp.policy_id = sb.slot < POLICY_SLOTS ? a->slot_id[sb.slot] :
+							 POLICY_ID_CONFLICT;
 		events__begin(a, "detach");
 		events__cgroup_fields(a, &tmp);
 		json_str(&a->j, "reason", path ? "not_selected" : "cgroup_removed");
@@ -1336,7 +1524,10 @@ static void sweep(struct agent *a)
 	n_rules += sweep_keys(bpf_map__fd(a->skel->maps.unix_allow), &a->keys_unix,
 			      bpf_map__key_size(a->skel->maps.unix_allow));
 
-	/* 5. Ids of removed policies: free again. */
+	/* 5. Slots and ids of removed policies: free again. No entry points
+	 * at such a slot any more (step 2), and no program still running
+	 * read one that did (step 4's grace period). */
+	free_slots(a);
 	memset(&unused, 0, sizeof(unused));
 	for (key = 1; a->old && key < POLICY_MAX; key++) {
 		__u32 id = (__u32)key;
@@ -1449,7 +1640,7 @@ static int compile_check(const struct policy_set *set, struct policy_diag *diag)
 		err = file_rules__compile(set->v[i], 1, (const char *const *)homes, n_homes,
 					  &fc, msg, sizeof(msg));
 		if (err) {
-			policy_diag__add(diag, "%s: %s", set->v[i]->name, msg);
+			policy_diag__add(diag, "%s: %s", set->v[i]->file, msg);
 			ret = err;
 		} else {
 			file_compiled__free(&fc);
@@ -1461,19 +1652,50 @@ static int compile_check(const struct policy_set *set, struct policy_diag *diag)
 	return ret;
 }
 
-static int64_t now_ns(clockid_t c)
+/*
+ * "generations": one object per policy in force, after an applied reload:
+ * its id, slot and generation, and for each one the reload switched, when
+ * its slot flipped (switch_ns, CLOCK_REALTIME: every cgroup of the policy
+ * switched at that instant). Literal JSON for json_raw(); the caller frees
+ * it. NULL when out of memory (the record then goes without it).
+ */
+static char *reload_generations(struct agent *a, const bool *changed)
 {
-	struct timespec ts;
+	struct json sub;
+	char *buf = NULL;
+	size_t i, len = 0;
+	FILE *f = open_memstream(&buf, &len);
 
-	clock_gettime(c, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	if (!f)
+		return NULL;
+	json_init(&sub);
+	fputc('[', f);
+	for (i = 0; i < a->set.n; i++) {
+		json_begin(&sub);
+		json_str(&sub, "policy", a->set.v[i]->name);
+		json_u64(&sub, "policy_id", a->pol_id[i]);
+		json_u64(&sub, "slot", a->pol_slot[i]);
+		json_u64(&sub, "generation", a->info[i].generation);
+		json_bool(&sub, "changed", changed[i]);
+		if (changed[i] && a->switch_ns[i])
+			json_u64(&sub, "switch_ns", (uint64_t)a->switch_ns[i]);
+		fprintf(f, "%s%s}", i ? "," : "", sub.buf);
+	}
+	fputc(']', f);
+	if (fclose(f) || sub.oom) {
+		free(buf);
+		buf = NULL;
+	}
+	json_free(&sub);
+	return buf;
 }
 
 static void emit_reload(struct agent *a, const char *trigger, const char *result,
-			const char *const *changed, size_t n_changed,
+			const bool *changed_v, const char *const *changed, size_t n_changed,
 			int64_t start_ns, int64_t end_ns)
 {
 	const char *names[POLICY_MAX];
+	char *gens;
 	size_t i;
 
 	for (i = 0; i < a->set.n && i < POLICY_MAX; i++)
@@ -1488,7 +1710,43 @@ static void emit_reload(struct agent *a, const char *trigger, const char *result
 		json_u64(&a->j, "switch_start_ns", (uint64_t)start_ns);
 		json_u64(&a->j, "switch_end_ns", (uint64_t)end_ns);
 	}
+	gens = changed_v ? reload_generations(a, changed_v) : NULL;
+	if (gens)
+		json_raw(&a->j, "generations", gens);
+	free(gens);
 	events__emit(a);
+}
+
+_Static_assert(RELOAD_MSG_LEN == POLICY_DIAG_MAX, "reload_msg.text holds one diagnostic");
+
+/*
+ * The problems of a rejected reload, for `stockade reload` to print: the
+ * agent's own verdict (its policy paths, the cgroups its limits would
+ * land on, the room left in its maps), not a second validation that could
+ * disagree. Numbered with the reload they belong to (a->reloads + 1, the
+ * number agent_meta gives it next).
+ */
+static void reload_msgs_put(struct agent *a, const struct policy_diag *diag)
+{
+	int fd = bpf_map__fd(a->skel->maps.reload_msgs);
+	struct reload_msg m;
+	__u32 k;
+	size_t i;
+
+	a->reload_problems = 0;
+	for (i = 0; i < diag->n && i < RELOAD_MSGS_MAX; i++) {
+		memset(&m, 0, sizeof(m));
+		m.reload = a->reloads + 1;
+		if (i == RELOAD_MSGS_MAX - 1 && diag->n > RELOAD_MSGS_MAX)
+			snprintf(m.text, sizeof(m.text), "... and %zu more problems: see the agent's log (policy_error records)",
+				 diag->n - i);
+		else
+			snprintf(m.text, sizeof(m.text), "%s", diag->msgs[i]);
+		k = (__u32)i;
+		if (bpf_map_update_elem(fd, &k, &m, BPF_ANY))
+			break;
+		a->reload_problems++;
+	}
 }
 
 /*
@@ -1511,12 +1769,15 @@ static void reload(struct agent *a, const char *trigger)
 	bool *changed = calloc(POLICY_MAX, sizeof(*changed));
 	bool *retired = calloc(POLICY_MAX, sizeof(*retired));
 	const char **changed_names = calloc(POLICY_MAX, sizeof(*changed_names));
+	uint32_t *nslot = calloc(POLICY_MAX, sizeof(*nslot));
+	bool *staken = calloc(POLICY_SLOTS, sizeof(*staken));
 	int64_t start_ns = 0, end_ns = 0;
 	size_t i, j, n_changed = 0;
 	bool same;
 	int err;
 
-	if (!npid || !nby || !ninfo || !changed || !retired || !changed_names) {
+	if (!npid || !nby || !ninfo || !changed || !retired || !changed_names ||
+	    !nslot || !staken) {
 		policy_diag__add(&diag, "out of memory");
 		err = -ENOMEM;
 		goto rejected;
@@ -1531,6 +1792,9 @@ static void reload(struct agent *a, const char *trigger)
 	err = policy_set__load(a->opt.policy_paths, a->opt.n_policy_paths, &nset, &diag);
 	if (!err)
 		err = compile_check(&nset, &diag);
+	/* Limits this host cannot apply reject the set, as they stop a start. */
+	if (!err)
+		err = limits__check_set(a, &nset, &diag);
 	if (!err && nset.n >= POLICY_MAX) {
 		policy_diag__add(&diag, "%zu policies; at most %d fit", nset.n, POLICY_MAX - 1);
 		err = -E2BIG;
@@ -1538,12 +1802,22 @@ static void reload(struct agent *a, const char *trigger)
 	if (err)
 		goto rejected;
 
-	/* Plan: unchanged policies keep their ids, the rest get fresh ones. */
+	/* Plan: unchanged policies keep their ids, the rest get fresh ones;
+	 * a policy keeps its slot while its name is in the set, a new name
+	 * gets a free one (never the slot of a policy going away: cgroups
+	 * still point at it until the scan below). */
 	for (i = 0; i < nset.n; i++) {
 		const struct policy *p = nset.v[i];
 
 		for (j = 0; j < a->set.n && strcmp(a->set.v[j]->name, p->name); j++)
 			;
+		nslot[i] = j < a->set.n ? a->pol_slot[j] : free_slot(a, staken);
+		if (!nslot[i]) {
+			policy_diag__add(&diag, "no free policy slot for %s", p->name);
+			err = -E2BIG;
+			goto rejected;
+		}
+		staken[nslot[i]] = true;
 		if (j < a->set.n && a->set.v[j]->hash == p->hash) {
 			npid[i] = a->pol_id[j];
 			ninfo[i] = a->info[j];
@@ -1571,7 +1845,7 @@ static void reload(struct agent *a, const char *trigger)
 	if (same) {
 		a->reload_result = RELOAD_UNCHANGED;
 		if (strcmp(trigger, "inotify"))
-			emit_reload(a, trigger, "unchanged", NULL, 0, 0, 0);
+			emit_reload(a, trigger, "unchanged", NULL, NULL, 0, 0, 0);
 		else
 			pr_debug("agent", "policy files touched, content unchanged");
 		goto done;
@@ -1589,10 +1863,13 @@ static void reload(struct agent *a, const char *trigger)
 		nset = tset;
 	}
 	for (i = 0; i < POLICY_MAX; i++) {
-		uint32_t t32 = a->pol_id[i];
+		uint32_t t32 = a->pol_id[i], ts = a->pol_slot[i];
 		uint16_t t16 = a->by_id[i];
 		struct policy_info ti = a->info[i];
 
+		a->pol_slot[i] = nslot[i];
+		nslot[i] = ts;
+		a->switch_ns[i] = 0;
 		a->pol_id[i] = npid[i];
 		npid[i] = t32;
 		a->by_id[i] = nby[i];
@@ -1614,6 +1891,7 @@ static void reload(struct agent *a, const char *trigger)
 		a->set = nset;
 		memset(&nset, 0, sizeof(nset));
 		memcpy(a->pol_id, npid, POLICY_MAX * sizeof(*npid));
+		memcpy(a->pol_slot, nslot, POLICY_MAX * sizeof(*nslot));
 		memcpy(a->by_id, nby, POLICY_MAX * sizeof(*nby));
 		memcpy(a->info, ninfo, POLICY_MAX * sizeof(*ninfo));
 		policy_diag__add(&diag, "writing the new rules into the kernel maps failed: %s (maps full?)",
@@ -1621,35 +1899,39 @@ static void reload(struct agent *a, const char *trigger)
 		goto rejected;
 	}
 
+	/* The switch: one update of each changed policy's slot moves all its
+	 * cgroups at once (a new policy's slot is written too, before any
+	 * entry points at it). Then the scan moves, one entry each, the
+	 * cgroups whose selector now names another policy, and confines or
+	 * releases the others. A failed flip is reported and leaves that
+	 * policy on its old id, which then stays (below). */
 	start_ns = now_ns(CLOCK_REALTIME);
+	flip_slots(a, changed);
 	a->reselect = true;
 	err = scan(a);
 	/* A cgroup that could not be switched is retried at the next scan. */
 	a->reselect = err != 0;
 	rcu_sync(a);
 	end_ns = now_ns(CLOCK_REALTIME);
-	/* Retired ids still used by a cgroup we could not switch stay. */
+	/* Limits follow (after the window: they are not the rules' switch):
+	 * written over the old values, or put back as found. */
+	limits__reload(a);
+	/* No program still runs with an entry that pointed at the slot of a
+	 * removed policy: free it. */
+	free_slots(a);
+	/* Retired ids still used, by a slot that could not flip or a cgroup
+	 * we could not switch, stay. */
 	for (i = 0; i < a->n_cgs; i++)
 		retired[a->cgs[i].policy_id] = false;
+	for (i = 0; i < POLICY_SLOTS; i++)
+		retired[a->slot_id[i]] = false;
 	retire_ids(a, retired);
 
-	for (i = 0; i < a->set.n; i++) {
-		char hash[20];
-
-		if (!changed[i])
-			continue;
-		snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)a->info[i].hash);
-		events__begin(a, "policy");
-		json_str(&a->j, "policy", a->set.v[i]->name);
-		json_u64(&a->j, "policy_id", a->pol_id[i]);
-		json_str(&a->j, "file", a->set.v[i]->file);
-		json_str(&a->j, "hash", hash);
-		json_u64(&a->j, "generation", a->info[i].generation);
-		json_str(&a->j, "mode", a->info[i].mode == SANDBOX_AUDIT ? "audit" : "enforce");
-		events__emit(a);
-	}
+	for (i = 0; i < a->set.n; i++)
+		if (changed[i])
+			emit_policy(a, i);
 	a->reload_result = RELOAD_APPLIED;
-	emit_reload(a, trigger, "applied", changed_names, n_changed, start_ns, end_ns);
+	emit_reload(a, trigger, "applied", changed, changed_names, n_changed, start_ns, end_ns);
 	goto done;
 
 rejected:
@@ -1660,9 +1942,12 @@ rejected:
 		events__emit(a);
 	}
 	pr_err("policy", "reload rejected: the policy set in force stays");
+	reload_msgs_put(a, &diag);
 	a->reload_result = RELOAD_REJECTED;
-	emit_reload(a, trigger, "rejected", NULL, 0, 0, 0);
+	emit_reload(a, trigger, "rejected", NULL, NULL, 0, 0, 0);
 done:
+	if (a->reload_result != RELOAD_REJECTED)
+		a->reload_problems = 0;
 	a->reloads++;
 	events__meta_update(a);
 	policy_set__free(&nset);
@@ -1673,6 +1958,8 @@ done:
 	free(changed);
 	free(retired);
 	free(changed_names);
+	free(nslot);
+	free(staken);
 }
 
 /* ---- policy files watched (inotify) ---- */
@@ -1903,12 +2190,12 @@ int agent__run(const struct agent_opts *opt)
 {
 	struct policy_diag diag = { 0 };
 	struct agent *a;
-	struct sigaction sa = { .sa_handler = on_signal };
 	struct timespec last = { 0 }, now;
 	bool detach = false, ready = false;
 	size_t i;
 	int err;
 
+	agent__signals_init();	/* main() did already; again for other callers */
 	/* ~100 KiB of policy tables: the heap, not the stack. */
 	a = calloc(1, sizeof(*a));
 	if (!a)
@@ -1967,17 +2254,14 @@ int agent__run(const struct agent_opts *opt)
 	if (err)
 		goto cleanup;
 	err = fill_policies(a, NULL);
+	if (!err)
+		err = flip_slots(a, NULL);	/* adopted cgroups switch here */
 	if (err)
 		goto cleanup;
 	emit_policies(a);
 	err = limits__init(a);
 	if (err)
 		goto cleanup;
-
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);	/* reload; handled once ready */
-	signal(SIGPIPE, SIG_IGN);
 
 	err = scan(a);
 	if (err) {
@@ -1997,6 +2281,7 @@ int agent__run(const struct agent_opts *opt)
 	a->next_id = a->next_id % (POLICY_MAX - 1) + 1;
 	watch_policies(a);
 	emit_ready(a);
+	agent__signals_ready();
 
 	while (!stop_signal) {
 		err = events__poll(a, 100);

@@ -23,7 +23,8 @@ struct cgroup_paths;
 struct sandbox_cg {
 	char *path;		/* relative to the cgroup2 mount, "/a/b" */
 	uint64_t id;
-	uint32_t policy_id;	/* index into the set + 1; 0 = conflict */
+	uint32_t policy_id;	/* the id its slot resolves to; 0 = conflict */
+	uint32_t slot;		/* what its sandbox entry holds (include/sandbox.h) */
 	uint64_t root_id;	/* the directly selected cgroup it is under */
 	bool direct;		/* selected itself (has links), or inherited */
 	bool released;		/* a reload stopped confining it: forget it */
@@ -81,6 +82,11 @@ struct agent {
 	uint16_t by_id[POLICY_MAX];
 	struct policy_info info[POLICY_MAX];	/* by set index */
 	struct policy_info *old;		/* by id; NULL on a fresh start */
+	/* Slots (include/sandbox.h): pol_slot[i] is the slot of set.v[i];
+	 * slot_id[] mirrors the `policy_slots` map (0: free, or conflict). */
+	uint32_t pol_slot[POLICY_MAX];
+	uint32_t slot_id[POLICY_SLOTS];
+	int64_t switch_ns[POLICY_MAX];		/* by set index: last slot flip */
 	struct key_set keys_allow, keys_meta, keys_file, keys_unix;
 	struct cgroup_paths *drain_paths;
 
@@ -90,6 +96,7 @@ struct agent {
 	uint32_t next_id;	/* round robin over free policy ids */
 	uint64_t reloads;
 	uint32_t reload_result;	/* enum reload_result */
+	uint32_t reload_problems;	/* written to reload_msgs */
 	int ino_fd;		/* inotify on the policy paths, or -1 */
 	int64_t reload_at_ms;	/* CLOCK_MONOTONIC ms of a pending reload */
 	/* `detached` as read at the start of a scan; seen: still exists. */
@@ -136,6 +143,9 @@ void events__emit(struct agent *a);
 void events__cgroup_fields(struct agent *a, const struct sandbox_cg *cg);
 
 /* agent/agent.c */
+/* Install the agent's signal handlers and hold SIGHUP, SIGINT and
+ * SIGTERM until start-up is over (first thing in main()). */
+void agent__signals_init(void);
 int agent__run(const struct agent_opts *opt);
 const struct sandbox_cg *agent__find_cg(struct agent *a, uint64_t id);
 const char *agent__policy_name(struct agent *a, uint32_t policy_id);

@@ -52,6 +52,7 @@ struct ctl {
 
 	int dir_fd;
 	int sb_fd, names_fd, cnt_fd, det_fd, data_fd, bss_fd;
+	int slots_fd;		/* policy_slots: an entry's slot -> policy id */
 	int saved_fd;		/* lim_saved: limit values found (optional) */
 	struct stockade__data *data;	/* the pinned .data, mmap()ed */
 	size_t data_len;
@@ -66,7 +67,8 @@ struct ctl {
 static void ctl_close(struct ctl *c)
 {
 	int *fds[] = { &c->sb_fd, &c->names_fd, &c->cnt_fd, &c->det_fd,
-		       &c->data_fd, &c->bss_fd, &c->dir_fd, &c->saved_fd };
+		       &c->data_fd, &c->bss_fd, &c->dir_fd, &c->saved_fd,
+		       &c->slots_fd };
 	size_t i;
 
 	if (c->data)
@@ -102,7 +104,7 @@ static int ctl_parse(struct ctl *c, int argc, char **argv, bool detach)
 	memset(c, 0, sizeof(*c));
 	c->bpffs = PIN_DIR_DEFAULT;
 	c->dir_fd = c->sb_fd = c->names_fd = c->cnt_fd = c->det_fd = -1;
-	c->data_fd = c->bss_fd = c->saved_fd = -1;
+	c->data_fd = c->bss_fd = c->saved_fd = c->slots_fd = -1;
 	json_init(&c->j);
 	optind = 1;
 	while ((o = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
@@ -232,6 +234,7 @@ static int ctl_open(struct ctl *c)
 	if (c->sb_fd == -ENOENT)
 		return 1;
 	c->names_fd = pin__map_get(c->bpffs, "policy_names");
+	c->slots_fd = pin__map_get(c->bpffs, "policy_slots");
 	c->cnt_fd = pin__map_get(c->bpffs, "sb_count");
 	c->det_fd = pin__map_get(c->bpffs, "detached");
 	c->data_fd = pin__map_get(c->bpffs, "data");
@@ -239,7 +242,7 @@ static int ctl_open(struct ctl *c)
 	/* Absent in pins of a build without limits: nothing to put back. */
 	c->saved_fd = pin__map_get(c->bpffs, "lim_saved");
 	if (c->sb_fd < 0 || c->names_fd < 0 || c->cnt_fd < 0 || c->det_fd < 0 ||
-	    c->data_fd < 0 || c->bss_fd < 0) {
+	    c->data_fd < 0 || c->bss_fd < 0 || c->slots_fd < 0) {
 		pr_err("pin", "the pins under %s are incomplete or from another stockade build; `stockade detach --all --bpffs %s` removes them",
 		       c->bpffs, c->bpffs);
 		return -ENOENT;
@@ -288,7 +291,21 @@ static void policy_of(struct ctl *c, uint32_t id, struct policy_info *pi)
 	pi->name[sizeof(pi->name) - 1] = '\0';
 }
 
-/* Every sandbox entry (id -> struct sandbox). */
+/* The policy id a slot holds now, as the programs resolve it
+ * (sandbox_current()): POLICY_ID_CONFLICT for a slot out of range or
+ * empty. */
+static uint32_t slot_policy(struct ctl *c, uint32_t slot)
+{
+	__u32 key = slot, id;
+
+	if (slot >= POLICY_SLOTS || bpf_map_lookup_elem(c->slots_fd, &key, &id) ||
+	    id >= POLICY_MAX)
+		return POLICY_ID_CONFLICT;
+	return id;
+}
+
+/* Every sandbox entry (id -> struct sandbox), its slot resolved into
+ * sb.policy_id. */
 struct entry {
 	uint64_t id;
 	struct sandbox sb;
@@ -312,6 +329,7 @@ static int read_entries(struct ctl *c, struct entry **out, size_t *n_out)
 			v = nv;
 		}
 		if (!bpf_map_lookup_elem(c->sb_fd, &next, &v[n].sb)) {
+			v[n].sb.policy_id = slot_policy(c, v[n].sb.slot);
 			v[n].id = next;
 			n++;
 		}
@@ -517,9 +535,15 @@ int ctl__detach(int argc, char **argv)
 			       c.target, c.bpffs);
 			goto out;
 		}
-		for (i = 0; i < n; i++)
-			if (v[i].sb.root_id == v[i].id && v[i].sb.policy_id == policy_id)
+		/* By name, not by that id: while a reload switches, a policy
+		 * may hold two ids (its slot names the one in force). */
+		for (i = 0; i < n; i++) {
+			if (v[i].sb.root_id != v[i].id)
+				continue;
+			policy_of(&c, v[i].sb.policy_id, &pi);
+			if (!strncmp(pi.name, c.target, sizeof(pi.name)))
 				roots[n_roots++] = v[i].id;
+		}
 		if (!n_roots)
 			fprintf(stderr, "stockade: detach: policy %s confines no cgroup\n",
 				c.target);
@@ -584,7 +608,7 @@ out:
 
 struct row {
 	uint64_t id, root;
-	uint32_t policy_id;
+	uint32_t policy_id, slot;
 	bool has_entry;
 	const char *path;
 	uint64_t denied, audited;	/* sums of sb_count's denied[], audited[] */
@@ -697,6 +721,7 @@ int ctl__status(int argc, char **argv)
 		rows[n_rows].id = v[i].id;
 		rows[n_rows].root = v[i].sb.root_id;
 		rows[n_rows].policy_id = v[i].sb.policy_id;
+		rows[n_rows].slot = v[i].sb.slot;
 		rows[n_rows].has_entry = true;
 		n_rows++;
 	}
@@ -781,6 +806,7 @@ int ctl__status(int argc, char **argv)
 					 (unsigned long long)pi.hash);
 				json_str(&sub, "policy", pi.name);
 				json_u64(&sub, "policy_id", r->policy_id);
+				json_u64(&sub, "slot", r->slot);
 				json_u64(&sub, "generation", pi.generation);
 				json_str(&sub, "hash", hash);
 				json_str(&sub, "mode", pi.mode == SANDBOX_AUDIT ? "audit" : "enforce");
@@ -926,6 +952,38 @@ static bool is_stockade(uint32_t pid)
 	return !strncmp(comm, "stockade", 8);
 }
 
+/*
+ * Print the problems of the reload m reports, as the agent found them
+ * (`reload_msgs`, include/lifecycle.h): one `check`-style line each on
+ * stderr. Why the agent's answer, not a validation of our own: only the
+ * agent knows its policy paths (relative to its working directory), the
+ * cgroups its limits would land on and the room left in its maps, so a
+ * second check here could pass what the agent refused, or the reverse.
+ * An entry numbered for another reload (one that started since) is not
+ * ours: we say so rather than print another reload's problems.
+ */
+static void print_problems(const char *bpffs, const struct agent_meta *m)
+{
+	struct reload_msg msg;
+	int fd = pin__map_get(bpffs, "reload_msgs");
+	__u32 k;
+
+	if (fd < 0) {
+		pr_err("reload", "cannot read %s/maps/reload_msgs: %s; the agent's policy_error records list the problems",
+		       bpffs, strerror(-fd));
+		return;
+	}
+	for (k = 0; k < m->reload_problems && k < RELOAD_MSGS_MAX; k++) {
+		if (bpf_map_lookup_elem(fd, &k, &msg) || msg.reload != m->reloads) {
+			pr_err("reload", "another reload ran meanwhile; the agent's policy_error records list the problems");
+			break;
+		}
+		msg.text[sizeof(msg.text) - 1] = '\0';
+		fprintf(stderr, "%s\n", msg.text);
+	}
+	close(fd);
+}
+
 int ctl__reload(int argc, char **argv)
 {
 	struct agent_meta before = { 0 }, m = { 0 };
@@ -984,7 +1042,8 @@ int ctl__reload(int argc, char **argv)
 		rc = 0;
 		break;
 	default:
-		pr_err("reload", "rejected: the policy set is invalid, and the agent (pid %u) keeps enforcing the previous one. Its policy_error records (and stderr) say why; `stockade check` on the policy files says the same",
+		print_problems(bpffs, &m);
+		pr_err("reload", "rejected: the policy set is invalid, and the agent (pid %u) keeps enforcing the previous one; fix the problems above (its policy_error records say the same) and reload again",
 		       pid);
 		break;
 	}

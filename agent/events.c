@@ -372,6 +372,7 @@ void events__meta_update(struct agent *a)
 		.started_ns = (__u64)a->started_ns,
 		.reloads = a->reloads,
 		.reload_result = a->reload_result,
+		.reload_problems = a->reload_problems,
 	};
 	__u32 zero = 0;
 

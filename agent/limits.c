@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,7 @@ struct limits_state {
 struct limits_cg {
 	const struct policy *p;	/* its policy, when it sets limits */
 	uint64_t root_id;	/* the sandbox (directly selected cgroup) */
+	bool direct;		/* set up as a directly selected cgroup */
 	bool counted;		/* has an sb_count entry */
 	struct {
 		bool set;
@@ -121,11 +123,13 @@ static uint64_t clock_ms(clockid_t c)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* The policy of id in the set in force (ids are not set indexes: a
+ * reload or an adopting start gives fresh ones). */
 static const struct policy *policy_of(struct agent *a, uint32_t id)
 {
-	if (id == POLICY_ID_CONFLICT || id > a->set.n)
+	if (id == POLICY_ID_CONFLICT || id >= POLICY_MAX || !a->by_id[id])
 		return NULL;
-	return a->set.v[id - 1];
+	return a->set.v[a->by_id[id] - 1];
 }
 
 static bool wants_limits(const struct policy *p)
@@ -290,13 +294,33 @@ static size_t needs_of(const struct policy *p, struct need *n)
 	return k;
 }
 
-#define lim_err(p, n, fmt, ...)						\
-	pr_err("limits", "%s:%d:%d: limits.%s: " fmt, (p)->file,	\
-	       (n)->pos.line, (n)->pos.col, (n)->key, ##__VA_ARGS__)
+/* A limit that cannot be applied, as `FILE:LINE:COL: limits.KEY: ...`:
+ * into diag when given (a reload's problems: policy_error records and
+ * `stockade reload` print them), else on stderr. */
+static void __attribute__((format(printf, 4, 5)))
+lim_report(struct policy_diag *diag, const struct policy *p, const struct need *n,
+	   const char *fmt, ...)
+{
+	char msg[POLICY_DIAG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (diag)
+		policy_diag__add(diag, "%s:%d:%d: limits.%s: %s", p->file, n->pos.line,
+				 n->pos.col, n->key, msg);
+	else
+		pr_err("limits", "%s:%d:%d: limits.%s: %s", p->file, n->pos.line,
+		       n->pos.col, n->key, msg);
+}
+
+#define lim_err(p, n, fmt, ...) lim_report(diag, p, n, fmt, ##__VA_ARGS__)
 
 /* Can the cgroup2 hierarchy give this controller at all? */
 static int check_root(struct agent *a, const struct policy *p,
-		      const struct need *n, const char *root_ctls)
+		      const struct need *n, const char *root_ctls,
+		      struct policy_diag *diag)
 {
 	char mnt[PATH_MAX];
 
@@ -315,7 +339,7 @@ static int check_root(struct agent *a, const struct policy *p,
 
 /* Can cgroup rel take the limit? Names the fix when not. */
 static int check_cg(struct agent *a, const struct policy *p,
-		    const struct need *n, const char *rel)
+		    const struct need *n, const char *rel, struct policy_diag *diag)
 {
 	char buf[1024], path[PATH_MAX], fix[2048] = "", up[PATH_MAX];
 	size_t i, len;
@@ -368,58 +392,61 @@ file:
 
 struct check_ctx {
 	struct agent *a;
+	const struct policy_set *set;
+	struct policy_diag *diag;
 	int err;
 };
 
 static void *check_one(const char *rel, uint64_t id, void *parent, void *vctx)
 {
 	struct check_ctx *c = vctx;
-	struct agent *a = c->a;
+	const struct policy_set *set = c->set;
 	const struct policy *p = NULL;
 	struct need n[8];
 	size_t i, j, k;
 
 	(void)id;
-	for (i = 0; i < a->set.n; i++)
-		for (j = 0; j < a->set.v[i]->n_cgroups; j++)
-			if (cgroup__match(a->set.v[i]->cgroups[j], rel)) {
-				if (p && p != a->set.v[i])
+	for (i = 0; i < set->n; i++)
+		for (j = 0; j < set->v[i]->n_cgroups; j++)
+			if (cgroup__match(set->v[i]->cgroups[j], rel)) {
+				if (p && p != set->v[i])
 					return parent;	/* conflict: deny-all, no limits */
-				p = a->set.v[i];
+				p = set->v[i];
 			}
 	if (!p || !wants_limits(p))
 		return parent;
 	k = needs_of(p, n);
 	for (i = 0; i < k; i++)
-		if (check_cg(a, p, &n[i], rel))
+		if (check_cg(c->a, p, &n[i], rel, c->diag))
 			c->err = -EOPNOTSUPP;
 	return parent;
 }
 
-int limits__check(struct agent *a)
+int limits__check_set(struct agent *a, const struct policy_set *set,
+		      struct policy_diag *diag)
 {
-	struct check_ctx c = { .a = a, .err = 0 };
+	struct check_ctx c = { .a = a, .set = set, .diag = diag, .err = 0 };
 	char root_ctls[1024] = "";
 	struct need n[8];
 	size_t i, j, k, bad = 0;
 	int err;
 
-	for (i = 0; i < a->set.n; i++)
-		if (wants_limits(a->set.v[i]))
+	for (i = 0; i < set->n; i++)
+		if (wants_limits(set->v[i]))
 			break;
-	if (i == a->set.n)
+	if (i == set->n)
 		return 0;
 	if (!read_cg(a, "", "cgroup.controllers", root_ctls, sizeof(root_ctls)))
 		root_ctls[0] = '\0';
 	trim(root_ctls);
-	for (i = 0; i < a->set.n; i++) {
-		const struct policy *p = a->set.v[i];
+	for (i = 0; i < set->n; i++) {
+		const struct policy *p = set->v[i];
 
 		if (!wants_limits(p))
 			continue;
 		k = needs_of(p, n);
 		for (j = 0; j < k; j++)
-			if (check_root(a, p, &n[j], root_ctls))
+			if (check_root(a, p, &n[j], root_ctls, diag))
 				bad++;
 	}
 	if (!bad) {
@@ -427,16 +454,25 @@ int limits__check(struct agent *a)
 		if (err) {
 			pr_err("limits", "walking %s failed: %s", a->cgroot,
 			       strerror(-err));
+			if (diag)
+				policy_diag__add(diag, "checking the limits: walking %s failed: %s",
+						 a->cgroot, strerror(-err));
 			return err;
 		}
 		if (c.err)
 			bad++;
 	}
 	if (bad) {
-		pr_err("limits", "the limits above cannot be applied; nothing was applied");
+		if (!diag)
+			pr_err("limits", "the limits above cannot be applied; nothing was applied");
 		return -EOPNOTSUPP;
 	}
 	return 0;
+}
+
+int limits__check(struct agent *a)
+{
+	return limits__check_set(a, &a->set, NULL);
 }
 
 /* ---- setup ---- */
@@ -770,6 +806,7 @@ int limits__attach(struct agent *a, struct sandbox_cg *cg)
 	if (!l)
 		return -ENOMEM;
 	cg->lim = l;
+	l->direct = cg->direct;
 	root = root_of(a, cg);
 	l->root_id = root ? root->id : cg->id;
 	ls->state_dirty = true;
@@ -837,7 +874,7 @@ int limits__attach(struct agent *a, struct sandbox_cg *cg)
 	 * one gets the same diagnosis. */
 	k = needs_of(p, n);
 	for (i = 0, err = 0; i < k; i++)
-		if (check_cg(a, p, &n[i], cg->path))
+		if (check_cg(a, p, &n[i], cg->path, NULL))
 			err = -EOPNOTSUPP;
 	if (!err)
 		err = apply_limits(a, cg);
@@ -857,6 +894,102 @@ int limits__attach(struct agent *a, struct sandbox_cg *cg)
 			start_runtime(a, l, clock_ms(CLOCK_MONOTONIC));
 	}
 	return 0;
+}
+
+/* Does cg have a watch of this kind? (inotify gives one wd per file, and
+ * drop_watches() removes each entry once.) */
+static bool has_watch(struct agent *a, const struct sandbox_cg *cg,
+		      enum watch_kind kind)
+{
+	size_t i;
+
+	for (i = 0; i < a->lim->n_w; i++)
+		if (a->lim->w[i].cg_id == cg->id && a->lim->w[i].kind == kind)
+			return true;
+	return false;
+}
+
+/*
+ * One directly selected cgroup after a reload: the limits of its policy in
+ * the new set. Values the new policy sets are written over the old ones in
+ * place (no moment without a limit); one it no longer sets goes back to
+ * the value found before the agent wrote it (apply_limits()). The run time
+ * keeps its start: a changed runtime moves the deadline, a removed one
+ * stops the clock.
+ */
+static void reload_direct(struct agent *a, struct sandbox_cg *cg)
+{
+	struct limits_cg *l = cg->lim;
+	const struct policy *p = policy_of(a, cg->policy_id);
+	struct need n[8];
+	size_t i, k;
+	int err = 0;
+
+	l->p = NULL;	/* the old set's policy is freed after the reload */
+	if (!wants_limits(p)) {
+		restore_limits(a, cg);
+		l->rt_start_ms = 0;
+		a->lim->state_dirty = true;
+		return;
+	}
+	k = needs_of(p, n);
+	for (i = 0; i < k; i++)
+		if (check_cg(a, p, &n[i], cg->path, NULL))
+			err = -EOPNOTSUPP;
+	l->p = p;
+	if (!err)
+		err = apply_limits(a, cg);	/* restores all on failure */
+	if (err) {
+		l->p = NULL;
+		pr_err("limits", "cgroup %s is confined WITHOUT the limits of policy '%s'",
+		       cg->path, p->name);
+		return;
+	}
+	if (!p->limits.has_runtime) {
+		l->rt_start_ms = 0;
+	} else {
+		if (!has_watch(a, cg, W_POPULATED))
+			add_watch(a, cg, W_POPULATED);
+		if (!l->rt_start_ms && populated(a, cg->path))
+			start_runtime(a, l, clock_ms(CLOCK_MONOTONIC));
+		else if (l->rt_start_ms)
+			l->rt_deadline_real_ms = clock_ms(CLOCK_REALTIME) +
+				p->limits.runtime_ms -
+				(clock_ms(CLOCK_MONOTONIC) - l->rt_start_ms);
+	}
+	a->lim->state_dirty = true;
+}
+
+void limits__reload(struct agent *a)
+{
+	struct sandbox_cg *cg;
+	size_t i;
+
+	if (!a->lim)
+		return;
+	for (i = 0; i < a->n_cgs; i++) {
+		cg = &a->cgs[i];
+		if (!cg->lim || cg->released)
+			continue;
+		if (cg->lim->direct && cg->direct) {
+			reload_direct(a, cg);
+			continue;
+		}
+		if (cg->lim->direct) {
+			/* Confined through its parent now: its own limits
+			 * go, the sandbox's apply through the subtree. */
+			restore_limits(a, cg);
+			if (cg->lim->counted)
+				bpf_map_delete_elem(bpf_map__fd(a->skel->maps.sb_count),
+						    &cg->id);
+		}
+		/* Set up anew, for what it is now (a new sandbox root gets
+		 * its counters, watches and limits). */
+		drop_watches(a, cg->id, false);
+		free(cg->lim);
+		cg->lim = NULL;
+		limits__attach(a, cg);
+	}
 }
 
 /* ---- records ---- */

@@ -15,6 +15,7 @@
  *   limits__forget   the agent lets go of a cgroup that stays confined.
  *   limits__sweep    after adoption: puts back the limits of sandboxes
  *                    that are gone or no longer selected.
+ *   limits__reload   after a reload: the limits follow the new policies.
  *   limits__tick     every turn of the main loop (<= 100 ms): breaches,
  *                    run time, CPU throttling, --metrics, the state file.
  *   limits__fini     the agent stops: remove the state and metrics files;
@@ -37,8 +38,19 @@ struct agent;
 struct sandbox_cg;
 struct cgroup_paths;
 struct sb_stats;
+struct policy_set;
+struct policy_diag;
 
 int limits__check(struct agent *a);
+/* The same for a reload's new set, each problem into diag (the set in
+ * force is not touched). 0, or -EOPNOTSUPP. */
+int limits__check_set(struct agent *a, const struct policy_set *set,
+		      struct policy_diag *diag);
+/* After a reload's scan: each tracked cgroup's limits follow its policy
+ * in the new set (written again where they changed, the values found put
+ * back where the policy no longer sets one); a cgroup that became, or
+ * stopped being, directly selected is set up anew. */
+void limits__reload(struct agent *a);
 int limits__init(struct agent *a);
 int limits__attach(struct agent *a, struct sandbox_cg *cg);
 void limits__detach(struct agent *a, struct sandbox_cg *cg, const char *why);

@@ -214,8 +214,11 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (!strcmp(argv[1], "agent"))
+	if (!strcmp(argv[1], "agent")) {
+		/* Before anything: a SIGHUP must never kill a starting agent. */
+		agent__signals_init();
 		return cmd_agent(argc - 1, argv + 1);
+	}
 	if (!strcmp(argv[1], "check"))
 		return cmd_check(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "status"))

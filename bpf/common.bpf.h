@@ -56,6 +56,15 @@ struct {
 	__type(value, struct policy_conf);
 } policies SEC(".maps") __weak;
 
+/* Slot -> policy id in force (include/sandbox.h): one update switches every
+ * cgroup of a policy. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, POLICY_SLOTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} policy_slots SEC(".maps") __weak;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, SANDBOX_CACHE_SIZE);
@@ -67,14 +76,31 @@ struct {
 __u64 sandbox_gen __weak = 1;
 
 /*
+ * Resolve a copied entry's slot into the policy id in force, once: every
+ * later lookup of the program uses snap->policy_id, so a reload flipping
+ * the slot meanwhile cannot make one decision mix two policies. A slot
+ * out of range or holding nothing resolves to POLICY_ID_CONFLICT, which
+ * denies everything (fail closed).
+ */
+static __always_inline struct sandbox *sandbox_resolve(struct sandbox *snap)
+{
+	__u32 slot = snap->slot, *id;
+
+	id = bpf_map_lookup_elem(&policy_slots, &slot);
+	snap->policy_id = id ? *id : POLICY_ID_CONFLICT;
+	return snap;
+}
+
+/*
  * The sandbox the current task is in: its own cgroup first (the agent
  * inserts every cgroup it has seen, so this is the common case), then the
  * outsider cache, then its ancestors, nearest first, for a cgroup created
  * since the last scan. Returns NULL when the task is outside every sandbox,
- * else snap, a copy of the entry taken right at the lookup: a reload
- * replaces entries while programs run, and the kernel may reuse a replaced
- * entry's memory for the next update at once (preallocated hash), so a
- * program must read the entry once and decide by that copy.
+ * else snap, a copy of the entry taken right at the lookup, its slot
+ * resolved to a policy id: a reload replaces entries and flips slots while
+ * programs run, and the kernel may reuse a replaced entry's memory for the
+ * next update at once (preallocated hash), so a program must read the
+ * entry once and decide by that copy.
  */
 static __always_inline struct sandbox *sandbox_current(__u64 *cgid,
 							struct sandbox *snap)
@@ -88,7 +114,7 @@ static __always_inline struct sandbox *sandbox_current(__u64 *cgid,
 	sb = bpf_map_lookup_elem(&sandboxes, &id);
 	if (sb) {
 		*snap = *sb;
-		return snap;
+		return sandbox_resolve(snap);
 	}
 	/* Read the generation before the walk: a sandbox added during it
 	 * bumps sandbox_gen after its entry exists, so a "none" cached from
@@ -109,9 +135,11 @@ static __always_inline struct sandbox *sandbox_current(__u64 *cgid,
 			found = snap;
 		}
 	}
-	if (!found)
+	if (!found) {
 		bpf_map_update_elem(&cg_cache, &id, &nc, BPF_ANY);
-	return found;
+		return NULL;
+	}
+	return sandbox_resolve(found);
 }
 
 /*

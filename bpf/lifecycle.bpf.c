@@ -32,6 +32,13 @@ struct {
 	__type(value, struct agent_meta);
 } agent_meta SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RELOAD_MSGS_MAX);
+	__type(key, __u32);
+	__type(value, struct reload_msg);
+} reload_msgs SEC(".maps");
+
 /*
  * Never read by a program either: updating a map-in-map makes the kernel
  * wait for an RCU grace period (maybe_wait_bpf_programs()), that is, for

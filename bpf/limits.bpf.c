@@ -19,21 +19,23 @@ struct {
 } lim_saved SEC(".maps");
 
 /*
- * The sandbox a packet belongs to. Egress runs in whatever context sends
- * the packet (softirq for TCP retransmits and ACK clocking), so the
- * current task says nothing: the socket's cgroup does. Its own entry
- * first, else its ancestors, nearest wins (a cgroup created since the
- * agent's last scan), like sandbox_current().
+ * The sandbox root a packet belongs to, 0 for none. Egress runs in
+ * whatever context sends the packet (softirq for TCP retransmits and ACK
+ * clocking), so the current task says nothing: the socket's cgroup does.
+ * Its own entry first, else its ancestors, nearest wins (a cgroup created
+ * since the agent's last scan), like sandbox_current(). Only root_id is
+ * read, and read once per entry: the counters are per sandbox root, not
+ * per policy, so the slot needs no resolving.
  */
-static __always_inline struct sandbox *sandbox_of_skb(struct __sk_buff *skb)
+static __always_inline __u64 sandbox_root_of_skb(struct __sk_buff *skb)
 {
-	struct sandbox *sb, *found = NULL;
-	__u64 id = bpf_skb_cgroup_id(skb);
+	struct sandbox *sb;
+	__u64 id = bpf_skb_cgroup_id(skb), root = 0;
 	int level;
 
 	sb = bpf_map_lookup_elem(&sandboxes, &id);
 	if (sb)
-		return sb;
+		return sb->root_id;
 	/* 0 beyond the socket cgroup's own level: walk down from the root. */
 	for (level = 0; level < SANDBOX_MAX_DEPTH; level++) {
 		id = bpf_skb_ancestor_cgroup_id(skb, level);
@@ -41,15 +43,16 @@ static __always_inline struct sandbox *sandbox_of_skb(struct __sk_buff *skb)
 			break;
 		sb = bpf_map_lookup_elem(&sandboxes, &id);
 		if (sb)
-			found = sb;
+			root = sb->root_id;
 	}
-	return found;
+	return root;
 }
 
 SEC("cgroup_skb/egress")
 int stk_egress(struct __sk_buff *skb)
 {
-	struct sb_count *c = limits_counters(sandbox_of_skb(skb));
+	__u64 root = sandbox_root_of_skb(skb);
+	struct sb_count *c = root ? bpf_map_lookup_elem(&sb_count, &root) : NULL;
 
 	if (c) {
 		c->egress_bytes += skb->len;

@@ -6,7 +6,7 @@
  * directory (--bpffs, default /sys/fs/bpf/stockade), so a sandbox stays
  * confined while no agent runs, even after a SIGKILL:
  *
- *   maps/<name>               rb, sandboxes, policies, ..., data (.data:
+ *   maps/<name>               rb, sandboxes, policy_slots, policies, ..., data (.data:
  *                             ev_seq, sandbox_gen), bss (.bss: ev_lost)
  *   links/lsm-<program>       the BPF-LSM programs (global, once each)
  *   links/cg-<id>-<program>   the cgroup programs of each directly
@@ -35,13 +35,16 @@
  * changes without changing its size (a size change is caught anyway). An
  * agent refuses pins of another layout, naming the fix.
  */
-#define PIN_LAYOUT_VERSION	2
+#define PIN_LAYOUT_VERSION	3	/* 3: sandbox entries name slots */
 
 #define PIN_POLICY_NAME_LEN	64	/* policy names are at most 63 bytes */
 
 /* `policy_names` (array, indexed by policy id): what each id means. An
  * entry with an empty name is unused. Ids are kept per name across agent
- * restarts, so a record's policy id means the same policy before and after. */
+ * restarts, so a record's policy id means the same policy before and after.
+ * Slots (include/sandbox.h) are kept per name too, with no map of their own:
+ * a policy's slot is the one whose `policy_slots` value is an id that names
+ * it here. */
 struct policy_info {
 	char name[PIN_POLICY_NAME_LEN];
 	__u64 hash;		/* FNV-1a 64 of the policy file's bytes */
@@ -65,7 +68,22 @@ struct agent_meta {
 	__u64 started_ns;	/* CLOCK_REALTIME when that agent started */
 	__u64 reloads;		/* reloads this agent finished (any result) */
 	__u32 reload_result;	/* enum reload_result of the last one */
-	__u32 pad;
+	__u32 reload_problems;	/* its problems, in `reload_msgs` */
+};
+
+/*
+ * `reload_msgs` (array): the problems of the last rejected reload, in
+ * `stockade check` words, for `stockade reload` to print. Written before
+ * agent_meta counts the reload; reload is that reload's number (agent_meta
+ * reloads), so a reader can tell them from a later reload's. Beyond
+ * RELOAD_MSGS_MAX problems the last entry says how many more the agent's
+ * log holds.
+ */
+#define RELOAD_MSGS_MAX		64
+#define RELOAD_MSG_LEN		512	/* POLICY_DIAG_MAX */
+struct reload_msg {
+	__u64 reload;
+	char text[RELOAD_MSG_LEN];
 };
 
 /* `sb_count` (per-CPU hash): sandbox root cgroup id -> struct sb_count

@@ -3,11 +3,21 @@
  * Which cgroups are sandboxes, and under which policy.
  *
  * `sandboxes` maps a cgroup id (the cgroup2 directory's inode number) to
- * its policy. The agent inserts every selected cgroup and every descendant
- * it finds; a descendant created since the last scan is still found because
- * the BPF side walks the task's ancestors (nearest entry wins), up to
- * SANDBOX_MAX_DEPTH levels. A program that is attached but finds no entry
- * denies (fail closed).
+ * its policy's slot. The agent inserts every selected cgroup and every
+ * descendant it finds; a descendant created since the last scan is still
+ * found because the BPF side walks the task's ancestors (nearest entry
+ * wins), up to SANDBOX_MAX_DEPTH levels. A program that is attached but
+ * finds no entry denies (fail closed).
+ *
+ * Why slots: a reload that changes a policy writes its rules under a fresh
+ * policy id, then switches every cgroup of that policy in one map update,
+ * by pointing the policy's slot at the new id (`policy_slots`, array: slot
+ * -> policy id in force). A slot stays with its policy's name for as long
+ * as the name is in the set, across reloads and agent restarts, so only a
+ * cgroup that moves to another policy needs its own entry rewritten.
+ * Slot 0 is the conflict slot (a cgroup two policies claim); it always
+ * holds POLICY_ID_CONFLICT, and so does every slot nothing was written to
+ * (array values start zeroed): a dangling slot denies everything.
  */
 #ifndef STOCKADE_SANDBOX_H
 #define STOCKADE_SANDBOX_H
@@ -21,6 +31,10 @@
 #define POLICY_MAX		1024	/* policy ids 1..POLICY_MAX-1 */
 /* Policy id 0 is reserved: a cgroup two policies claim; it denies all. */
 #define POLICY_ID_CONFLICT	0
+/* Slots 1..POLICY_MAX-1, one per policy name; slot 0 resolves to
+ * POLICY_ID_CONFLICT. */
+#define POLICY_SLOTS		POLICY_MAX
+#define POLICY_SLOT_CONFLICT	0
 
 enum sandbox_mode {
 	SANDBOX_ENFORCE = 0,
@@ -40,9 +54,15 @@ struct policy_conf {
 	__u32 flags;	/* enum sandbox_flags */
 };
 
+/*
+ * A `sandboxes` entry. In the map only slot and root_id mean anything;
+ * policy_id is written 0 there and filled in by sandbox_current() in the
+ * copy a program decides by (slot resolved once, so one program run sees
+ * one policy id throughout).
+ */
 struct sandbox {
-	__u32 policy_id;
-	__u32 pad;
+	__u32 policy_id;	/* the copy's resolved id; 0 in the map */
+	__u32 slot;		/* index into `policy_slots` */
 	/* The directly selected cgroup this one is confined through (itself
 	 * when selected). Two tasks are in the same sandbox when their roots
 	 * are equal: ptrace, signals and unix peers are judged by that. */

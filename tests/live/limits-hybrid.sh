@@ -8,7 +8,8 @@
 #     with one error per limit, at its position, that names the cause (a
 #     hybrid host, where v1 holds the controller) and the fix; it applies
 #     nothing (no record, no confinement, no state left behind).
-#   - The same policy without those limits starts and confines.
+#   - The same policy without those limits starts and confines; a reload
+#     back to the limits is rejected, `stockade reload` printing why.
 #   - limits.runtime needs no controller (cgroup.kill is core cgroup2):
 #     it works here too, and `stockade status` sees the sandbox.
 # On a host whose cgroup2 has the memory controller, the first check is
@@ -154,6 +155,21 @@ if start_agent "$work/nolimits.yaml"; then
 		ok "same policy without limits: starts and confines"
 	else
 		not_ok "same policy without limits" "connect to 127.0.0.1:9999 got $out, want EPERM"
+	fi
+	# A reload to the limits this host cannot take is rejected like the
+	# start: `stockade reload` prints each cause, the set in force stays.
+	if ! grep -qw memory "$CGROUP_ROOT/cgroup.controllers"; then
+		cp "$policy" "$work/nolimits.yaml.tmp"
+		mv "$work/nolimits.yaml.tmp" "$work/nolimits.yaml"
+		"$STOCKADE" reload --bpffs "$bpffs" > "$work/reload.out" 2>&1
+		rrc=$?
+		out=$("$TOOLS/netprobe" --netns --cgroup "$cg" connect tcp 127.0.0.1 9999 --listen 2>&1 | tail -n 1)
+		if [ "$rrc" = 1 ] && [ "$out" = EPERM ] &&
+		   grep -q "^$work/nolimits.yaml:$(pos_of memory): limits.memory: policy '.*' cannot be applied on this host: it is a hybrid cgroup host" "$work/reload.out"; then
+			ok "reload to limits this host cannot take: rejected, stockade reload names cause and fix"
+		else
+			not_ok "reload to limits rejected" "exit $rrc, connect $out; $(head -c 400 "$work/reload.out")"
+		fi
 	fi
 	stop_agent || not_ok "same policy without limits: SIGTERM" "exit $rc"
 else

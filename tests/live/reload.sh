@@ -14,9 +14,16 @@
 #      is enforced, and is reported (policy_error record; reload exits 1).
 #   3. enforce -> audit -> enforce is just a reload.
 #   4. A changed file is applied without asking (inotify).
+#   5. Slots: a policy's cgroups share one slot, which a content change
+#      flips to the new id (entries untouched, one switch time); a cgroup
+#      that another policy selects moves to that policy's slot; a removed
+#      policy's slot is freed and given out again.
+#   6. SIGHUP_STARTS (3) starts under a stream of SIGHUPs: each survives,
+#      reaches agent_ready, then reloads once.
 #
 # Environment: STOCKADE, TOOLS (netprobe), CGROUP_ROOT (detected when
-# unset), STOCKADE_AGENT_FLAGS (default --allow-degraded), RELOADS.
+# unset), STOCKADE_AGENT_FLAGS (default --allow-degraded), RELOADS,
+# SIGHUP_STARTS.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,6 +31,7 @@ STOCKADE=${STOCKADE:-$here/../../stockade}
 TOOLS=${TOOLS:-$here/../../build/tools}
 STOCKADE_AGENT_FLAGS=${STOCKADE_AGENT_FLAGS---allow-degraded}
 RELOADS=${RELOADS:-100}
+SIGHUP_STARTS=${SIGHUP_STARTS:-3}
 probe=$TOOLS/netprobe
 
 fs_at() { awk -v d="$1" '$2 == d { t = $3 } END { print t }' /proc/mounts; }
@@ -43,6 +51,7 @@ fi
 tag=stockade-rl-$$
 bpffs=/sys/fs/bpf/$tag
 cg=$CGROUP_ROOT/$tag
+cg2=$CGROUP_ROOT/$tag-2
 work=$(mktemp -d /tmp/stockade-reload.XXXXXX)
 log=$work/agent.log
 agent_pid=
@@ -61,11 +70,12 @@ cleanup() {
 		wait "$agent_pid" 2>/dev/null
 	fi
 	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
-	if [ -d "$cg" ]; then
+	for c in "$cg" "$cg2"; do
+		[ -d "$c" ] || continue
 		while read -r p; do echo "$p" > "$CGROUP_ROOT/cgroup.procs"; done \
-			< "$cg/cgroup.procs" 2>/dev/null
-		rmdir "$cg" 2>/dev/null
-	fi
+			< "$c/cgroup.procs" 2>/dev/null
+		rmdir "$c" 2>/dev/null
+	done
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -81,13 +91,14 @@ wait_for() {
 	return 0
 }
 
-# policy PORT [MODE]: the policy file allows only PORT; written whole by a
-# rename, as editors and deploy tools do (dot files are not policies).
+# policy PORT [MODE [SELECTORS [NAME [FILE]]]]: the policy file allows only
+# PORT; written whole by a rename, as editors and deploy tools do (dot
+# files are not policies).
 policy() {
 	cat > "$work/pol/.p.tmp" <<EOF
-name: rl
+name: ${4:-rl}
 mode: ${2:-enforce}
-cgroups: [/$tag]
+cgroups: [${3:-/$tag}]
 network:
   default: deny
   allow:
@@ -95,12 +106,33 @@ network:
       ports: [$1]
       proto: tcp
 EOF
-	mv "$work/pol/.p.tmp" "$work/pol/p.yaml"
+	mv "$work/pol/.p.tmp" "$work/pol/${5:-p}.yaml"
 }
 
-# try PORT: one connect from the sandbox; prints OK or the errno.
+# try PORT [CGROUP]: one connect from the sandbox; prints OK or the errno.
 try() {
-	"$probe" --netns --cgroup "$cg" connect tcp 127.0.0.1 "$1" --listen 2>&1 | tail -n 1
+	"$probe" --netns --cgroup "${2:-$cg}" connect tcp 127.0.0.1 "$1" --listen 2>&1 | tail -n 1
+}
+
+# snap: take `stockade status --json`; st CGROUP FIELD: a field of
+# CGROUP's object in the last one taken.
+snap() {
+	"$STOCKADE" status --json --bpffs "$bpffs" --cgroup-root "$CGROUP_ROOT" \
+		> "$work/status.json" 2>/dev/null
+}
+st() {
+	grep -o "{\"cgroup\":\"$1\",[^{}]*" "$work/status.json" | head -n 1 |
+		sed -n "s/.*\"$2\":\"\{0,1\}\([^,\"}]*\).*/\1/p"
+}
+
+# reload_ok: stockade reload, which must apply (or find applied what
+# inotify, quicker, already applied); then snap.
+reload_ok() {
+	out=$("$STOCKADE" reload --bpffs "$bpffs" 2>&1)
+	snap
+	case $out in "reload: applied"* | "reload: unchanged"*) return 0 ;; esac
+	echo "reload: $out"
+	return 1
 }
 
 mkdir "$work/pol" "$cg" || { echo "reload: cannot create $cg" >&2; exit 1; }
@@ -218,6 +250,14 @@ if "$STOCKADE" reload --bpffs "$bpffs" > "$work/reload.out" 2>&1; then
 else
 	ok "broken file: stockade reload exits non-zero"
 fi
+# ... and prints each problem as `stockade check` words it.
+"$STOCKADE" check "$work/pol" 2>&1 | grep 'broken\.yaml:' > "$work/check.out"
+grep 'broken\.yaml:' "$work/reload.out" > "$work/reload.problems"
+if [ -s "$work/check.out" ] && cmp -s "$work/check.out" "$work/reload.problems"; then
+	ok "broken file: stockade reload prints the problems, as check does"
+else
+	not_ok "broken file: stockade reload prints the problems" "reload: $(tr '\n' ' ' < "$work/reload.out"); check: $(tr '\n' ' ' < "$work/check.out")"
+fi
 [ "$(try 8080)" = OK ] && [ "$(try 8081)" = EPERM ] &&
 	ok "broken file: the policy in force still decides" ||
 	not_ok "broken file: the policy in force still decides" "8080: $(try 8080), 8081: $(try 8081)"
@@ -256,6 +296,70 @@ else
 	not_ok "inotify reload" "8081: $(try 8081), 8080: $(try 8080)"
 fi
 
+# ---- 5. slots ----
+mkdir "$cg2"
+policy 8080 enforce "/$tag, /$tag-2"
+reload_ok
+s1=$(st "/$tag" slot)
+s2=$(st "/$tag-2" slot)
+id_old=$(st "/$tag-2" policy_id)
+n_rec=$(grep -c '"event":"reload".*"result":"applied"' "$log")
+policy 8081 enforce "/$tag, /$tag-2"
+reload_ok
+rec=$(grep '"event":"reload".*"result":"applied"' "$log" | tail -n 1)
+gen=$(echo "$rec" | grep -o '{"policy":"rl",[^}]*}')
+sw=$(echo "$gen" | sed -n 's/.*"switch_ns":\([0-9]*\).*/\1/p')
+t0=$(echo "$rec" | sed -n 's/.*"switch_start_ns":\([0-9]*\).*/\1/p')
+t1=$(echo "$rec" | sed -n 's/.*"switch_end_ns":\([0-9]*\).*/\1/p')
+id_new=$(st "/$tag" policy_id)
+if [ -n "$s1" ] && [ "$s1" != 0 ] && [ "$s1" = "$s2" ] &&
+   [ "$(st "/$tag" slot)" = "$s1" ] && [ "$(st "/$tag-2" slot)" = "$s1" ] &&
+   [ -n "$id_new" ] && [ "$id_new" != "$id_old" ] &&
+   [ "$(st "/$tag-2" policy_id)" = "$id_new" ]; then
+	ok "content change: both cgroups keep slot $s1, which now names id $id_new (was $id_old)"
+else
+	not_ok "content change flips the slot" "slots $s1/$s2 -> $(st "/$tag" slot)/$(st "/$tag-2" slot), ids $id_old -> $id_new/$(st "/$tag-2" policy_id)"
+fi
+if [ "$(grep -c '"event":"reload".*"result":"applied"' "$log")" -gt "$n_rec" ] &&
+   echo "$gen" | grep -q "\"slot\":$s1,.*\"changed\":true" &&
+   [ -n "$sw" ] && [ "$t0" -le "$sw" ] && [ "$sw" -le "$t1" ]; then
+	ok "reload record: rl's generation, slot and switch time (in its window)"
+else
+	not_ok "reload record generations" "$rec"
+fi
+[ "$(try 8081 "$cg2")" = OK ] && [ "$(try 8080 "$cg2")" = EPERM ] &&
+	ok "both cgroups decide by the new rules" ||
+	not_ok "new rules in the second cgroup" "8081: $(try 8081 "$cg2"), 8080: $(try 8080 "$cg2")"
+
+# Another policy selects the second cgroup: it moves to that one's slot.
+policy 8082 enforce "/$tag-2" rl2 q
+policy 8081 enforce "/$tag"
+reload_ok
+s3=$(st "/$tag-2" slot)
+if [ "$(st "/$tag-2" policy)" = rl2 ] && [ -n "$s3" ] && [ "$s3" != "$s1" ] &&
+   [ "$(st "/$tag" slot)" = "$s1" ] &&
+   [ "$(try 8082 "$cg2")" = OK ] && [ "$(try 8081 "$cg2")" = EPERM ] &&
+   [ "$(try 8081)" = OK ]; then
+	ok "a cgroup selected by another policy moves to its slot $s3"
+else
+	not_ok "moving a cgroup between policies" "policy $(st "/$tag-2" policy) slot $s3 (rl: $s1); 8082: $(try 8082 "$cg2"), 8081: $(try 8081 "$cg2")"
+fi
+
+# The policy goes: its cgroup is released, its slot freed and reused.
+rm "$work/pol/q.yaml"
+reload_ok
+released=$(st "/$tag-2" policy)
+policy 8082 enforce "/$tag-2" rl3 q
+reload_ok
+if [ -z "$released" ] && [ "$(st "/$tag-2" policy)" = rl3 ] &&
+   [ "$(st "/$tag-2" slot)" = "$s3" ] && [ "$(try 8082 "$cg2")" = OK ]; then
+	ok "a removed policy's slot is freed: the next new policy gets slot $s3"
+else
+	not_ok "slot freed" "after removal: '$released'; rl3 at slot $(st "/$tag-2" slot) (freed: $s3)"
+fi
+rm "$work/pol/q.yaml"
+reload_ok
+
 # The stream: no record lost, seq without a gap.
 kill -TERM "$agent_pid"
 wait "$agent_pid"
@@ -273,6 +377,44 @@ if [ $((last - first + 1 - count)) -eq "$lost" ]; then
 else
 	not_ok "seq" "$count records span $first..$last, lost $lost"
 fi
+
+# ---- 6. SIGHUP while the agent starts ----
+# From the moment exec is done (comm), a SIGHUP every 20 ms until
+# agent_ready: each start must survive them and reach agent_ready, and the
+# SIGHUPs taken during start-up make one reload once it is ready. 50 ms
+# after exec first: the dynamic loader runs before main() can catch
+# anything (no program can close that window; the static VM build has no
+# loader), while loading the BPF object takes far longer.
+i=1
+while [ "$i" -le "$SIGHUP_STARTS" ]; do
+	slog=$work/start.$i.log
+	# shellcheck disable=SC2086
+	"$STOCKADE" agent $STOCKADE_AGENT_FLAGS --bpffs "$bpffs" --detach-on-exit \
+		--policy "$work/pol" --log "$slog" > /dev/null 2> "$work/start.$i.err" &
+	agent_pid=$!
+	n=0
+	while [ "$(cat "/proc/$agent_pid/comm" 2>/dev/null)" != stockade ] && [ "$n" -lt 1000 ]; do
+		n=$((n + 1))
+	done
+	sleep 0.05
+	sent=0
+	while kill -0 "$agent_pid" 2>/dev/null && ! grep -q '"event":"agent_ready"' "$slog" 2>/dev/null &&
+	      [ "$sent" -lt 1500 ]; do
+		kill -HUP "$agent_pid" 2>/dev/null && sent=$((sent + 1))
+		sleep 0.02
+	done
+	if grep -q '"event":"agent_ready"' "$slog" 2>/dev/null && [ "$sent" -gt 0 ] &&
+	   wait_for '"event":"reload","trigger":"signal"' "$slog" 50 &&
+	   kill -0 "$agent_pid" 2>/dev/null; then
+		ok "start $i: $sent SIGHUPs during start-up, agent_ready, then a reload"
+	else
+		not_ok "start $i under SIGHUP" "$sent sent; $(kill -0 "$agent_pid" 2>/dev/null && echo alive || echo dead); $(tail -n 2 "$slog" 2>/dev/null | tr '\n' ' '); $(tail -n 2 "$work/start.$i.err" | tr '\n' ' ')"
+	fi
+	kill -TERM "$agent_pid" 2>/dev/null
+	wait "$agent_pid"
+	agent_pid=
+	i=$((i + 1))
+done
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

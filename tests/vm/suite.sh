@@ -8,7 +8,8 @@
 #      file-scope/* issue 4: file scope, credentials, tamper resistance
 #                   (tests/vm/file-scope.sh);
 #      limits/*     issue 5: resource limits, breaches, counting
-#                   (tests/vm/limits.sh);
+#                   (tests/vm/limits.sh); limits-reload/*: a reload
+#                   re-applies them (tests/vm/limits-reload.sh);
 #   3. live/*       the host's live tests, tests/live/run.sh, again on this
 #                   kernel, each of its `ok`/`not ok` lines turned into a
 #                   marker;
@@ -92,6 +93,14 @@ left=$(pidof stockade hog)
 # A killed agent leaves its pins (and so its enforcement) behind.
 [ ! -d /sys/fs/bpf/limits ] ||
 	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/limits > /dev/null 2>&1
+# A reload re-applies limits (tests/vm/limits-reload.sh): short.
+echo "suite: limits-reload at $(cut -d' ' -f1 /proc/uptime) s"
+timeout -s KILL 30 sh tests/vm/limits-reload.sh
+[ $? != 137 ] || t_fail limits-reload/run "killed after 30 s; the results above are partial"
+left=$(pidof stockade)
+[ -z "$left" ] || kill -9 $left 2>/dev/null
+[ ! -d /sys/fs/bpf/limits-reload ] ||
+	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/limits-reload > /dev/null 2>&1
 
 # ---- 3. the host live tests, on this kernel ----
 live=tests/live/run.sh
