@@ -747,11 +747,13 @@ int ctl__status(int argc, char **argv)
 		} else {
 			snprintf(rows[i].policy, sizeof(rows[i].policy), "(no entry)");
 		}
-		rows[i].use.policy = rows[i].policy;
 		if (rows[i].root == rows[i].id)
 			counts(&c, rows[i].id, &rows[i], st, n_st);
 	}
 	qsort(rows, n_rows, sizeof(*rows), row_cmp);
+	/* After the sort: use.policy points into its own row. */
+	for (i = 0; i < n_rows; i++)
+		rows[i].use.policy = rows[i].policy;
 	qsort(c.pins, c.n_pins, sizeof(*c.pins), pin_cmp);
 	for (i = 0; i < c.n_pins; i++)
 		n_lsm += !c.pins[i].cg_id;
