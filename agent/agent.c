@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1960,6 +1961,7 @@ done:
 	free(changed_names);
 	free(nslot);
 	free(staken);
+	malloc_trim(0);	/* a big set's parse and compile: see agent__run */
 }
 
 /* ---- policy files watched (inotify) ---- */
@@ -2280,6 +2282,11 @@ int agent__run(const struct agent_opts *opt)
 			a->next_id = (uint32_t)i;
 	a->next_id = a->next_id % (POLICY_MAX - 1) + 1;
 	watch_policies(a);
+	/* Loading parsed the kernel's BTF (megabytes) and freed it; glibc
+	 * keeps freed heap for reuse, which the agent never needs again at
+	 * that size. Give it back, so the long-running agent's RSS is what
+	 * it uses (README "Performance": idle RSS). */
+	malloc_trim(0);
 	emit_ready(a);
 	agent__signals_ready();
 
