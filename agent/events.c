@@ -35,6 +35,8 @@
 /* At most this many records between two flushes, and per poll. */
 #define RING_BATCH	4096
 #define RING_MAX_PER_POLL	(64 * RING_BATCH)
+/* stdio buffer of stdout and --log: about 200 records per write(). */
+#define OUT_BUF	(64 * 1024)
 
 struct evring {
 	int map_fd, epfd;
@@ -106,17 +108,40 @@ static int64_t clock_ns(clockid_t c)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* RFC 3339 with nanoseconds, UTC. */
+/*
+ * RFC 3339 with nanoseconds, UTC. The date and time change once a second,
+ * so they are formatted (gmtime_r, strftime) once a second and kept; the
+ * nanoseconds are written by hand. Together that was a tenth of the
+ * logger's time per record. The agent is single-threaded.
+ */
 static void ts_field(struct json *j, int64_t real_ns)
 {
-	char buf[48];
-	struct tm tm;
+	static time_t cached_sec = -1;
+	static char buf[32];	/* "YYYY-MM-DDTHH:MM:SS" ".nnnnnnnnnZ" */
 	time_t sec = real_ns / 1000000000;
+	long ns = (long)(real_ns % 1000000000);
+	int i;
 
-	gmtime_r(&sec, &tm);
-	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf + 19, sizeof(buf) - 19, ".%09lldZ",
-		 (long long)(real_ns % 1000000000));
+	if (sec != cached_sec) {
+		struct tm tm;
+
+		gmtime_r(&sec, &tm);
+		/* 19 bytes up to year 9999; anything else is not cached. */
+		if (strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm) != 19) {
+			snprintf(buf, sizeof(buf), "%lld", (long long)sec);
+			cached_sec = -1;
+			json_str(j, "ts", buf);
+			return;
+		}
+		cached_sec = sec;
+		buf[19] = '.';
+		buf[29] = 'Z';
+		buf[30] = '\0';
+	}
+	for (i = 28; i >= 20; i--) {
+		buf[i] = (char)('0' + ns % 10);
+		ns /= 10;
+	}
 	json_str(j, "ts", buf);
 }
 
@@ -460,6 +485,14 @@ int events__open(struct agent *a)
 
 	a->boot_to_real_ns = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_BOOTTIME);
 	json_init(&a->j);
+	/*
+	 * Records go out in batches (ring_commit flushes each one, and every
+	 * poll), so stdio's default 4 KiB buffer only multiplies write()s:
+	 * one per dozen records, per stream. A terminal keeps its line
+	 * buffering. Nothing has been written to stdout yet.
+	 */
+	if (!isatty(STDOUT_FILENO))
+		setvbuf(stdout, NULL, _IOFBF, OUT_BUF);
 	if (a->opt.log_path) {
 		a->log = fopen(a->opt.log_path, "ae");
 		if (!a->log) {
@@ -468,6 +501,7 @@ int events__open(struct agent *a)
 			       strerror(errno));
 			return err;
 		}
+		setvbuf(a->log, NULL, _IOFBF, OUT_BUF);
 	}
 	err = ring_open(a);
 	if (err) {

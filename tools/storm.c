@@ -4,7 +4,8 @@
  * (tests/bench/events.sh), and the kernel-side bookkeeping around it.
  *
  *   storm --bpffs DIR --dst ADDR PORT [--threads N] [--seconds S]
- *         [--rate R] [--agent-pid PID] [--log FILE] [--samples FILE]
+ *         [--rate R | --fill-stopped] [--agent-pid PID] [--log FILE]
+ *         [--samples FILE]
  *
  * N threads (default 1) each send 1-byte UDP datagrams with unconnected
  * sendto() to ADDR:PORT, which the sandbox's policy denies: every call
@@ -15,6 +16,11 @@
  * thread ahead of its schedule by more than PACE_SLACK_NS sleeps until
  * the next one is due (so bursts stay below ~5 datagrams), one behind
  * sends back to back until it has caught up.
+ * --fill-stopped (with --agent-pid) measures the logger alone: it stops
+ * the agent (SIGSTOP), fills the ring to 90% of its capacity as fast as
+ * it can (no record is lost), resumes the agent (SIGCONT) and times how
+ * long the agent takes to write the backlog out; the agent then has a
+ * core to itself, with no producer competing for it.
  *
  * Run it inside the sandbox cgroup and a private network namespace; it
  * reads, from the pins under DIR (include/lifecycle.h):
@@ -39,7 +45,9 @@
  * prints one "key=value" a line:
  *   sent, eperm, other_errno, allowed   the datagrams, and how they ended
  *   storm_ns, rate                      the storm's length; sent/s over it
- *   drain_ns                            storm end to drained
+ *   drain_ns                            storm end (--fill-stopped: the
+ *                                       SIGCONT) to drained
+ *   drain_rate                          --fill-stopped: records / drain_ns
  *   produced, lost                      kernel counters, grown since start
  *   cons_records                        records the consumer moved over
  *   first_loss_ns                       first sample that saw ev_lost grow
@@ -61,6 +69,7 @@
 #include <getopt.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -110,13 +119,15 @@ static struct {
 	int threads;
 	double seconds, rate;
 	int agent_pid;
+	bool fill_stopped;
+	uint64_t count;	/* --fill-stopped: datagrams in all */
 	/* set up by main */
 	int bss_fd, meta_fd, rb_fd;
 	uint32_t bss_size;
 	void *bss_buf;
 	unsigned long *cons, *prod;
 	void *cons_map, *prod_map;
-	size_t page;
+	size_t page, ring_bytes;
 	int64_t t0, t_end;
 	pthread_barrier_t go;
 	struct worker w[MAX_THREADS];
@@ -229,6 +240,7 @@ static int setup_maps(void)
 	}
 	S.cons = S.cons_map;
 	S.prod = S.prod_map;
+	S.ring_bytes = info.max_entries;
 	return 0;
 }
 
@@ -297,6 +309,38 @@ static long agent_hwm_kb(void)
 	return kb;
 }
 
+/* SIGSTOP the agent and wait until it is stopped: the ring then only fills. */
+static int agent_stop(void)
+{
+	char path[64], buf[512], *p;
+	int fd, tries;
+	ssize_t n;
+
+	if (kill(S.agent_pid, SIGSTOP)) {
+		fprintf(stderr, "storm: stopping the agent (pid %d) failed: %s\n", S.agent_pid,
+			strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/stat", S.agent_pid);
+	for (tries = 0; tries < 1000; tries++) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			break;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			break;
+		buf[n] = '\0';
+		p = strrchr(buf, ')');
+		if (p && p[1] == ' ' && p[2] == 'T')
+			return 0;
+		usleep(1000);
+	}
+	fprintf(stderr, "storm: the agent (pid %d) did not stop\n", S.agent_pid);
+	kill(S.agent_pid, SIGCONT);
+	return -1;
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -308,6 +352,9 @@ static void *worker_main(void *arg)
 	if (S.rate > 0) {
 		total = (uint64_t)(S.rate * S.seconds / S.threads + 0.5);
 		period = (int64_t)(1e9 * S.threads / S.rate);
+	} else if (S.count) {
+		/* The first thread takes the remainder. */
+		total = S.count / S.threads + (w->idx ? 0 : S.count % S.threads);
 	}
 	pthread_barrier_wait(&S.go);
 	if (fd < 0) {
@@ -323,6 +370,9 @@ static void *worker_main(void *arg)
 			t = now_ns();
 			if (due - t > PACE_SLACK_NS)
 				sleep_until(due);
+		} else if (S.count) {
+			if (i == total)
+				break;
 		} else if (!(i & 63) && now_ns() >= S.t_end) {
 			break;
 		}
@@ -366,6 +416,7 @@ int main(int argc, char **argv)
 		{ "agent-pid", required_argument, NULL, 'p' },
 		{ "log", required_argument, NULL, 'l' },
 		{ "samples", required_argument, NULL, 'S' },
+		{ "fill-stopped", no_argument, NULL, 'F' },
 		{ 0 }
 	};
 	struct sample *smp = NULL, at_loss = { .t = -1 }, at_end = { 0 }, cur;
@@ -393,11 +444,13 @@ int main(int argc, char **argv)
 		case 'p': S.agent_pid = atoi(optarg); break;
 		case 'l': S.log = optarg; break;
 		case 'S': S.samples = optarg; break;
+		case 'F': S.fill_stopped = true; break;
 		default: return usage();
 		}
 	}
 	if (!S.bpffs || !S.dst.sin_family || S.threads < 1 || S.threads > MAX_THREADS ||
-	    S.seconds <= 0 || S.rate < 0 || optind != argc)
+	    S.seconds <= 0 || S.rate < 0 || optind != argc ||
+	    (S.fill_stopped && (S.rate > 0 || S.agent_pid <= 0)))
 		return usage();
 	/* Sleeps end on time (default slack: 50 us), for the pacing and the
 	 * monitor's sampling both. */
@@ -407,18 +460,25 @@ int main(int argc, char **argv)
 	if (S.agent_pid > 0 && agent_hwm_reset())
 		fprintf(stderr, "storm: resetting the agent's VmHWM failed: %s; its peak is over the agent's life\n",
 			strerror(errno));
+	if (S.fill_stopped) {
+		/* 90%: the agent's own records (none expected) and the
+		 * rounding of record sizes leave the ring room to spare. */
+		S.count = S.ring_bytes / REC_BYTES * 9 / 10;
+		if (agent_stop())
+			goto out;
+	}
 	if (pthread_barrier_init(&S.go, NULL, (unsigned)S.threads + 1))
 		goto out;
 	for (i = 0; i < S.threads; i++) {
 		S.w[i].idx = i;
 		if (pthread_create(&S.w[i].th, NULL, worker_main, &S.w[i])) {
 			fprintf(stderr, "storm: starting thread %d failed\n", i);
-			exit(2);	/* the others wait at the barrier forever */
+			goto out;	/* returning ends the waiting threads */
 		}
 	}
 	if (counters(&produced0, &lost0)) {
 		fprintf(stderr, "storm: reading the pinned bss failed: %s\n", strerror(errno));
-		exit(2);
+		goto out;
 	}
 	cons0 = __atomic_load_n(S.cons, __ATOMIC_ACQUIRE);
 	cpu0 = S.agent_pid > 0 ? agent_cpu() : -1;
@@ -448,7 +508,7 @@ int main(int argc, char **argv)
 			cap_smp = cap_smp ? 2 * cap_smp : 4096;
 			ns = realloc(smp, cap_smp * sizeof(*smp));
 			if (!ns)
-				exit(2);
+				goto out;
 			smp = ns;
 		}
 		smp[n_smp++] = cur;
@@ -456,8 +516,8 @@ int main(int argc, char **argv)
 			at_loss = cur;
 		/* Done when every worker has returned (paced: its count sent;
 		 * unthrottled: the clock ran out). */
-		if (S.rate > 0 ? cur.sent >= (uint64_t)(S.rate * S.seconds / S.threads + 0.5) * (uint64_t)S.threads
-			       : cur.t >= S.t_end - S.t0)
+		if (S.rate > 0 ? cur.sent >= (uint64_t)(S.rate * S.seconds / S.threads + 0.5) * (uint64_t)S.threads :
+		    S.count ? cur.sent >= S.count : cur.t >= S.t_end - S.t0)
 			break;
 	}
 	for (i = 0; i < S.threads; i++)
@@ -472,6 +532,10 @@ int main(int argc, char **argv)
 		allowed += S.w[i].allowed;
 	}
 
+	if (S.fill_stopped) {
+		t_storm_end = now_ns();
+		kill(S.agent_pid, SIGCONT);
+	}
 	/* Drained: the ring empty, every loss reported (the agent writes the
 	 * lost record, flushes, then updates agent_meta). */
 	deadline = now_ns() + DRAIN_TIMEOUT_S * 1000000000LL;
@@ -492,7 +556,7 @@ int main(int argc, char **argv)
 			rc = 3;
 			goto out;
 		}
-		usleep(1000);
+		sleep_until(now_ns() + (S.fill_stopped ? 100000 : 1000000));
 	}
 	t_drained = now_ns();
 	cons1 = __atomic_load_n(S.cons, __ATOMIC_ACQUIRE);
@@ -524,6 +588,9 @@ int main(int argc, char **argv)
 	printf("storm_ns=%lld\nrate=%.1f\ndrain_ns=%lld\n", (long long)at_end.t,
 	       (double)sent_total() * 1e9 / (double)at_end.t,
 	       (long long)(t_drained - t_storm_end));
+	if (S.fill_stopped)
+		printf("drain_rate=%.0f\n", (double)(cons1 - cons0) / REC_BYTES * 1e9 /
+					   (double)(t_drained - t_storm_end));
 	printf("produced=%llu\nlost=%llu\ncons_records=%llu\n",
 	       (unsigned long long)(produced1 - produced0),
 	       (unsigned long long)(lost1 - lost0),
@@ -542,6 +609,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "storm: %llu datagrams were allowed and %llu failed otherwise than EPERM: the sandbox's policy must deny every one\n",
 			(unsigned long long)allowed, (unsigned long long)other);
 out:
+	/* Whatever went wrong, the agent must not stay stopped. */
+	if (S.fill_stopped)
+		kill(S.agent_pid, SIGCONT);
 	free(smp);
 	free(S.bss_buf);
 	return rc;

@@ -11,7 +11,14 @@
 # the agent refuses a pinned ring of another size), from 1 and then 2
 # threads:
 #   max    an unthrottled storm for 10 s;
-#   100k   a storm paced to 100,000 denials/s in all for 10 s.
+#   100k   a storm paced to 100,000 denials/s in all for 10 s;
+# and once per ring
+#   drain  the logger alone: the agent is stopped (SIGSTOP) while one
+#          thread fills the ring to 90% (no loss), then resumed; the rate
+#          is records / time from SIGCONT until the ring is empty. The
+#          storms above share the host's 2 cores with the agent, and on
+#          this host they cannot produce 1M denials/s at all; this row
+#          gives the logger's own capacity, with a core to itself.
 # After each storm the agent drains (ring empty, every loss reported), and
 # the run is valid only if
 #   produced (the kernel's ev_produced, grown over the storm)
@@ -96,6 +103,8 @@ invalid=0
 
 stop_agent() {
 	if [ -n "$agent_pid" ]; then
+		# A storm --fill-stopped that broke may have left it stopped.
+		kill -CONT "$agent_pid" 2>/dev/null
 		kill -TERM "$agent_pid" 2>/dev/null
 		wait "$agent_pid" 2>/dev/null
 		agent_pid=
@@ -172,7 +181,11 @@ storm() {
 	ring=$1 thr=$2 mode=$3
 	tag=$ring-${thr}t-$mode
 	out=$raw/$tag.out
-	[ "$mode" = max ] && pace= || pace="--rate $rate"
+	case $mode in
+	max) pace= ;;
+	drain) pace=--fill-stopped ;;
+	*) pace="--rate $rate" ;;
+	esac
 	# Idle and drained before it (agent_ready, or the previous storm).
 	: > "$log"
 	# Inside a private network namespace with only lo up, joined to the
@@ -199,7 +212,11 @@ storm() {
 	[ "$others" = 0 ] || grep -v -F '"event":"deny","kind":"sendmsg"' "$log" | grep -v -F '"event":"lost"' |
 		head -n 20 > "$raw/$tag.other"
 
-	label="ring $ring, $thr thread$([ "$thr" = 1 ] || echo s), $([ "$mode" = max ] && echo unthrottled || echo 100k/s)"
+	case $mode in
+	max) label="ring $ring, $thr thread$([ "$thr" = 1 ] || echo s), unthrottled" ;;
+	drain) label="ring $ring, backlog drain" ;;
+	*) label="ring $ring, $thr thread$([ "$thr" = 1 ] || echo s), 100k/s" ;;
+	esac
 	# Every mismatch counts: produced vs the storm's denials, produced vs
 	# logged + lost, the lost records vs the kernel's loss counter.
 	diff=$(awk -v p="$produced" -v e="$eperm" -v g="$logged" -v l="$lost_l" -v k="$lost_k" '
@@ -216,7 +233,10 @@ storm() {
 	hwm=$(key "$out" agent_hwm_kb)
 	echo "$ring $hwm" >> "$raw/hwm"
 	first=$(key "$out" first_loss_ns)
-	if [ "$mode" = max ]; then
+	if [ "$mode" = drain ]; then
+		value "$label: logger alone, events/s" "$(key "$out" drain_rate)" "events/s" "" \
+			"$produced records written in $(awk -v ns="$(key "$out" drain_ns)" 'BEGIN { printf "%.1f", ns / 1e6 }') ms after SIGCONT"
+	elif [ "$mode" = max ]; then
 		eval "$(awk -v b="$bytes" -v l="$lines" -v eb="$(key "$out" storm_end_log_bytes)" \
 			-v lb="$(key "$out" at_loss_log_bytes)" -v ns="$storm_ns" -v fl="$first" '
 			BEGIN {
@@ -247,6 +267,7 @@ for ring in 1M 4M 16M; do
 		storm "$ring" "$thr" max
 		storm "$ring" "$thr" 100k
 	done
+	storm "$ring" 1 drain
 	"$STOCKADE" status --json --bpffs "$bpffs" --cgroup-root "$cgroot" \
 		--state "$raw/state.json" > "$raw/status-$ring.json" 2>&1
 	stop_agent || exit 1
