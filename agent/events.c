@@ -35,6 +35,15 @@
 /* At most this many records between two flushes, and per poll. */
 #define RING_BATCH	4096
 #define RING_MAX_PER_POLL	(64 * RING_BATCH)
+/*
+ * After a poll that wrote records, the next waits this long first, so a
+ * steady flow is written in batches: without it, a paced 100k denials/s
+ * woke the agent for every few records, and the wakeups (epoll_wait, a
+ * write() per stream) cost more than the records (tests/bench/events.sh).
+ * A record waits at most this much longer; at 1M records/s the ring fills
+ * by about 88 KB meanwhile.
+ */
+#define RING_COALESCE_NS	1000000
 /* stdio buffer of stdout and --log: about 200 records per write(). */
 #define OUT_BUF	(64 * 1024)
 
@@ -45,6 +54,7 @@ struct evring {
 	unsigned long *prod;
 	char *data;
 	size_t page, size;
+	bool busy;	/* the last poll wrote records: coalesce */
 };
 
 static const char *const kind_names[] = {
@@ -374,6 +384,11 @@ int events__poll(struct agent *a, int timeout_ms)
 	struct epoll_event ev;
 	int n;
 
+	if (a->ring->busy) {
+		struct timespec ts = { .tv_nsec = RING_COALESCE_NS };
+
+		nanosleep(&ts, NULL);	/* a signal cuts it short: fine */
+	}
 	n = epoll_wait(a->ring->epfd, &ev, 1, timeout_ms);
 	if (n < 0 && errno != EINTR) {
 		n = -errno;
@@ -383,6 +398,7 @@ int events__poll(struct agent *a, int timeout_ms)
 	/* Whatever the wakeup said: a record committed while the consumer
 	 * lagged behind brings no wakeup of its own. */
 	n = ring_consume(a);
+	a->ring->busy = n > 0;
 	report_lost(a);
 	out_flush(a);
 	return n;
