@@ -117,6 +117,9 @@ $(OUT)/tools/%: tools/%.c $(wildcard include/*.h) | $(OUT)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -lm -o $@
 
+# storm reads the pinned .bss with the skeleton's struct stockade__bss.
+$(OUT)/tools/storm: $(OUT)/stockade.skel.h
+
 tools: $(TOOL_BINS)
 
 $(OUT):

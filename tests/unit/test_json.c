@@ -92,6 +92,33 @@ static void test_objects(void **state)
 	json_free(&j);
 }
 
+static void fill_numbers(struct json *j)
+{
+	json_u64(j, "a", 0);
+	json_u64(j, "b", 9);
+	json_u64(j, "c", 10);
+	json_u64(j, "d", 1234567890123ULL);
+	json_u64(j, "e", UINT64_MAX);
+	json_i64(j, "f", 0);
+	json_i64(j, "g", -1);
+	json_i64(j, "h", INT64_MAX);
+	json_i64(j, "i", INT64_MIN);
+}
+
+/* Every digit count's edge, and the extremes of both signs. */
+static void test_numbers(void **state)
+{
+	struct json j;
+
+	(void)state;
+	json_init(&j);
+	assert_string_equal(line_of(&j, fill_numbers),
+			    "{\"a\":0,\"b\":9,\"c\":10,\"d\":1234567890123,"
+			    "\"e\":18446744073709551615,\"f\":0,\"g\":-1,"
+			    "\"h\":9223372036854775807,\"i\":-9223372036854775808}\n");
+	json_free(&j);
+}
+
 static void test_growth(void **state)
 {
 	char big[10000];
@@ -115,6 +142,7 @@ int main(void)
 		cmocka_unit_test(test_escape_ascii),
 		cmocka_unit_test(test_escape_utf8),
 		cmocka_unit_test(test_objects),
+		cmocka_unit_test(test_numbers),
 		cmocka_unit_test(test_growth),
 	};
 
