@@ -11,7 +11,11 @@
 #            bpfquery links each round). The BPF-LSM programs are global:
 #            once loaded, every open on the machine pays for the "is this
 #            task in a sandbox?" question, so the honest baseline is a
-#            kernel without them, not a caller that happens to be outside;
+#            kernel without them, not a caller that happens to be outside.
+#            It is measured for each condition below by the same worker
+#            process layout in the same cgroup (none-outside,
+#            none-in1k, ...), so that each condition is held against
+#            itself without the agent;
 #   outside  the agent running, the caller outside every sandbox (the
 #            programs run and find no sandbox);
 #   inN      the caller in a sandbox whose policy has N file rules
@@ -20,15 +24,16 @@
 #
 # Outside a sandbox the deny paths are plain readable files.
 #
-# Each round: `none` (the "pre" half), the agent starts, one benchfile
-# run times every path of every agent condition (outside, in10, in1k,
-# in10k: a worker process per condition, since a sandboxed process may
-# not leave its cgroup), their blocks taking turns ABCD ABCD ... so that
-# a slow spell of the emulator's host falls on all of them alike; then
-# the agent stops and removes everything (--detach-on-exit) and `none`
-# runs again (the "post" half). The host side takes the mean of the two
-# halves as the round's `none`, which cancels a drift of the host's speed
-# across the round (an ABA design). TCG timing is bimodal (runs cluster
+# Each round: the "pre" half of none (conditions pre-outside, pre-in10,
+# ...), the agent starts, one benchfile run times every path of every
+# agent condition (outside, in10, in1k, in10k: a worker process per
+# condition, since a sandboxed process may not leave its cgroup), their
+# blocks taking turns ABCD ABCD ... so that a slow spell of the
+# emulator's host falls on all of them alike; then the agent stops and
+# removes everything (--detach-on-exit) and the "post" half of none runs
+# (post-outside, ...). The host side takes the mean of the two halves as
+# the round's none-X, which cancels a drift of the host's speed across
+# the round (an ABA design). TCG timing is bimodal (runs cluster
 # at about 30 or 60 us), hence rounds, and min and median with a
 # bootstrap interval (benchstat, tests/bench/files.sh).
 #
@@ -56,7 +61,7 @@
 # Prints on the console, for tests/bench/files.sh:
 #   @@BENCH info KEY VALUE...
 #   @@BENCH sample ROUND PATH.COND NS_PER_OP
-#   @@BENCH stat WORKLOAD PROG RUN_CNT RUN_TIME_NS
+#   @@BENCH stat WORKLOAD PROG RUN_CNT RUN_TIME_NS OPENS
 #   @@BENCH check NAME ok|fail DETAIL
 # and exits 1 if a check failed or a measurement broke. --suite (from
 # tests/vm/suite.sh, tiny) also reports each check as a `@@STOCKADE`
@@ -199,25 +204,41 @@ measure() {
 	done < "$work/m.out"
 }
 
-# stat_pass WORKLOAD CGROUP PATHSPEC...: one process with bpf_stats on;
-# prints each linked program's run_cnt and run_time_ns accrued meanwhile.
+# stat_pass WORKLOAD CGROUP PATHSPEC...: one benchfile run with bpf_stats
+# on; prints each linked program's run_cnt and run_time_ns accrued for
+# it. Reading the stats runs programs too (bpfquery's own bpf() calls,
+# the agent's idle work), so what two reads back to back accrue is taken
+# off.
 stat_pass() {
 	_wl=$1 _cg=$2
 	shift 2
-	"$TOOLS/bpfquery" stats > "$work/stats.before" || return 1
+	"$TOOLS/bpfquery" stats > "$work/stats.0" &&
+		"$TOOLS/bpfquery" stats > "$work/stats.1" || return 1
 	"$bf" open --iters "$ITERS" --blocks 1 --cond "w=$_cg" $(spec w "$@") \
 		> /dev/null 2> "$work/m.err" ||
 		{ echo "bench-files: $(cat "$work/m.err")"; return 1; }
-	"$TOOLS/bpfquery" stats > "$work/stats.after" || return 1
-	awk -v wl="$_wl" '
-		{ for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } }
-		FNR == NR { cnt[f["prog"]] = f["run_cnt"]; ns[f["prog"]] = f["run_time_ns"]; next }
+	"$TOOLS/bpfquery" stats > "$work/stats.2" || return 1
+	# benchfile's untimed block and its one timed block, per path.
+	_opens=$((ITERS * 2 * $#))
+	awk -v wl="$_wl" -v opens="$_opens" '
 		{
-			d = f["run_cnt"] - cnt[f["prog"]]
-			if (d > 0)
-				printf "@@BENCH stat %s %s %d %d\n", wl, f["name"], d,
-					f["run_time_ns"] - ns[f["prog"]]
-		}' "$work/stats.before" "$work/stats.after" > "$work/stats.lines"
+			for (i = 1; i <= NF; i++) {
+				split($i, kv, "=")
+				f[kv[1]] = kv[2]
+			}
+			p = f["prog"]
+			name[p] = f["name"]
+			cnt[FILENAME, p] = f["run_cnt"]
+			ns[FILENAME, p] = f["run_time_ns"]
+		}
+		END {
+			for (p in name) {
+				d = cnt[ARGV[3], p] - 2 * cnt[ARGV[2], p] + cnt[ARGV[1], p]
+				t = ns[ARGV[3], p] - 2 * ns[ARGV[2], p] + ns[ARGV[1], p]
+				if (d > 0 && t > 0)
+					printf "@@BENCH stat %s %s %d %d %d\n", wl, name[p], d, t, opens
+			}
+		}' "$work/stats.0" "$work/stats.1" "$work/stats.2" > "$work/stats.lines"
 	[ -s "$work/stats.lines" ] || { echo "bench-files: no program ran during $_wl"; return 1; }
 	cat "$work/stats.lines"
 }
@@ -242,7 +263,12 @@ for f in $A3 $A8 $D3 $D8; do
 	mkdir -p "${f%/*}" && echo data > "$f" || { check run fail "cannot create $f"; exit 1; }
 done
 # benchfile arguments: the agent conditions, and the none halves.
+# The none halves run the very same workers, in the same cgroups, as the
+# agent conditions (pre-outside, pre-in10, ...): each condition is held
+# against itself without the agent, not against another layout.
 agent_args="--cond outside= $(spec outside $ALLOWED $DENY_OPEN)"
+pre_args="--cond pre-outside= $(spec pre-outside $ALLOWED $DENY_OPEN)"
+post_args="--cond post-outside= $(spec post-outside $ALLOWED $DENY_OPEN)"
 ncond=1
 for n in $RULES; do
 	l=$(label "$n")
@@ -250,7 +276,10 @@ for n in $RULES; do
 		"$bf" policy --name "bench-files-$l" --cgroup "/bench-files-$l" --rules "$n" \
 			> "$work/policies/bench-files-$l.yaml" ||
 		{ check run fail "cannot set up the sandbox with $n rules"; exit 1; }
-	agent_args="$agent_args --cond in$l=$CGROUP_ROOT/bench-files-$l $(spec "in$l" $ALLOWED $DENIED)"
+	cg=$CGROUP_ROOT/bench-files-$l
+	agent_args="$agent_args --cond in$l=$cg $(spec "in$l" $ALLOWED $DENIED)"
+	pre_args="$pre_args --cond pre-in$l=$cg $(spec "pre-in$l" $ALLOWED $DENY_OPEN)"
+	post_args="$post_args --cond post-in$l=$cg $(spec "post-in$l" $ALLOWED $DENY_OPEN)"
 	ncond=$((ncond + 1))
 done
 mid=$(echo "$RULES" | awk '{ print (NF > 1 ? $2 : $1) }')
@@ -270,7 +299,7 @@ while [ "$r" -le "$ROUNDS" ]; do
 		exit 1
 	fi
 	progress "round $r: no agent"
-	measure "$r" 0 --cond nonepre= $(spec nonepre $ALLOWED $DENY_OPEN) || exit 1
+	measure "$r" 0 $pre_args || exit 1
 	progress "round $r: starting the agent"
 	agent_start || { check agent-ready fail "round $r: no agent_ready within 60 s"; exit 1; }
 	progress "round $r: agent ready"
@@ -303,13 +332,13 @@ while [ "$r" -le "$ROUNDS" ]; do
 	progress "round $r: stopping the agent"
 	agent_stop
 	progress "round $r: no agent again"
-	measure "$r" 0 --cond nonepost= $(spec nonepost $ALLOWED $DENY_OPEN) || exit 1
+	measure "$r" 0 $post_args || exit 1
 	r=$((r + 1))
 done
 check denials-logged ok
-# Every round: 4 paths in each agent condition and each none half, and
-# the 2 denylive paths; each a positive number.
-want=$((ROUNDS * (4 * (ncond + 2) + 2)))
+# Every round: 4 paths in each condition, with the agent and in both none
+# halves, and the 2 denylive paths; each a positive number.
+want=$((ROUNDS * (12 * ncond + 2)))
 got=$(awk '$5 + 0 > 0 && NF == 5' "$work/samples" | wc -l)
 if [ "$got" = "$want" ]; then
 	check samples ok
