@@ -56,4 +56,4 @@ vm-demo: vm-initramfs
 # Everything but the kernel cache, which would only be downloaded again.
 vm-clean:
 	rm -rf $(VM_STATIC) $(VM_DIR)/initramfs.cpio* $(VM_DIR)/stockade \
-		$(VM_DIR)/console.log $(VM_DIR)/demo-console.log
+		$(VM_DIR)/console.log $(VM_DIR)/demo-console.log $(VM_DIR)/bench-console.log

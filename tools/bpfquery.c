@@ -11,6 +11,12 @@
  *                         one line per link, "link=ID type=TYPE prog=ID
  *                         name=PROG_NAME" plus " cgroup=ID" for a cgroup
  *                         link
+ *   bpfquery stats        each program some link attaches (every program
+ *                         stockade runs), once: "prog=ID name=NAME
+ *                         run_cnt=N run_time_ns=N", the kernel's own
+ *                         accounting, which counts only while
+ *                         kernel.bpf_stats_enabled is 1 (the file
+ *                         benchmark, tests/vm/bench-files.sh)
  * Exit status: 0, 1 when a query fails, 2 on a usage error.
  */
 #include <errno.h>
@@ -133,12 +139,72 @@ static int list_links(void)
 	}
 }
 
+/*
+ * The programs behind the kernel's links, each once (a cgroup program is
+ * linked to every sandbox), with run_time_ns and run_cnt from
+ * BPF_OBJ_GET_INFO_BY_FD.
+ */
+static int prog_stats(void)
+{
+	__u32 seen[1024], n_seen = 0, id = 0, i;
+	struct bpf_link_info li;
+	struct bpf_prog_info pi;
+	union bpf_attr attr;
+	int fd, pfd;
+
+	for (;;) {
+		memset(&attr, 0, sizeof(attr));
+		attr.start_id = id;
+		if (sys_bpf(BPF_LINK_GET_NEXT_ID, &attr))
+			return errno == ENOENT ? 0 : 1;
+		id = attr.next_id;
+		memset(&attr, 0, sizeof(attr));
+		attr.link_id = id;
+		fd = sys_bpf(BPF_LINK_GET_FD_BY_ID, &attr);
+		if (fd < 0)
+			continue;	/* gone meanwhile */
+		memset(&li, 0, sizeof(li));
+		if (info_by_fd(fd, &li, sizeof(li))) {
+			close(fd);
+			continue;
+		}
+		close(fd);
+		for (i = 0; i < n_seen && seen[i] != li.prog_id; i++)
+			;
+		if (i < n_seen)
+			continue;
+		if (n_seen == sizeof(seen) / sizeof(seen[0])) {
+			fprintf(stderr, "bpfquery: more than %u linked programs\n", n_seen);
+			return 1;
+		}
+		seen[n_seen++] = li.prog_id;
+		memset(&attr, 0, sizeof(attr));
+		attr.prog_id = li.prog_id;
+		pfd = sys_bpf(BPF_PROG_GET_FD_BY_ID, &attr);
+		if (pfd < 0)
+			continue;	/* unloaded meanwhile */
+		memset(&pi, 0, sizeof(pi));
+		if (info_by_fd(pfd, &pi, sizeof(pi))) {
+			fprintf(stderr, "bpfquery: BPF_OBJ_GET_INFO_BY_FD of prog %u: %s\n",
+				li.prog_id, strerror(errno));
+			close(pfd);
+			return 1;
+		}
+		close(pfd);
+		printf("prog=%u name=%s run_cnt=%llu run_time_ns=%llu\n", pi.id,
+		       pi.name[0] ? pi.name : "?", (unsigned long long)pi.run_cnt,
+		       (unsigned long long)pi.run_time_ns);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "cgroup"))
 		return query_cgroup(argv[2]);
 	if (argc == 2 && !strcmp(argv[1], "links"))
 		return list_links();
-	fprintf(stderr, "usage: bpfquery cgroup DIR | bpfquery links\n");
+	if (argc == 2 && !strcmp(argv[1], "stats"))
+		return prog_stats();
+	fprintf(stderr, "usage: bpfquery cgroup DIR | bpfquery links | bpfquery stats\n");
 	return 2;
 }

@@ -8,6 +8,11 @@
 #   tests/vm/run.sh demo     the file part of the demo, tests/vm/demo.sh
 #                            (make vm-demo; make demo on a host without
 #                            BPF-LSM): prints the guest's `@@DEMO ` lines
+#   tests/vm/run.sh bench    the file benchmark, tests/vm/bench-files.sh
+#                            (tests/bench/files.sh): prints the guest's
+#                            `@@BENCH ` lines; BENCH_APPEND passes its
+#                            options (stockade.bench_tiny=1,
+#                            stockade.bench_rounds=N)
 #
 # Expects the kernel cache from tests/vm/kernel.sh and the initramfs from
 # tests/vm/mkinitramfs.sh under VM_DIR. The guest reports over the serial
@@ -68,29 +73,36 @@ if [ "$mode" = shell ]; then
 	echo "vm-shell: exit the shell to power off; Ctrl-A X kills qemu"
 	exec "$qemu" "$@" -append "$append stockade.shell=1"
 fi
-if [ "$mode" = demo ]; then
-	demo_log=$vm_dir/demo-console.log
-	: > "$demo_log"
-	echo "vm-demo: booting $(cat "$vm_dir/kernel/release" 2>/dev/null) under $accel, timeout ${timeout_s}s (console in $demo_log)"
+# demo and bench: the guest's marked lines only, and its exit status.
+case $mode in
+demo) marker=@@DEMO flag=stockade.demo=1 ;;
+bench) marker=@@BENCH flag="stockade.bench=1 ${BENCH_APPEND:-}" ;;
+*) marker= ;;
+esac
+if [ -n "$marker" ]; then
+	mlog=$vm_dir/$mode-console.log
+	: > "$mlog"
+	echo "vm-$mode: booting $(cat "$vm_dir/kernel/release" 2>/dev/null) under $accel, timeout ${timeout_s}s (console in $mlog)" >&2
 	# timeout puts itself and qemu in a process group of their own, out of
 	# reach of the terminal's Ctrl-C: stop it here, on INT or TERM. The
 	# filter runs in the background too, so `wait` lets a signal in at
 	# once; it ends when timeout (and so qemu) has.
-	timeout -k 5 "$timeout_s" "$qemu" "$@" -append "$append stockade.demo=1" \
-		</dev/null > "$demo_log" 2>&1 &
+	timeout -k 5 "$timeout_s" "$qemu" "$@" -append "$append $flag" \
+		</dev/null > "$mlog" 2>&1 &
 	qpid=$!
 	fpid=
 	trap 'trap - INT TERM HUP; kill -TERM "$qpid" 2>/dev/null; wait "$fpid" 2>/dev/null
-		echo "vm-demo: interrupted; qemu stopped" >&2; exit 130' INT TERM HUP
-	# Only the guest's marked lines; a marker may follow other output on
-	# its line. Exit status: the guest's (`@@DEMO-END rc=N`), 255 if none.
-	tail -s 0.2 --pid="$qpid" -n +1 -f "$demo_log" | awk '
+		echo "vm-$mode: interrupted; qemu stopped" >&2; exit 130' INT TERM HUP
+	# Only the guest's marked lines, without the marker; a marker may
+	# follow other output on its line. Exit status: the guest's
+	# (`MARKER-END rc=N`), 255 if none.
+	tail -s 0.2 --pid="$qpid" -n +1 -f "$mlog" | awk -v m="$marker" '
 		{
 			gsub(/\r/, "")
-			if ((i = index($0, "@@DEMO-END rc=")))
-				grc = substr($0, i + 14) + 0
-			else if ((i = index($0, "@@DEMO ")))
-				print substr($0, i + 7)
+			if ((i = index($0, m "-END rc=")))
+				grc = substr($0, i + length(m) + 8) + 0
+			else if ((i = index($0, m " ")))
+				print substr($0, i + length(m) + 1)
 			else
 				next
 			fflush()
@@ -98,7 +110,7 @@ if [ "$mode" = demo ]; then
 		END { exit grc == "" ? 255 : grc }' &
 	fpid=$!
 	wait "$fpid"
-	demo_rc=$?
+	guest_rc=$?
 	wait "$qpid"
 	qemu_rc=$?
 	trap - INT TERM HUP
@@ -108,15 +120,15 @@ if [ "$mode" = demo ]; then
 	elif [ "$qemu_rc" != 0 ]; then
 		why="qemu exited with status $qemu_rc"
 	fi
-	[ -n "$why" ] || why=$(tr -d '\r' < "$demo_log" | grep -m 1 -o 'Kernel panic - not syncing: .*')
-	if [ -n "$why" ] || [ "$demo_rc" = 255 ]; then
-		echo "vm-demo: the guest did not finish the demo (${why:-no @@DEMO-END line}); its last other console lines:"
-		tr -d '\r' < "$demo_log" | grep -v '@@DEMO' | tail -n 20 | sed 's/^/  | /'
+	[ -n "$why" ] || why=$(tr -d '\r' < "$mlog" | grep -m 1 -o 'Kernel panic - not syncing: .*')
+	if [ -n "$why" ] || [ "$guest_rc" = 255 ]; then
+		echo "vm-$mode: the guest did not finish (${why:-no $marker-END line}); its last other console lines:" >&2
+		tr -d '\r' < "$mlog" | grep -v "$marker" | tail -n 20 | sed 's/^/  | /' >&2
 		exit 1
 	fi
-	exit "$demo_rc"
+	exit "$guest_rc"
 fi
-[ "$mode" = test ] || die "unknown mode '$mode' (test, shell or demo)"
+[ "$mode" = test ] || die "unknown mode '$mode' (test, shell, demo or bench)"
 
 rc_file=$log.rc
 rm -f "$log" "$rc_file"

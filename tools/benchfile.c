@@ -1,0 +1,495 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * benchfile: the file section of the benchmarks (issue 7, README
+ * "Performance"), run in the test VM by tests/vm/bench-files.sh.
+ *
+ *   benchfile open [--iters N] [--blocks B] [--cond COND=CGDIR]...
+ *                  [COND/]NAME:EXPECT:PATH...
+ *       Time open(PATH, O_RDONLY)+close() for every PATH, each in the
+ *       worker process of its condition COND: --cond COND=CGDIR forks one
+ *       that joins CGDIR (writes 0 to CGDIR/cgroup.procs) or, with CGDIR
+ *       empty, stays where benchfile is; without --cond, one worker stays
+ *       where benchfile is and NAME has no COND. A process in a sandbox
+ *       may not leave it, hence a process per condition; the parent only
+ *       hands out blocks and adds up, outside the timed part.
+ *       Every PATH gets B timed blocks of N calls, after one untimed block
+ *       each (cold caches, the dentries of every component). The blocks
+ *       of all PATHs of all conditions take turns (ABCD ABCD ...), the
+ *       order rotated by one each turn, so that a slow spell of the
+ *       emulator's host falls on all of them alike.
+ *       EXPECT is "ok" (every open must succeed) or "denied" (every open
+ *       must fail with EPERM, stockade's refusal, or EACCES): a benchmark
+ *       whose paths are not judged the way it says measures nothing, so
+ *       any other result exits 1. Prints one line per PATH:
+ *         NAME[.COND] NS_PER_OP OPENS DENIED
+ *       NS_PER_OP over the timed blocks; OPENS and DENIED count every
+ *       call, the untimed block's too, so that the caller can hold the
+ *       denials against the agent's records.
+ *
+ *   benchfile policy --name NAME --cgroup SEL --rules N
+ *       Print a policy (YAML) with exactly N file rules in all of
+ *       files.read, files.write and files.deny, N >= 10: the two the
+ *       measurement needs (tools and the allowed tree readable), then
+ *       distinct prefixes as a build farm's jobs would hold them, cycling
+ *       over templates that branch off at every level of the measured
+ *       paths (/task/in/..., /secret/in/...), so that the LPM trie lookup
+ *       of a measured path really walks past them. The measured paths:
+ *         allowed  /task/in/data.txt, /task/in/a/b/c/d/e/data.txt
+ *         denied   /secret/in/data.txt, /secret/in/a/b/c/d/e/data.txt
+ *                  (outside the read scope: reason outside_scope)
+ *
+ * Exit status: 0, 1 on a failure, 2 on a usage error.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#define MAX_SPECS	32
+#define MAX_CONDS	8
+#define LIST_MAX	4096	/* README "Limits": files.read/write/deny each */
+
+struct cond {
+	const char *name, *cgroup;	/* cgroup NULL or "": stay */
+	pid_t pid;
+	int req, rep;			/* pipes to and from the worker */
+};
+
+struct spec {
+	const char *name, *path;
+	int cond;
+	bool expect_denied;
+	unsigned long long ns, timed_opens, opens, denied;
+	int bad_errno;			/* the first unexpected result */
+	bool bad;
+};
+
+/* A worker's answer to one block (or, first, to joining its cgroup). */
+struct reply {
+	uint64_t ns, opens, denied;
+	int32_t err;			/* join: -errno; block: 1 if unexpected */
+	int32_t bad_errno;
+};
+
+static int usage(void)
+{
+	fprintf(stderr,
+		"usage: benchfile open [--iters N] [--blocks B] [--cond COND=CGDIR]... [COND/]NAME:ok|denied:PATH...\n"
+		"       benchfile policy --name NAME --cgroup SELECTOR --rules N\n");
+	return 2;
+}
+
+static bool parse_count(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(s, &end, 10);
+	return !errno && end != s && !*end && *out >= 1 && *out <= max;
+}
+
+static unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
+static int join_cgroup(const char *dir)
+{
+	char path[PATH_MAX];
+	int fd, err = 0;
+
+	if (snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* "0" moves the writing process itself. */
+	if (write(fd, "0", 1) != 1)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+static bool read_full(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		p += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+static bool write_full(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		p += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+/* One block of n open+close calls, timed here, in the worker. */
+static void run_block(const struct spec *s, unsigned long n, struct reply *r)
+{
+	unsigned long long t0 = now_ns();
+	unsigned long i;
+
+	memset(r, 0, sizeof(*r));
+	for (i = 0; i < n; i++) {
+		int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0) {
+			close(fd);
+			if (s->expect_denied && !r->err)
+				r->err = 1;
+			continue;
+		}
+		/* stockade refuses with EPERM; EACCES would be a mode-bit
+		 * refusal, not ours, but still a denial of the same open. */
+		if (s->expect_denied && (errno == EPERM || errno == EACCES)) {
+			r->denied++;
+			continue;
+		}
+		if (!r->err) {
+			r->err = 1;
+			r->bad_errno = errno;
+		}
+	}
+	r->ns = now_ns() - t0;
+	r->opens = n;
+}
+
+/* The worker: join the cgroup, then one block per spec index asked for,
+ * until the parent closes the request pipe. */
+static int worker(const struct cond *c, const struct spec *specs, unsigned long iters)
+{
+	struct reply r = { 0 };
+	uint32_t idx;
+
+	if (c->cgroup && *c->cgroup)
+		r.err = join_cgroup(c->cgroup);
+	if (!write_full(c->rep, &r, sizeof(r)) || r.err)
+		return 1;
+	while (read_full(c->req, &idx, sizeof(idx))) {
+		if (idx >= MAX_SPECS)
+			return 1;
+		run_block(&specs[idx], iters, &r);
+		if (!write_full(c->rep, &r, sizeof(r)))
+			return 1;
+	}
+	return 0;
+}
+
+/* Start the worker of conds[i]; the earlier workers' pipe ends are closed
+ * in it, or a worker would keep another's request pipe open past the
+ * parent's close, and that one would never see its end. */
+static int cond_start(struct cond *conds, int i, const struct spec *specs,
+		      unsigned long iters)
+{
+	struct cond *c = &conds[i];
+	int req[2], rep[2], j;
+	struct reply r;
+
+	if (pipe2(req, O_CLOEXEC))
+		return -errno;
+	if (pipe2(rep, O_CLOEXEC)) {
+		close(req[0]);
+		close(req[1]);
+		return -errno;
+	}
+	fflush(stdout);
+	c->pid = fork();
+	if (c->pid < 0) {
+		c->pid = 0;
+		close(req[0]);
+		close(req[1]);
+		close(rep[0]);
+		close(rep[1]);
+		return -errno;
+	}
+	if (!c->pid) {
+		for (j = 0; j < i; j++) {
+			close(conds[j].req);
+			close(conds[j].rep);
+		}
+		close(req[1]);
+		close(rep[0]);
+		c->req = req[0];
+		c->rep = rep[1];
+		_exit(worker(c, specs, iters));
+	}
+	close(req[0]);
+	close(rep[1]);
+	c->req = req[1];
+	c->rep = rep[0];
+	if (!read_full(c->rep, &r, sizeof(r)))
+		return -EPIPE;
+	return r.err;
+}
+
+static int cmd_open(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "iters", required_argument, NULL, 'n' },
+		{ "blocks", required_argument, NULL, 'b' },
+		{ "cond", required_argument, NULL, 'c' },
+		{ 0 }
+	};
+	struct cond conds[MAX_CONDS] = { 0 };
+	struct spec specs[MAX_SPECS] = { 0 };
+	unsigned long iters = 1000, blocks = 5, b;
+	int c, i, k, n = 0, nc = 0, err = 0;
+	bool named = false;
+
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			if (!parse_count(optarg, 100000000, &iters))
+				return usage();
+			break;
+		case 'b':
+			if (!parse_count(optarg, 10000, &blocks))
+				return usage();
+			break;
+		case 'c': {
+			char *eq = strchr(optarg, '=');
+
+			if (!eq || eq == optarg || nc == MAX_CONDS)
+				return usage();
+			*eq = 0;
+			conds[nc].name = optarg;
+			conds[nc++].cgroup = eq + 1;
+			named = true;
+			break;
+		}
+		default: return usage();
+		}
+	}
+	if (optind == argc || argc - optind > MAX_SPECS)
+		return usage();
+	if (!nc)
+		conds[nc++].name = "";
+	for (i = optind; i < argc; i++, n++) {
+		char *a = argv[i], *slash = strchr(a, '/'), *p1, *p2;
+
+		specs[n].cond = 0;
+		if (named) {
+			if (!slash || slash == a)
+				return usage();
+			*slash = 0;
+			for (k = 0; k < nc && strcmp(conds[k].name, a); k++)
+				;
+			if (k == nc) {
+				fprintf(stderr, "benchfile: %s: no --cond %s=CGDIR\n", a, a);
+				return 2;
+			}
+			specs[n].cond = k;
+			a = slash + 1;
+		}
+		p1 = strchr(a, ':');
+		p2 = p1 ? strchr(p1 + 1, ':') : NULL;
+		if (!p1 || !p2 || p1 == a || p2[1] != '/')
+			return usage();
+		*p1 = *p2 = 0;
+		specs[n].name = a;
+		specs[n].path = p2 + 1;
+		if (!strcmp(p1 + 1, "denied"))
+			specs[n].expect_denied = true;
+		else if (strcmp(p1 + 1, "ok"))
+			return usage();
+	}
+	for (k = 0; k < nc; k++) {
+		err = cond_start(conds, k, specs, iters);
+		if (err) {
+			fprintf(stderr, "benchfile: starting the worker of %s in %s failed: %s; create the cgroup first (mkdir), and start benchfile outside every sandbox\n",
+				conds[k].name, conds[k].cgroup && *conds[k].cgroup ? conds[k].cgroup : "this cgroup",
+				strerror(-err));
+			goto out;
+		}
+	}
+	/* Block 0 is the untimed one. */
+	for (b = 0; b <= blocks; b++) {
+		for (k = 0; k < n; k++) {
+			struct spec *s = &specs[(k + b) % (unsigned long)n];
+			struct cond *co = &conds[s->cond];
+			uint32_t idx = (uint32_t)(s - specs);
+			struct reply r;
+
+			if (!write_full(co->req, &idx, sizeof(idx)) ||
+			    !read_full(co->rep, &r, sizeof(r))) {
+				fprintf(stderr, "benchfile: the worker of %s stopped answering\n", co->name);
+				err = -EPIPE;
+				goto out;
+			}
+			s->opens += r.opens;
+			s->denied += r.denied;
+			if (b) {
+				s->ns += r.ns;
+				s->timed_opens += r.opens;
+			}
+			if (r.err && !s->bad) {
+				s->bad = true;
+				s->bad_errno = r.bad_errno;
+			}
+		}
+	}
+	for (k = 0; k < n; k++) {
+		struct spec *s = &specs[k];
+
+		if (s->bad) {
+			fprintf(stderr, "benchfile: %s%s%s: open(%s) %s, expected %s\n", s->name,
+				named ? " in " : "", named ? conds[s->cond].name : "", s->path,
+				s->bad_errno ? strerror(s->bad_errno) : "succeeded",
+				s->expect_denied ? "EPERM (denied by stockade)" : "success");
+			err = -EINVAL;
+		}
+		printf("%s%s%s %.1f %llu %llu\n", s->name, named ? "." : "",
+		       named ? conds[s->cond].name : "", (double)s->ns / (double)s->timed_opens,
+		       s->opens, s->denied);
+	}
+	if (fflush(stdout) || ferror(stdout))
+		err = -EIO;
+out:
+	for (k = 0; k < nc; k++) {
+		int st;
+
+		if (!conds[k].pid)
+			continue;
+		close(conds[k].req);
+		close(conds[k].rep);
+		if (waitpid(conds[k].pid, &st, 0) == conds[k].pid &&
+		    !(WIFEXITED(st) && !WEXITSTATUS(st)) && !err) {
+			fprintf(stderr, "benchfile: the worker of %s failed\n", conds[k].name);
+			err = -ECHILD;
+		}
+	}
+	return err ? 1 : 0;
+}
+
+/*
+ * Templates of the generated rules, taken in turn. Each lies next to a
+ * measured path at some level, as the jobs of a build farm would: shards
+ * and references beside the inputs, per-job output and scratch folders,
+ * private folders and caches denied inside the read scope. "%05u" makes
+ * every prefix distinct.
+ */
+static const struct {
+	const char *list;	/* "read", "write" or "deny" */
+	const char *fmt;
+} templates[] = {
+	{ "read", "/task/in/ref-%05u" },
+	{ "read", "/task/in/a/b/c/d/e/shard-%05u" },
+	{ "read", "/secret/in/public-%05u" },
+	{ "read", "/srv/datasets/set-%05u/v1" },
+	{ "write", "/task/out/job-%05u" },
+	{ "write", "/tmp/task/run-%05u" },
+	{ "write", "/home/builder%05u/work" },
+	{ "deny", "/task/in/a/b/c/private-%05u" },
+	{ "deny", "/task/in/.cache-%05u" },
+	{ "deny", "/secret/in/a/b/c/d/e/key-%05u" },
+};
+#define N_TEMPLATES	(sizeof(templates) / sizeof(templates[0]))
+
+/* The rules every benchmark sandbox needs: its tools, its allowed tree. */
+static const char *const base_read[] = { "/opt/stockade", "/task/in" };
+#define N_BASE		(sizeof(base_read) / sizeof(base_read[0]))
+
+static int cmd_policy(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "name", required_argument, NULL, 'n' },
+		{ "cgroup", required_argument, NULL, 'c' },
+		{ "rules", required_argument, NULL, 'r' },
+		{ 0 }
+	};
+	static const char *const lists[] = { "read", "write", "deny" };
+	const char *name = NULL, *sel = NULL;
+	unsigned long rules = 0, gen, k, per[3] = { N_BASE, 0, 0 };
+	unsigned int l;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'n': name = optarg; break;
+		case 'c': sel = optarg; break;
+		case 'r':
+			if (!parse_count(optarg, 3 * LIST_MAX, &rules))
+				return usage();
+			break;
+		default: return usage();
+		}
+	}
+	if (!name || !sel || optind != argc || rules < 10)
+		return usage();
+	gen = rules - N_BASE;
+	for (k = 0; k < gen; k++)
+		for (l = 0; l < 3; l++)
+			per[l] += !strcmp(templates[k % N_TEMPLATES].list, lists[l]);
+	for (l = 0; l < 3; l++) {
+		if (per[l] > LIST_MAX) {
+			fprintf(stderr, "benchfile: %lu rules put %lu in files.%s, over its %d; ask for fewer\n",
+				rules, per[l], lists[l], LIST_MAX);
+			return 1;
+		}
+	}
+	printf("# Generated by benchfile policy: %lu file rules (%lu read, %lu write, %lu deny).\n"
+	       "name: %s\nmode: enforce\ncgroups: [%s]\nnetwork:\n  default: deny\nfiles:\n",
+	       rules, per[0], per[1], per[2], name, sel);
+	for (l = 0; l < 3; l++) {
+		printf("  %s:\n", lists[l]);
+		if (l == 0)
+			for (k = 0; k < N_BASE; k++)
+				printf("    - %s\n", base_read[k]);
+		for (k = 0; k < gen; k++) {
+			if (strcmp(templates[k % N_TEMPLATES].list, lists[l]))
+				continue;
+			printf("    - ");
+			printf(templates[k % N_TEMPLATES].fmt, (unsigned int)(k / N_TEMPLATES));
+			putchar('\n');
+		}
+	}
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "benchfile: writing the policy failed: %s\n", strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage();
+	if (!strcmp(argv[1], "open"))
+		return cmd_open(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "policy"))
+		return cmd_policy(argc - 1, argv + 1);
+	return usage();
+}
