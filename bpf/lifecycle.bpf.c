@@ -32,6 +32,16 @@ struct {
 	__type(value, struct agent_meta);
 } agent_meta SEC(".maps");
 
+#ifdef STOCKADE_TEST_LAYOUT
+/* A map only the layout variant has (include/lifecycle.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} layout_test SEC(".maps");
+#endif
+
 /*
  * Never read by a program either: updating a map-in-map makes the kernel
  * wait for an RCU grace period (maybe_wait_bpf_programs()), that is, for

@@ -37,6 +37,19 @@
  */
 #define PIN_LAYOUT_VERSION	2
 
+/*
+ * The replacement tests need a build whose pinned maps do not fit this
+ * one's (make variant-layout, built with -DSTOCKADE_TEST_LAYOUT): another
+ * layout version, `detached` of another size, and one map more
+ * (layout_test, bpf/lifecycle.bpf.c). Agents of the two builds replace
+ * each other's state (agent/replace.c).
+ */
+#ifdef STOCKADE_TEST_LAYOUT
+enum { PIN_LAYOUT_BASE = PIN_LAYOUT_VERSION };
+#undef PIN_LAYOUT_VERSION
+#define PIN_LAYOUT_VERSION	(PIN_LAYOUT_BASE + 1000)
+#endif
+
 #define PIN_POLICY_NAME_LEN	64	/* policy names are at most 63 bytes */
 
 /* `policy_names` (array, indexed by policy id): what each id means. An
@@ -78,6 +91,10 @@ struct agent_meta {
  * removed its enforcement. The agent does not confine that cgroup through
  * a selector again until the cgroup is gone (a new cgroup of the same name
  * has a new id) or `stockade detach --all` clears everything. */
+#ifdef STOCKADE_TEST_LAYOUT
+#define PIN_MAX_DETACHED	2048
+#else
 #define PIN_MAX_DETACHED	4096
+#endif
 
 #endif /* STOCKADE_LIFECYCLE_H */
