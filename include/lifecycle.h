@@ -20,6 +20,23 @@
  * updated, a new link first and the old one dropped after: an overlap,
  * never a gap).
  *
+ * Pinned maps that do not fit this build (type, sizes, entries, flags, a
+ * map more or less, PIN_LAYOUT_VERSION, the ring size) cannot be reused:
+ * the agent replaces the whole state (agent/replace.c). It builds a fresh
+ * one in
+ *
+ *   staging-<seq>-<pid>/maps, /links   <seq>: the new state's first
+ *                                      sequence number
+ *
+ * attaches each cgroup's new links before it detaches the old ones (cgroup
+ * links are multi-attach: both judge for a moment), overlaps the BPF-LSM
+ * links, drains the old rings, removes the old pins and renames its own
+ * into place. A staging directory found at start means an agent died
+ * replacing: every cgroup is still confined by one state or both, and the
+ * next agent replaces them all the same way. Old maps are read by their
+ * BTF (ev_seq, ev_lost, agent_meta.layout, .lost_reported by name), and
+ * carried over only where their BTF types match this build's.
+ *
  * The maps below are never read by the programs (except sb_count); they let
  * `stockade status` and `stockade detach` work from the pins alone.
  */
@@ -33,7 +50,8 @@
 /*
  * Bumped by hand whenever the layout of a pinned map's key or value
  * changes without changing its size (a size change is caught anyway). An
- * agent refuses pins of another layout, naming the fix.
+ * agent replaces pins of another layout (agent/replace.c) instead of
+ * reusing them.
  */
 #define PIN_LAYOUT_VERSION	2
 
@@ -72,6 +90,8 @@ enum reload_result {
 
 /* `agent_meta` (array of one). */
 struct agent_meta {
+	/* A replacing agent of another build reads `layout` and
+	 * `lost_reported` by these names (BTF): keep them. */
 	__u32 pid;		/* the running agent; 0 after a clean exit */
 	__u32 layout;		/* PIN_LAYOUT_VERSION of whoever pinned */
 	__u64 lost_reported;	/* ev_lost already turned into lost records */
