@@ -473,8 +473,10 @@ all_new() {
 killed() {
 	: > "$work/agent$1.log"
 	# shellcheck disable=SC2086
-	STOCKADE_TEST_KILL_AT=$3 "$2" agent $STOCKADE_AGENT_FLAGS --bpffs "$bpffs" \
-		--policy "$work/pol" --log "$work/agent$1.log" > /dev/null 2> "$work/agent$1.err"
+	# Bounded: an agent that never reaches STEP would run on.
+	STOCKADE_TEST_KILL_AT=$3 timeout -s KILL 60 "$2" agent $STOCKADE_AGENT_FLAGS \
+		--bpffs "$bpffs" --policy "$work/pol" --log "$work/agent$1.log" \
+		> /dev/null 2> "$work/agent$1.err"
 	rc=$?
 	if [ "$rc" = 137 ] && grep -q "STOCKADE_TEST_KILL_AT=$3" "$work/agent$1.err"; then
 		ok "agent $1: killed at '$3' of the replacement"
