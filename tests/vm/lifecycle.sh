@@ -45,6 +45,8 @@ run() {
 	elif [ "$_rc" != 0 ] && ! grep -q '^not ok ' "$_out.lines"; then
 		t_fail "$1/run" "exit status $_rc with no failing test"
 	fi
+	# Timings the script reports ("# ... N s"), for the VM's budget.
+	grep '^# ' "$_out.lines"
 	[ "$_rc" = 0 ] || t_show "$_out.lines" 15
 }
 
