@@ -15,7 +15,7 @@
 #include "lifecycle.h"
 
 #define PIN_DIR_DEFAULT	"/sys/fs/bpf/stockade"
-/* DIR/staging-<pid>: a replacement's new state until it is published
+/* DIR/staging-<seq>-<pid>: a replacement's new state until it is published
  * (agent/replace.c). */
 #define PIN_STAGING_PREFIX	"staging-"
 

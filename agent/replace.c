@@ -6,7 +6,7 @@
  * Pinned maps are reused only when they fit this build. When they do not
  * (a key or value changed, a map came or went, PIN_LAYOUT_VERSION moved,
  * another --ring-size), this build loads with fresh maps pinned in a
- * staging directory, DIR/staging-<pid>, and fills them as a first start
+ * staging directory, DIR/staging-<seq>-<pid>, and fills them as a first start
  * does, carrying over what must continue: the sequence number, the
  * `detached` marks, the limit values found (`lim_saved`), policy ids and
  * the counters where their layout still fits. Then:
