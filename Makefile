@@ -31,14 +31,16 @@ endif
 WARN		:= -Wall -Wextra -Werror -Wmissing-field-initializers -Werror=undef
 INCLUDES	:= -Iinclude -Ipolicy -Iagent -I$(OUT)
 CFLAGS		?= -g -O2
-CFLAGS		+= $(WARN) $(INCLUDES) -D_GNU_SOURCE -std=gnu11
+# DEFS: -D flags for both halves (make variant-layout).
+DEFS		?=
+CFLAGS		+= $(WARN) $(INCLUDES) -D_GNU_SOURCE -std=gnu11 $(DEFS)
 LDLIBS		:= -lbpf -lelf -lz -lyaml
 ifeq ($(STATIC),1)
 LDFLAGS		+= -static
 LDLIBS		+= -lzstd
 endif
 BPF_CFLAGS	:= -g -O2 -target bpf -D__TARGET_ARCH_x86 -mcpu=v3 $(WARN) \
-		   -Wno-unused-parameter -Iinclude -I$(OUT) $(BPF_EXTRA)
+		   -Wno-unused-parameter -Iinclude -I$(OUT) $(BPF_EXTRA) $(DEFS)
 
 BPF_SRCS	:= $(wildcard bpf/*.bpf.c)
 BPF_OBJS	:= $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
@@ -67,7 +69,7 @@ DEB_PKGS	:= clang llvm gcc make pkg-config libbpf-dev bpftool libelf-dev \
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: all deps test unit-test unit-test-asan live-test fuzz fuzz-run \
-	demo clean vm-test vm-shell tools variant bench
+	demo clean vm-test vm-shell tools variant variant-layout bench
 
 all: $(BIN) tools
 
@@ -172,12 +174,21 @@ variant:
 	$(Q)$(MAKE) --no-print-directory OUT=$(OUT)/variant BIN=$(VARIANT) \
 		BPF_EXTRA=-DSTOCKADE_TEST_VARIANT $(VARIANT)
 
+# The same agent with pinned maps that do not fit (include/lifecycle.h,
+# STOCKADE_TEST_LAYOUT): the replacement tests switch between the two.
+# DEFS reaches both halves: the layout version is shared.
+VARIANT_LAYOUT	:= $(OUT)/variant-layout/stockade
+variant-layout:
+	$(Q)$(MAKE) --no-print-directory OUT=$(OUT)/variant-layout BIN=$(VARIANT_LAYOUT) \
+		DEFS=-DSTOCKADE_TEST_LAYOUT $(VARIANT_LAYOUT)
+
 # ---- live tests on this machine's kernel (root) ----
-live-test: $(BIN) tools variant
+live-test: $(BIN) tools variant variant-layout
 	$(Q)sh tests/live/run.sh
 	$(Q)sh tests/live/degraded.sh
 	$(Q)sh tests/live/limits-hybrid.sh
-	$(Q)STOCKADE_VARIANT=$(VARIANT) sh tests/live/lifecycle.sh
+	$(Q)STOCKADE_VARIANT=$(VARIANT) STOCKADE_VARIANT_LAYOUT=$(VARIANT_LAYOUT) \
+		sh tests/live/lifecycle.sh
 	$(Q)sh tests/live/reload.sh
 
 # ---- benchmarks (root; README "Performance") ----

@@ -33,6 +33,7 @@
 #include "file_rules.h"
 #include "net_rules.h"
 #include "pin.h"
+#include "replace.h"
 #include "sandbox.h"
 #include "stockade_limits.h"
 #include "stockade.skel.h"
@@ -193,6 +194,7 @@ static void set_lsm_autoload(struct stockade *skel, bool on)
 
 static int open_skel(struct agent *a, bool with_lsm)
 {
+	char why[256] = "";
 	int err;
 
 	a->skel = stockade__open();
@@ -204,9 +206,30 @@ static int open_skel(struct agent *a, bool with_lsm)
 	set_lsm_autoload(a->skel, with_lsm);
 	if (a->opt.ring_size)
 		bpf_map__set_max_entries(a->skel->maps.rb, a->opt.ring_size);
-	/* Reuse what an earlier agent pinned, or create and pin. */
-	err = pin__maps_prepare(a->skel, a->opt.bpffs, a->opt.ring_size);
+	/* Reuse what an earlier agent pinned, or create and pin. Pins of
+	 * another build, or of a replacement that was interrupted, are
+	 * replaced instead: fresh maps, in a staging directory. */
+	if (a->rep) {
+		err = 0;	/* a retry of this load: decided already */
+	} else if (replace__interrupted(a->opt.bpffs)) {
+		snprintf(why, sizeof(why), "a replacement was interrupted");
+		err = -ESTALE;
+	} else {
+		err = pin__maps_prepare(a->skel, a->opt.bpffs, a->opt.ring_size,
+					why, sizeof(why));
+	}
+	if (err == -ESTALE && !a->rep)
+		err = replace__prepare(a, why);
+	if (a->rep && !err) {
+		/* Its sequence and ring size, then our staging pins. */
+		replace__configure(a);
+		err = pin__maps_prepare(a->skel, a->opt.bpffs, a->opt.ring_size,
+					why, sizeof(why));
+	}
 	if (err) {
+		if (err == -ESTALE)
+			pr_err("pin", "the maps pinned under %s do not fit this build: %s",
+			       a->opt.bpffs, why);
 		err = -ESTALE;	/* the message is out; not an LSM problem */
 	} else {
 		err = stockade__load(a->skel);
@@ -1309,8 +1332,14 @@ static void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	} else if (!err && direct && !pidx) {
 		/* Nested in a confined cgroup, the ancestor's programs already
 		 * run here and pick this entry (nearest wins); links of its
-		 * own would judge, and log, every denial twice. */
+		 * own would judge, and log, every denial twice. Replacing
+		 * another build's state: its counters first, its old links
+		 * only once the new ones are pinned (agent/replace.c). */
+		if (a->rep)
+			replace__cg_before(a, cg);
 		err = attach_cg(a, cg, &how);
+		if (!err && a->rep && replace__cg_after(a, cg))
+			how = "replaced";
 	}
 	if (err) {
 		ctx->err = ctx->err ?: err;
@@ -2094,7 +2123,7 @@ static void emit_ready(struct agent *a)
 	json_str_array(&a->j, "degraded", a->degraded, a->n_degraded);
 	json_u64(&a->j, "pid", (uint64_t)getpid());
 	json_str(&a->j, "bpffs", a->opt.bpffs);
-	json_str(&a->j, "pins", a->adopting ? "adopted" : "created");
+	json_str(&a->j, "pins", a->rep ? "replaced" : a->adopting ? "adopted" : "created");
 	events__emit(a);
 	notify_systemd();
 }
@@ -2237,6 +2266,12 @@ int agent__run(const struct agent_opts *opt)
 
 	log_setup_libbpf();
 	err = load_bpf(a);
+	if (a->rep) {
+		/* Replacing: fresh maps, nothing adopted; and nothing removed
+		 * on failure, the old state's and ours confine together. */
+		a->adopting = false;
+		detach = false;
+	}
 	if (err)
 		goto cleanup;
 	err = events__open(a);
@@ -2251,6 +2286,11 @@ int agent__run(const struct agent_opts *opt)
 			goto cleanup;
 		/* Records written while no agent ran, before anything new. */
 		events__drain(a);
+	}
+	if (a->rep) {
+		err = replace__carry(a);
+		if (err)
+			goto cleanup;
 	}
 	err = assign_ids(a);
 	if (err)
@@ -2267,13 +2307,20 @@ int agent__run(const struct agent_opts *opt)
 
 	err = scan(a);
 	if (err) {
-		pr_err("agent", a->adopting ?
+		pr_err("agent", a->rep ?
+		       "could not confine every selected cgroup; exiting half way through the replacement: every cgroup stays confined, by the old programs or the new ones; start the agent again to finish it" :
+		       a->adopting ?
 		       "could not confine every selected cgroup; exiting, the adopted pins stay in force" :
 		       "could not confine every selected cgroup; detaching all and exiting (nothing half-applied)");
 		goto cleanup;
 	}
 	if (a->adopting)
 		sweep(a);
+	if (a->rep) {
+		err = replace__finish(a);
+		if (err)
+			goto cleanup;
+	}
 	limits__tick(a);	/* the state file and metrics exist at agent_ready */
 	ready = true;
 	/* Past the last id in use: a fresh id is one nothing used lately. */
@@ -2326,6 +2373,7 @@ cleanup:
 	if (!ready && a->pin_fd < 0)
 		detach = false;	/* not ours to remove */
 	agent_cleanup(a, detach, (int)stop_signal);
+	replace__free(a);
 	free(a);
 	return err;
 }

@@ -16,6 +16,7 @@ struct stockade;	/* the BPF skeleton */
 struct evring;		/* agent/events.c */
 struct bpf_link;
 struct cgroup_paths;
+struct replace;		/* agent/replace.c */
 
 /* The cgroup programs attached to each directly selected cgroup. */
 #define SANDBOX_N_LINKS	6
@@ -68,6 +69,10 @@ struct agent {
 	/* The pin directory (include/lifecycle.h), flock()ed while we run. */
 	int pin_fd;
 	bool adopting;		/* it held state from an earlier agent */
+	/* Replacing the state of an incompatible build (agent/replace.c);
+	 * NULL otherwise. While it is set, opt.bpffs names the staging
+	 * directory the new state is pinned in. */
+	struct replace *rep;
 	bool running;		/* agent_meta names us */
 	int64_t started_ns;
 	struct bpf_link *lsm_links[AGENT_MAX_LSM];
@@ -132,6 +137,9 @@ int events__poll(struct agent *a, int timeout_ms);
 void events__close_ring(struct agent *a);
 /* Write what the ring holds now (records from before this agent). */
 int events__drain(struct agent *a);
+/* Write what another ring buffer holds (a replaced state's, agent/replace.c);
+ * the number of records, or a negative errno. */
+int events__drain_map(struct agent *a, int map_fd);
 /* Write agent_meta: our pid (while a->running), losses reported. */
 void events__meta_update(struct agent *a);
 /* Start a record in j outside the agent (stockade detach). */

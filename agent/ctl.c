@@ -30,6 +30,7 @@
 #include "limits_util.h"
 #include "log.h"
 #include "pin.h"
+#include "replace.h"
 #include "sandbox.h"
 #include "stockade.skel.h"
 
@@ -243,15 +244,17 @@ static int ctl_open(struct ctl *c)
 	c->saved_fd = pin__map_get(c->bpffs, "lim_saved");
 	if (c->sb_fd < 0 || c->names_fd < 0 || c->cnt_fd < 0 || c->det_fd < 0 ||
 	    c->data_fd < 0 || c->bss_fd < 0 || c->slots_fd < 0) {
-		pr_err("pin", "the pins under %s are incomplete or from another stockade build; `stockade detach --all --bpffs %s` removes them",
-		       c->bpffs, c->bpffs);
+		pr_err("pin", "the pins under %s are incomplete or from another stockade build%s; starting this build's agent replaces them without a gap, `stockade detach --all --bpffs %s` removes them",
+		       c->bpffs, replace__interrupted(c->bpffs) ?
+		       " (a replacement was interrupted: its new state is in a staging-* directory there)" : "",
+		       c->bpffs);
 		return -ENOENT;
 	}
 	memset(&info, 0, sizeof(info));
 	if (bpf_obj_get_info_by_fd(c->data_fd, &info, &len))
 		return -errno;
 	if (info.value_size < sizeof(struct stockade__data)) {
-		pr_err("pin", "%s/maps/data is not this build's .data; `stockade detach --all --bpffs %s` removes the pins",
+		pr_err("pin", "%s/maps/data is not this build's .data; starting this build's agent replaces the pins without a gap, `stockade detach --all --bpffs %s` removes them",
 		       c->bpffs, c->bpffs);
 		return -EINVAL;
 	}
@@ -463,6 +466,21 @@ int ctl__detach(int argc, char **argv)
 		}
 	}
 	err = ctl_open(&c);
+	if (err == 1 && c.all && c.dir_fd >= 0 && replace__interrupted(c.bpffs)) {
+		/* Killed while publishing a replacement: all of the state is
+		 * in a staging directory. Its links end with their pins. */
+		if (pin__lock(c.dir_fd, true)) {
+			pr_err("detach", "an agent is running on %s; stop it first, then run detach --all",
+			       c.bpffs);
+			goto out;
+		}
+		if (!pin__remove_all(c.bpffs)) {
+			fprintf(stderr, "stockade: detach: the state of an interrupted replacement removed, %s removed\n",
+				c.bpffs);
+			rc = 0;
+		}
+		goto out;
+	}
 	if (err == 1) {
 		if (c.all) {
 			fprintf(stderr, "stockade: detach: nothing is pinned at %s; nothing to detach\n",
@@ -698,6 +716,9 @@ int ctl__status(int argc, char **argv)
 	if (err == 1) {
 		if (c.json)
 			printf("{\"bpffs\":\"%s\",\"pinned\":false,\"agent\":{\"running\":false},\"cgroups\":[]}\n",
+			       c.bpffs);
+		else if (c.dir_fd >= 0 && replace__interrupted(c.bpffs))
+			printf("an interrupted replacement holds the state pinned at %s (in a staging-* directory there): the sandboxes stay confined; start the agent to finish it\n",
 			       c.bpffs);
 		else
 			printf("nothing is pinned at %s: stockade confines no cgroup, and no agent runs\n",

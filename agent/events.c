@@ -423,7 +423,7 @@ void events__meta_update(struct agent *a)
 			strerror(errno));
 }
 
-static int ring_open(struct agent *a)
+static int ring_open(struct agent *a, int map_fd)
 {
 	struct bpf_map_info info;
 	__u32 len = sizeof(info);
@@ -436,7 +436,7 @@ static int ring_open(struct agent *a)
 		return -ENOMEM;
 	r->epfd = -1;
 	a->ring = r;
-	r->map_fd = bpf_map__fd(a->skel->maps.rb);
+	r->map_fd = map_fd;
 	memset(&info, 0, sizeof(info));
 	if (bpf_obj_get_info_by_fd(r->map_fd, &info, &len))
 		return -errno;
@@ -496,6 +496,30 @@ int events__drain(struct agent *a)
 	return n;
 }
 
+int events__drain_map(struct agent *a, int map_fd)
+{
+	struct evring *ours = a->ring;
+	struct cgroup_paths paths;
+	int n;
+
+	/* Read it as our own ring for a moment: the same layout, the same
+	 * commit-after-write rule. */
+	a->ring = NULL;
+	n = ring_open(a, map_fd);
+	if (!n) {
+		if (!cgroup_paths__load(a->cgroot, &paths))
+			a->drain_paths = &paths;
+		n = ring_consume(a);
+		out_flush(a);
+		if (a->drain_paths)
+			cgroup_paths__free(&paths);
+		a->drain_paths = NULL;
+	}
+	ring_close(a);
+	a->ring = ours;
+	return n;
+}
+
 int events__open(struct agent *a)
 {
 	int err;
@@ -520,7 +544,7 @@ int events__open(struct agent *a)
 		}
 		setvbuf(a->log, NULL, _IOFBF, OUT_BUF);
 	}
-	err = ring_open(a);
+	err = ring_open(a, bpf_map__fd(a->skel->maps.rb));
 	if (err) {
 		pr_err("events", "cannot set up the ring buffer reader: %s",
 		       strerror(-err));

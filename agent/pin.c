@@ -154,15 +154,15 @@ bool pin__agent_running(const char *dir, int dir_fd, uint32_t *pid)
 	return true;
 }
 
-static int stale(const char *dir, const char *what)
+/* Why the pins do not fit this build, for the caller (agent/replace.c). */
+static int stale(char *why, size_t len, const char *what)
 {
-	pr_err("pin", "the state pinned under %s comes from another stockade build (%s). Replacing it across builds is not implemented yet: stop the running agent, run `stockade detach --all --bpffs %s` (this ends all enforcement until the new agent is ready), then start this agent",
-	       dir, what, dir);
+	snprintf(why, len, "%s", what);
 	return -ESTALE;
 }
 
 int pin__maps_prepare(struct stockade *skel, const char *dir,
-		      unsigned int ring_size)
+		      unsigned int ring_size, char *why, size_t why_len)
 {
 	char path[PATH_MAX], what[256];
 	struct bpf_map_info info;
@@ -201,9 +201,12 @@ int pin__maps_prepare(struct stockade *skel, const char *dir,
 					/* Keep the ring: it may hold records. */
 					bpf_map__set_max_entries(map, info.max_entries);
 				} else if (ring_size != info.max_entries) {
-					pr_err("pin", "--ring-size %u differs from the pinned ring buffer's %u bytes, which may still hold records; leave --ring-size out to keep it, or run `stockade detach --all --bpffs %s` first",
-					       ring_size, info.max_entries, dir);
-					return -EINVAL;
+					/* A ring cannot be resized: a new one,
+					 * after the old one is drained. */
+					snprintf(what, sizeof(what),
+						 "ring buffer of %u bytes, --ring-size %u",
+						 info.max_entries, ring_size);
+					return stale(why, why_len, what);
 				}
 			}
 			if (info.type != bpf_map__type(map) ||
@@ -218,7 +221,7 @@ int pin__maps_prepare(struct stockade *skel, const char *dir,
 					 bpf_map__type(map), bpf_map__key_size(map),
 					 bpf_map__value_size(map), bpf_map__max_entries(map),
 					 bpf_map__map_flags(map));
-				return stale(dir, what);
+				return stale(why, why_len, what);
 			}
 		}
 		err = bpf_map__set_pin_path(map, path);
@@ -229,7 +232,7 @@ int pin__maps_prepare(struct stockade *skel, const char *dir,
 	    meta.layout != PIN_LAYOUT_VERSION) {
 		snprintf(what, sizeof(what), "layout version %u, this build: %u",
 			 meta.layout, PIN_LAYOUT_VERSION);
-		return stale(dir, what);
+		return stale(why, why_len, what);
 	}
 	return 0;
 }
@@ -307,16 +310,42 @@ static int empty_dir(const char *path)
 	return err;
 }
 
-int pin__remove_all(const char *dir)
+/* Remove one state's pins: links first, the programs go before anything
+ * they use; then the maps and the directories. */
+static int remove_state(const char *dir)
 {
 	char sub[PATH_MAX];
 	int err;
 
-	/* Links first: the programs go before anything they use. */
 	snprintf(sub, sizeof(sub), "%s/links", dir);
 	err = empty_dir(sub);
 	snprintf(sub, sizeof(sub), "%s/maps", dir);
 	err = err ?: empty_dir(sub);
+	return err;
+}
+
+int pin__remove_all(const char *dir)
+{
+	char sub[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int err;
+
+	err = remove_state(dir);
+	/* The staging states of replacements that were interrupted. */
+	d = opendir(dir);
+	while (!err && d && (de = readdir(d))) {
+		if (strncmp(de->d_name, PIN_STAGING_PREFIX, strlen(PIN_STAGING_PREFIX)))
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
+		err = remove_state(sub);
+		if (!err && rmdir(sub) && errno != ENOENT) {
+			err = -errno;
+			pr_err("pin", "cannot remove %s: %s", sub, strerror(errno));
+		}
+	}
+	if (d)
+		closedir(d);
 	if (!err && rmdir(dir) && errno != ENOENT) {
 		err = -errno;
 		pr_err("pin", "cannot remove %s: %s", dir, strerror(errno));

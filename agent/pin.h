@@ -15,6 +15,9 @@
 #include "lifecycle.h"
 
 #define PIN_DIR_DEFAULT	"/sys/fs/bpf/stockade"
+/* DIR/staging-<seq>-<pid>: a replacement's new state until it is published
+ * (agent/replace.c). */
+#define PIN_STAGING_PREFIX	"staging-"
 
 struct stockade;
 struct bpf_map;
@@ -54,11 +57,12 @@ int pin__meta_read(const char *dir, struct agent_meta *m);
  * Before load: point every shared map of skel at its pin, after checking
  * that a pinned one fits this build (type, sizes, flags, layout version),
  * so libbpf reuses it. ring_size 0 takes the pinned ring buffer's size.
- * -ESTALE, with the fix printed, when the pins come from an incompatible
- * build.
+ * -ESTALE when the pins come from an incompatible build (or another
+ * --ring-size), with what differs in why: the caller replaces that state
+ * (agent/replace.c).
  */
 int pin__maps_prepare(struct stockade *skel, const char *dir,
-		      unsigned int ring_size);
+		      unsigned int ring_size, char *why, size_t why_len);
 
 /* The tag (8 bytes) and id of a loaded program. */
 int pin__prog_tag(int prog_fd, __u8 tag[8], __u32 *prog_id);
@@ -68,7 +72,8 @@ int pin__link_prog(int link_fd, __u8 tag[8], __u32 *prog_id);
 /* Parse a link pin's name "cg-<id>-<prog>": 0 and the parts, or -EINVAL. */
 int pin__parse_cg_link(const char *name, uint64_t *id, const char **prog);
 
-/* Remove every pin and the directories (detach --all). */
+/* Remove every pin and the directories, the staging states of interrupted
+ * replacements included (detach --all). */
 int pin__remove_all(const char *dir);
 
 #endif

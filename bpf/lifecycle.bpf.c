@@ -39,6 +39,16 @@ struct {
 	__type(value, struct reload_msg);
 } reload_msgs SEC(".maps");
 
+#ifdef STOCKADE_TEST_LAYOUT
+/* A map only the layout variant has (include/lifecycle.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} layout_test SEC(".maps");
+#endif
+
 /*
  * Never read by a program either: updating a map-in-map makes the kernel
  * wait for an RCU grace period (maybe_wait_bpf_programs()), that is, for

@@ -20,6 +20,23 @@
  * updated, a new link first and the old one dropped after: an overlap,
  * never a gap).
  *
+ * Pinned maps that do not fit this build (type, sizes, entries, flags, a
+ * map more or less, PIN_LAYOUT_VERSION, the ring size) cannot be reused:
+ * the agent replaces the whole state (agent/replace.c). It builds a fresh
+ * one in
+ *
+ *   staging-<seq>-<pid>/maps, /links   <seq>: the new state's first
+ *                                      sequence number
+ *
+ * attaches each cgroup's new links before it detaches the old ones (cgroup
+ * links are multi-attach: both judge for a moment), overlaps the BPF-LSM
+ * links, drains the old rings, removes the old pins and renames its own
+ * into place. A staging directory found at start means an agent died
+ * replacing: every cgroup is still confined by one state or both, and the
+ * next agent replaces them all the same way. Old maps are read by their
+ * BTF (ev_seq, ev_lost, agent_meta.layout, .lost_reported by name), and
+ * carried over only where their BTF types match this build's.
+ *
  * The maps below are never read by the programs (except sb_count); they let
  * `stockade status` and `stockade detach` work from the pins alone.
  */
@@ -33,9 +50,23 @@
 /*
  * Bumped by hand whenever the layout of a pinned map's key or value
  * changes without changing its size (a size change is caught anyway). An
- * agent refuses pins of another layout, naming the fix.
+ * agent replaces pins of another layout (agent/replace.c) instead of
+ * reusing them.
  */
 #define PIN_LAYOUT_VERSION	3	/* 3: sandbox entries name slots */
+
+/*
+ * The replacement tests need a build whose pinned maps do not fit this
+ * one's (make variant-layout, built with -DSTOCKADE_TEST_LAYOUT): another
+ * layout version, `detached` of another size, and one map more
+ * (layout_test, bpf/lifecycle.bpf.c). Agents of the two builds replace
+ * each other's state (agent/replace.c).
+ */
+#ifdef STOCKADE_TEST_LAYOUT
+enum { PIN_LAYOUT_BASE = PIN_LAYOUT_VERSION };
+#undef PIN_LAYOUT_VERSION
+#define PIN_LAYOUT_VERSION	(PIN_LAYOUT_BASE + 1000)
+#endif
 
 #define PIN_POLICY_NAME_LEN	64	/* policy names are at most 63 bytes */
 
@@ -62,6 +93,8 @@ enum reload_result {
 
 /* `agent_meta` (array of one). */
 struct agent_meta {
+	/* A replacing agent of another build reads `layout` and
+	 * `lost_reported` by these names (BTF): keep them. */
 	__u32 pid;		/* the running agent; 0 after a clean exit */
 	__u32 layout;		/* PIN_LAYOUT_VERSION of whoever pinned */
 	__u64 lost_reported;	/* ev_lost already turned into lost records */
@@ -96,6 +129,10 @@ struct reload_msg {
  * removed its enforcement. The agent does not confine that cgroup through
  * a selector again until the cgroup is gone (a new cgroup of the same name
  * has a new id) or `stockade detach --all` clears everything. */
+#ifdef STOCKADE_TEST_LAYOUT
+#define PIN_MAX_DETACHED	2048
+#else
 #define PIN_MAX_DETACHED	4096
+#endif
 
 #endif /* STOCKADE_LIFECYCLE_H */

@@ -27,13 +27,15 @@ VM_TIMEOUT	?= 240
 vm-kernel:
 	$(Q)sh tests/vm/kernel.sh $(VM_DIR)/kernel
 
-# The variant build (Makefile, `variant`) goes in with the tools, for the
-# upgrade tests.
+# The variant builds (Makefile, `variant`, `variant-layout`) go in with the
+# tools, for the upgrade and replacement tests.
 vm-static:
 	$(Q)$(MAKE) --no-print-directory -j$(VM_JOBS) STATIC=1 OUT=$(VM_STATIC) \
 		BIN=$(VM_STATIC)/stockade $(VM_STATIC)/stockade tools
 	$(Q)$(MAKE) --no-print-directory -j$(VM_JOBS) STATIC=1 OUT=$(VM_STATIC) variant
+	$(Q)$(MAKE) --no-print-directory -j$(VM_JOBS) STATIC=1 OUT=$(VM_STATIC) variant-layout
 	$(Q)cp $(VM_STATIC)/variant/stockade $(VM_STATIC)/tools/stockade-variant
+	$(Q)cp $(VM_STATIC)/variant-layout/stockade $(VM_STATIC)/tools/stockade-variant-layout
 
 # Rebuilt on every run: it takes a fraction of a second, and its inputs
 # (tests/live/*, tests/vm/*, tools) are too loose for a dependency list.

@@ -188,7 +188,7 @@ budget=$((vm_timeout - up - 10))
 echo "suite: lifecycle at $(cut -d' ' -f1 /proc/uptime) s (timeout ${budget}s)"
 timeout -s KILL "$budget" sh tests/vm/lifecycle.sh
 [ $? != 137 ] || t_fail lifecycle/run "killed after ${budget}s; the results above are partial"
-left=$(pidof stockade stockade-variant netprobe)
+left=$(pidof stockade stockade-variant stockade-variant-layout netprobe)
 [ -z "$left" ] || kill -9 $left 2>/dev/null
 
 echo "suite: finished at $(cut -d' ' -f1 /proc/uptime) s"
