@@ -154,7 +154,7 @@ for port in 8080 8081 8082; do
 	# The attempts go to stdout, which the sandbox inherits: with
 	# BPF-LSM it may not open a file for writing itself.
 	"$probe" --netns --cgroup "$cg" connect tcp 127.0.0.1 $port --listen \
-		--until "$work/stop" --every-us 300 --log - \
+		--until "$work/stop" --every-us "${HAMMER_US:-300}" --log - \
 		> "$work/att.$port" 2> "$work/loop.$port" &
 	loops="$loops $!"
 done

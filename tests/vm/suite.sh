@@ -10,10 +10,6 @@
 #      limits/*     issue 5: resource limits, breaches, counting
 #                   (tests/vm/limits.sh); limits-reload/*: a reload
 #                   re-applies them (tests/vm/limits-reload.sh);
-#      bench-files/* issue 7: the file benchmark's guest side with tiny
-#                   counts, only to prove it works (tests/vm/bench-files.sh);
-#                   its samples stay on the console for
-#                   tests/bench/files.sh with BENCH_TINY=1;
 #   3. live/*       the host's live tests, tests/live/run.sh, again on this
 #                   kernel, each of its `ok`/`not ok` lines turned into a
 #                   marker;
@@ -106,23 +102,6 @@ left=$(pidof stockade)
 [ ! -d /sys/fs/bpf/limits-reload ] ||
 	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/limits-reload > /dev/null 2>&1
 
-# The file benchmark, tiny (a few seconds): every condition, the checks
-# that make a full run valid, and the bpf_stats pass; no timing judged.
-echo "suite: bench-files (tiny) at $(cut -d' ' -f1 /proc/uptime) s"
-BENCH_TINY=1 timeout -s KILL 40 sh tests/vm/bench-files.sh --suite
-rc=$?
-if [ "$rc" = 137 ]; then
-	t_fail bench-files/run "killed after 40 s; the results above are partial"
-elif ! grep -q ' bench-files/' "$RESULTS"; then
-	t_fail bench-files/run "reported nothing (exit status $rc)"
-elif [ "$rc" != 0 ] && ! grep -q '^fail bench-files/' "$RESULTS"; then
-	t_fail bench-files/run "exit status $rc with no failing check"
-fi
-left=$(pidof stockade benchfile)
-[ -z "$left" ] || kill -9 $left 2>/dev/null
-[ ! -d /sys/fs/bpf/bench-files ] ||
-	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/bench-files > /dev/null 2>&1
-
 # ---- 3. the host live tests, on this kernel ----
 live=tests/live/run.sh
 if [ ! -f "$live" ]; then
@@ -137,7 +116,7 @@ else
 	: > /tmp/live.out
 	tail -f /tmp/live.out &
 	tailpid=$!
-	timeout -s KILL "$budget" sh "$live" > /tmp/live.out 2>&1
+	STORM_COUNT=4000 timeout -s KILL "$budget" sh "$live" > /tmp/live.out 2>&1
 	rc=$?
 	sleep 1.1	# busybox tail -f polls once a second
 	kill "$tailpid" 2>/dev/null
