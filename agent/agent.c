@@ -1213,8 +1213,11 @@ static void *reselect_one(struct scan_ctx *ctx, struct sandbox_cg *cg,
 		sel = -1;
 	direct = sel >= 0;
 	if (!direct && !parent) {
-		/* No longer confined: links first, then the entries. */
-		detach_cg(a, cg, "not_selected");
+		/* No longer confined. Its links (then entries) go after the
+		 * walk (scan()): a descendant that is now selected itself gets
+		 * its own links first, below, and until then its old root's
+		 * programs still judge it; removed now, they would leave it a
+		 * moment without cgroup programs. */
 		cg->released = true;
 		return NULL;
 	}
@@ -1375,9 +1378,11 @@ static int scan(struct agent *a)
 		return err;
 	}
 	/* Gone since the last scan: the kernel detached their links. A
-	 * reload released others (links and entries already gone). */
+	 * reload released others: now that every new attach is done, their
+	 * links, then their entries, go. */
 	for (i = 0; i < a->n_cgs;) {
 		if (a->cgs[i].released) {
+			detach_cg(a, &a->cgs[i], "not_selected");
 			untrack(a, i);
 			continue;
 		}
@@ -1780,6 +1785,81 @@ static void reload_msgs_put(struct agent *a, const struct policy_diag *diag)
 }
 
 /*
+ * Before a reload's flip: a cgroup on the slot of a changed policy that
+ * the new set confines by another policy (or not at all) would decide, for
+ * the moment between the flip and the scan that moves it, by the new
+ * version of its old policy: a policy that is its neither before nor
+ * after. So each such cgroup's entry first moves to a temporary slot that
+ * holds the id it decides by now (the same decisions: no window); the
+ * scan then moves it from there as from any slot, and free_slots() frees
+ * the temporary slot once nothing points at it. When in doubt a cgroup is
+ * held: that only costs it a switch of its own instead of the flip's.
+ */
+static void hold_movers(struct agent *a, const bool *changed)
+{
+	int sb_fd = bpf_map__fd(a->skel->maps.sandboxes);
+	int slots_fd = bpf_map__fd(a->skel->maps.policy_slots);
+	bool *taken = calloc(POLICY_SLOTS, sizeof(*taken));
+	bool *flips = calloc(POLICY_SLOTS, sizeof(*flips));
+	uint32_t *hold = calloc(POLICY_SLOTS, sizeof(*hold));
+	size_t i, j;
+
+	if (!taken || !flips || !hold) {
+		pr_warn("policy", "out of memory: cgroups moving to another policy switch after their old policy's flip");
+		goto out;
+	}
+	for (i = 0; i < a->set.n; i++) {
+		taken[a->pol_slot[i]] = true;
+		if (changed[i])
+			flips[a->pol_slot[i]] = true;
+	}
+	for (i = 0; i < a->n_cgs; i++) {
+		struct sandbox_cg *cg = &a->cgs[i];
+		struct sandbox sb = { .root_id = cg->root_id };
+		uint32_t target = POLICY_SLOT_CONFLICT, old = cg->slot;
+		int64_t sel;
+
+		if (cg->released || old == POLICY_SLOT_CONFLICT || !flips[old])
+			continue;
+		sel = is_detached(a, cg->id) ? -1 : selected_by(a, cg->path);
+		if (sel >= 0) {
+			target = slot_of(a, (uint32_t)sel);
+		} else if (cg->root_id != cg->id) {
+			for (j = 0; j < a->n_cgs && a->cgs[j].id != cg->root_id; j++)
+				;
+			if (j < a->n_cgs && !is_detached(a, a->cgs[j].id) &&
+			    (sel = selected_by(a, a->cgs[j].path)) >= 0)
+				target = slot_of(a, (uint32_t)sel);
+		}
+		if (target == old)
+			continue;
+		if (!hold[old]) {
+			uint32_t s = free_slot(a, taken), id = a->slot_id[old];
+
+			if (!s || bpf_map_update_elem(slots_fd, &s, &id, BPF_ANY)) {
+				pr_warn("policy", "no temporary slot for the cgroups leaving slot %u: they switch after its flip",
+					old);
+				continue;
+			}
+			a->slot_id[s] = id;
+			taken[s] = true;
+			hold[old] = s;
+		}
+		sb.slot = hold[old];
+		if (bpf_map_update_elem(sb_fd, &cg->id, &sb, BPF_ANY)) {
+			pr_warn("policy", "holding %s on its old rules failed (%s): it switches after its old policy's flip",
+				cg->path, strerror(errno));
+			continue;
+		}
+		cg->slot = sb.slot;
+	}
+out:
+	free(taken);
+	free(flips);
+	free(hold);
+}
+
+/*
  * Reload the policy files. The whole new set is parsed, validated and
  * compiled first; if anything fails the set in force stays, with a
  * policy_error record per problem. A policy whose file did not change
@@ -1936,6 +2016,7 @@ static void reload(struct agent *a, const char *trigger)
 	 * releases the others. A failed flip is reported and leaves that
 	 * policy on its old id, which then stays (below). */
 	start_ns = now_ns(CLOCK_REALTIME);
+	hold_movers(a, changed);
 	flip_slots(a, changed);
 	a->reselect = true;
 	err = scan(a);
@@ -2257,8 +2338,10 @@ int agent__run(const struct agent_opts *opt)
 		goto cleanup;
 	a->adopting = pin__has_maps(opt->bpffs);
 	/* A first start that fails removes what it made: nothing half-applied.
-	 * An adopting one leaves the pins as they are: still enforcing. */
-	detach = !a->adopting;
+	 * An adopting one leaves the pins as they are: still enforcing; so
+	 * does one that finds an interrupted replacement (its whole state may
+	 * sit in a staging directory, which pin__remove_all() would take). */
+	detach = !a->adopting && !replace__interrupted(opt->bpffs);
 	/* Limits this host cannot apply fail the start like a bad policy. */
 	err = limits__check(a);
 	if (err)

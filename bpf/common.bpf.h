@@ -87,7 +87,7 @@ static __always_inline struct sandbox *sandbox_resolve(struct sandbox *snap)
 	__u32 slot = snap->slot, *id;
 
 	id = bpf_map_lookup_elem(&policy_slots, &slot);
-	snap->policy_id = id ? *id : POLICY_ID_CONFLICT;
+	snap->policy_id = id && *id < POLICY_MAX ? *id : POLICY_ID_CONFLICT;
 	return snap;
 }
 
