@@ -63,7 +63,7 @@ ok() { passed=$((passed + 1)); echo "ok $1"; }
 not_ok() { failed=$((failed + 1)); echo "not ok $1: $2"; }
 
 cleanup() {
-	touch "$work/stop"
+	touch "$work/stop" "$work/stop2"
 	for p in $loops; do wait "$p" 2>/dev/null; done
 	if [ -n "$agent_pid" ]; then
 		kill -9 "$agent_pid" 2>/dev/null
@@ -358,6 +358,53 @@ else
 	not_ok "slot freed" "after removal: '$released'; rl3 at slot $(st "/$tag-2" slot) (freed: $s3)"
 fi
 rm "$work/pol/q.yaml"
+reload_ok
+
+# A cgroup that moves to another policy in the reload that also changes
+# its old policy decides by its old policy or its new one, never by the
+# old policy's new version (the reload holds it on its old rules across
+# the flip, agent/agent.c hold_movers()). Here /$tag-2 is allowed 8081 by
+# both, and 8083 by neither; rl's new version allows 8083. Both files are
+# written within the agent's 200 ms inotify settle time: one reload.
+policy 8081 enforce "/$tag, /$tag-2"
+reload_ok
+mvloops=
+for port in 8081 8083; do
+	"$probe" --netns --cgroup "$cg2" connect tcp 127.0.0.1 $port --listen \
+		--until "$work/stop2" --every-us "${HAMMER_US:-300}" --log - \
+		> "$work/mv.$port" 2> "$work/mvloop.$port" &
+	mvloops="$mvloops $!"
+done
+sleep 0.3
+i=1
+mv_bad=0
+while [ "$i" -le "${MOVES:-20}" ]; do
+	if [ $((i % 2)) = 1 ]; then
+		policy 8083 enforce "/$tag"
+		policy 8081 enforce "/$tag-2" rlq q
+	else
+		rm -f "$work/pol/q.yaml"
+		policy 8081 enforce "/$tag, /$tag-2"
+	fi
+	reload_ok > /dev/null || mv_bad=$((mv_bad + 1))
+	sleep 0.02
+	i=$((i + 1))
+done
+sleep 0.3
+touch "$work/stop2"
+for p in $mvloops; do wait "$p"; done
+mv_ok=$(awk 'NF == 3 && $3 == 1' "$work/mv.8081" | wc -l)
+mv_no=$(awk 'NF == 3 && $3 == 0' "$work/mv.8081" | wc -l)
+mv_83=$(awk 'NF == 3 && $3 == 1' "$work/mv.8083" | wc -l)
+mv_83n=$(awk 'NF == 3' "$work/mv.8083" | wc -l)
+if [ "$mv_bad" = 0 ] && [ "$mv_ok" -gt 0 ] && [ "$mv_no" = 0 ] &&
+   [ "$mv_83n" -gt 0 ] && [ "$mv_83" = 0 ]; then
+	ok "a cgroup moving while its old policy changes: 8081 allowed $mv_ok times of $mv_ok, 8083 denied $mv_83n of $mv_83n"
+else
+	not_ok "moving while the old policy changes" "reloads failed: $mv_bad; 8081 allowed $mv_ok, denied $mv_no; 8083 allowed $mv_83 of $mv_83n"
+fi
+rm -f "$work/pol/q.yaml"
+policy 8081 enforce "/$tag"
 reload_ok
 
 # The stream: no record lost, seq without a gap.
