@@ -30,7 +30,8 @@ endif
 
 WARN		:= -Wall -Wextra -Werror -Wmissing-field-initializers -Werror=undef
 INCLUDES	:= -Iinclude -Ipolicy -Iagent -I$(OUT)
-CFLAGS		?= -g -O2
+CDEBUG		?= -g
+CFLAGS		?= $(CDEBUG) -O2
 # DEFS: -D flags for both halves (make variant-layout).
 DEFS		?=
 CFLAGS		+= $(WARN) $(INCLUDES) -D_GNU_SOURCE -std=gnu11 $(DEFS)

@@ -29,11 +29,13 @@ vm-kernel:
 
 # The variant builds (Makefile, `variant`, `variant-layout`) go in with the
 # tools, for the upgrade and replacement tests.
+# CDEBUG= : no -g for the guest's userspace (no debugger runs there; the
+# BPF objects keep theirs, BTF needs it): seconds off the 3 minutes.
 vm-static:
-	$(Q)$(MAKE) --no-print-directory -j$(VM_JOBS) STATIC=1 OUT=$(VM_STATIC) \
+	$(Q)$(MAKE) --no-print-directory -j$(VM_JOBS) STATIC=1 CDEBUG= OUT=$(VM_STATIC) \
 		BIN=$(VM_STATIC)/stockade $(VM_STATIC)/stockade tools
-	$(Q)$(MAKE) --no-print-directory -j$(VM_JOBS) STATIC=1 OUT=$(VM_STATIC) variant
-	$(Q)$(MAKE) --no-print-directory -j$(VM_JOBS) STATIC=1 OUT=$(VM_STATIC) variant-layout
+	$(Q)$(MAKE) --no-print-directory -j$(VM_JOBS) STATIC=1 CDEBUG= OUT=$(VM_STATIC) variant
+	$(Q)$(MAKE) --no-print-directory -j$(VM_JOBS) STATIC=1 CDEBUG= OUT=$(VM_STATIC) variant-layout
 	$(Q)cp $(VM_STATIC)/variant/stockade $(VM_STATIC)/tools/stockade-variant
 	$(Q)cp $(VM_STATIC)/variant-layout/stockade $(VM_STATIC)/tools/stockade-variant-layout
 
