@@ -1636,6 +1636,22 @@ static void retire_ids(struct agent *a, const bool *retired)
 /* The next policy id that neither the set in force nor the new one uses,
  * round robin: an id just retired is reused last, so a record still in
  * the ring keeps its name (a->old). 0 when none is free. */
+/* Is id still what a slot resolves to, or a cgroup decides by? After a
+ * failed flip or switch an old id stays in force with its rules: a fresh
+ * policy given that id would merge its rules into them. */
+static bool id_held(const struct agent *a, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < POLICY_SLOTS; i++)
+		if (a->slot_id[i] == id)
+			return true;
+	for (i = 0; i < a->n_cgs; i++)
+		if (a->cgs[i].policy_id == id)
+			return true;
+	return false;
+}
+
 static uint32_t fresh_id(struct agent *a, const uint16_t *taken)
 {
 	uint32_t id, n;
@@ -1643,7 +1659,7 @@ static uint32_t fresh_id(struct agent *a, const uint16_t *taken)
 	for (n = 0; n < POLICY_MAX - 1; n++) {
 		id = a->next_id;
 		a->next_id = a->next_id % (POLICY_MAX - 1) + 1;
-		if (id && !a->by_id[id] && !taken[id])
+		if (id && !a->by_id[id] && !taken[id] && !id_held(a, id))
 			return id;
 	}
 	return 0;
