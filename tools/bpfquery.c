@@ -98,31 +98,43 @@ static const char *link_type(__u32 t)
 	}
 }
 
+/*
+ * The kernel's next link after *id, into li: 1, or 0 once there is none,
+ * -1 on an error. A link that went away meanwhile is skipped.
+ */
+static int next_link(__u32 *id, struct bpf_link_info *li)
+{
+	union bpf_attr attr;
+	int fd, err;
+
+	for (;;) {
+		memset(&attr, 0, sizeof(attr));
+		attr.start_id = *id;
+		if (sys_bpf(BPF_LINK_GET_NEXT_ID, &attr))
+			return errno == ENOENT ? 0 : -1;
+		*id = attr.next_id;
+		memset(&attr, 0, sizeof(attr));
+		attr.link_id = *id;
+		fd = sys_bpf(BPF_LINK_GET_FD_BY_ID, &attr);
+		if (fd < 0)
+			continue;	/* gone meanwhile */
+		memset(li, 0, sizeof(*li));
+		err = info_by_fd(fd, li, sizeof(*li));
+		close(fd);
+		if (!err)
+			return 1;
+	}
+}
+
 static int list_links(void)
 {
 	struct bpf_link_info li;
 	struct bpf_prog_info pi;
 	union bpf_attr attr;
 	__u32 id = 0;
-	int fd, pfd;
+	int n, pfd;
 
-	for (;;) {
-		memset(&attr, 0, sizeof(attr));
-		attr.start_id = id;
-		if (sys_bpf(BPF_LINK_GET_NEXT_ID, &attr))
-			return errno == ENOENT ? 0 : 1;
-		id = attr.next_id;
-		memset(&attr, 0, sizeof(attr));
-		attr.link_id = id;
-		fd = sys_bpf(BPF_LINK_GET_FD_BY_ID, &attr);
-		if (fd < 0)
-			continue;	/* gone meanwhile */
-		memset(&li, 0, sizeof(li));
-		if (info_by_fd(fd, &li, sizeof(li))) {
-			close(fd);
-			continue;
-		}
-		close(fd);
+	while ((n = next_link(&id, &li)) > 0) {
 		memset(&pi, 0, sizeof(pi));
 		memset(&attr, 0, sizeof(attr));
 		attr.prog_id = li.prog_id;
@@ -137,6 +149,7 @@ static int list_links(void)
 			printf(" cgroup=%llu", (unsigned long long)li.cgroup.cgroup_id);
 		printf("\n");
 	}
+	return n < 0;
 }
 
 /*
@@ -150,25 +163,9 @@ static int prog_stats(void)
 	struct bpf_link_info li;
 	struct bpf_prog_info pi;
 	union bpf_attr attr;
-	int fd, pfd;
+	int n, pfd;
 
-	for (;;) {
-		memset(&attr, 0, sizeof(attr));
-		attr.start_id = id;
-		if (sys_bpf(BPF_LINK_GET_NEXT_ID, &attr))
-			return errno == ENOENT ? 0 : 1;
-		id = attr.next_id;
-		memset(&attr, 0, sizeof(attr));
-		attr.link_id = id;
-		fd = sys_bpf(BPF_LINK_GET_FD_BY_ID, &attr);
-		if (fd < 0)
-			continue;	/* gone meanwhile */
-		memset(&li, 0, sizeof(li));
-		if (info_by_fd(fd, &li, sizeof(li))) {
-			close(fd);
-			continue;
-		}
-		close(fd);
+	while ((n = next_link(&id, &li)) > 0) {
 		for (i = 0; i < n_seen && seen[i] != li.prog_id; i++)
 			;
 		if (i < n_seen)
@@ -195,6 +192,7 @@ static int prog_stats(void)
 		       pi.name[0] ? pi.name : "?", (unsigned long long)pi.run_cnt,
 		       (unsigned long long)pi.run_time_ns);
 	}
+	return n < 0;
 }
 
 int main(int argc, char **argv)
