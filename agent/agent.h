@@ -50,7 +50,7 @@ struct agent_opts {
 };
 
 /* The BPF-LSM programs: at most this many links. */
-#define AGENT_MAX_LSM	64
+#define AGENT_MAX_LSM	128
 
 /* Rule-map keys written by this agent: entries of the pinned maps that are
  * not among them are stale and go once the new ones are in. */

@@ -28,6 +28,8 @@
 #include "agent.h"
 #include "cgroup.h"
 #include "events.h"
+#include "limits_util.h"
+#include "policy.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "stockade.skel.h"
@@ -57,16 +59,6 @@ struct evring {
 	bool busy;	/* the last poll wrote records: coalesce */
 };
 
-static const char *const kind_names[] = {
-	[EV_KIND_CONNECT] = "connect", [EV_KIND_SENDMSG] = "sendmsg",
-	[EV_KIND_SOCKET] = "socket", [EV_KIND_FILE] = "file",
-	[EV_KIND_BPF] = "bpf", [EV_KIND_PTRACE] = "ptrace",
-	[EV_KIND_SIGNAL] = "signal", [EV_KIND_MOUNT] = "mount",
-	[EV_KIND_CGROUP] = "cgroup", [EV_KIND_UNIX] = "unix",
-	[EV_KIND_USERNS] = "userns", [EV_KIND_FD_RECEIVE] = "fd_receive",
-	[EV_KIND_TASK] = "task",
-};
-
 static const char *const op_names[] = {
 	[EV_OP_OPEN_READ] = "open_read", [EV_OP_OPEN_WRITE] = "open_write",
 	[EV_OP_CREATE] = "create", [EV_OP_MKDIR] = "mkdir",
@@ -84,6 +76,23 @@ static const char *const op_names[] = {
 	[EV_OP_SETNICE] = "setnice", [EV_OP_SETSCHEDULER] = "setscheduler",
 	[EV_OP_SETIOPRIO] = "setioprio", [EV_OP_SIGIO] = "sigio",
 	[EV_OP_MKNOD_DEVICE] = "mknod_device",
+	[EV_OP_LOAD_MODULE] = "load_module", [EV_OP_LOAD_KEXEC] = "load_kexec",
+	[EV_OP_LOAD_FIRMWARE] = "load_firmware", [EV_OP_LOAD_DATA] = "load_data",
+	[EV_OP_MODULE_REQUEST] = "module_request", [EV_OP_LOCKDOWN] = "lockdown",
+	[EV_OP_SETTIME] = "settime", [EV_OP_SYSLOG] = "syslog",
+	[EV_OP_ACCT] = "acct", [EV_OP_USERFAULTFD] = "userfaultfd",
+	[EV_OP_PERF_OPEN] = "perf_open", [EV_OP_DELETE_MODULE] = "delete_module",
+	[EV_OP_KEY_VIEW] = "key_view", [EV_OP_KEY_READ] = "key_read",
+	[EV_OP_KEY_WRITE] = "key_write", [EV_OP_KEY_SEARCH] = "key_search",
+	[EV_OP_KEY_LINK] = "key_link", [EV_OP_KEY_SETATTR] = "key_setattr",
+	[EV_OP_KEY_UNLINK] = "key_unlink", [EV_OP_KEY_SYSADMIN] = "key_sysadmin",
+	[EV_OP_KEY_REVOKE] = "key_revoke", [EV_OP_KEY_ALLOC] = "key_alloc",
+	[EV_OP_IPC_SHM] = "shm", [EV_OP_IPC_SEM] = "sem", [EV_OP_IPC_MSG] = "msg",
+	[EV_OP_IPC_MQUEUE] = "mqueue", [EV_OP_INOTIFY] = "inotify",
+	[EV_OP_FANOTIFY] = "fanotify", [EV_OP_DNOTIFY] = "dnotify",
+	[EV_OP_FANOTIFY_PERM] = "fanotify_perm", [EV_OP_SETATTR] = "setattr",
+	[EV_OP_SET_ACL] = "set_acl", [EV_OP_REMOVE_ACL] = "remove_acl",
+	[EV_OP_NETLINK_SEND] = "netlink_send", [EV_OP_SETSOCKOPT] = "setsockopt",
 };
 
 static const char *const reason_names[] = {
@@ -105,6 +114,23 @@ static const char *const reason_names[] = {
 	[EV_REASON_GUARDED_BELOW] = "guarded_below",
 	[EV_REASON_DEVICE] = "device",
 	[EV_REASON_DETACHED_MOUNT] = "detached_mount",
+	[EV_REASON_CAPABILITY] = "capability_not_allowed",
+	[EV_REASON_NETLINK_WRITE] = "netlink_write",
+	[EV_REASON_NETLINK_FAMILY] = "netlink_family",
+	[EV_REASON_SYSTEM_WIDE] = "system_wide",
+	[EV_REASON_KERNEL_PMU] = "kernel_pmu",
+	[EV_REASON_TABLE_FULL] = "table_full",
+	[EV_REASON_PERF_NOT_ALLOWED] = "perf_not_allowed",
+};
+
+/* Netlink protocols by number (linux/netlink.h). */
+static const char *const netlink_names[] = {
+	[0] = "route", [2] = "usersock", [3] = "firewall", [4] = "sock_diag",
+	[5] = "nflog", [6] = "xfrm", [7] = "selinux", [8] = "iscsi",
+	[9] = "audit", [10] = "fib_lookup", [11] = "connector",
+	[12] = "netfilter", [13] = "ip6_fw", [14] = "dnrtmsg",
+	[15] = "kobject_uevent", [16] = "generic", [18] = "scsitransport",
+	[19] = "ecryptfs", [20] = "rdma", [21] = "crypto", [22] = "smc",
 };
 
 #define NAME(tbl, i) ((size_t)(i) < sizeof(tbl) / sizeof(tbl[0]) && tbl[i] ? \
@@ -223,10 +249,13 @@ static void addr_fields(struct json *j, const struct event *e)
 	if (e->kind == EV_KIND_SOCKET) {
 		json_u64(j, "sock_type", e->sock_type);
 	} else {
+		bool local = e->kind == EV_KIND_BIND || e->kind == EV_KIND_LISTEN;
+
 		inet_ntop(e->family == 4 ? AF_INET : AF_INET6, e->daddr, buf,
 			  sizeof(buf));
-		json_str(j, "daddr", buf);
-		json_u64(j, "dport", e->dport);
+		/* bind and listen: the sandbox's own address and port */
+		json_str(j, local ? "laddr" : "daddr", buf);
+		json_u64(j, local ? "lport" : "dport", e->dport);
 	}
 	json_str(j, "proto", e->proto == 6 ? "tcp" : e->proto == 17 ? "udp" :
 			     e->proto == 1 ? "icmp" : e->proto == 58 ? "icmpv6" :
@@ -261,6 +290,43 @@ static void lsm_fields(struct json *j, const struct file_event *fe)
 		json_u64(j, "ioctl_cmd", fe->sig);
 	if (e->kind == EV_KIND_BPF)
 		json_u64(j, "bpf_cmd", fe->sig);
+	switch (e->kind) {
+	case EV_KIND_CAPABILITY:
+		json_str(j, "capability", policy_cap_name(fe->sig));
+		json_u64(j, "cap_nr", fe->sig);
+		break;
+	case EV_KIND_KERNEL:
+		if (fe->op == EV_OP_LOCKDOWN)
+			json_u64(j, "lockdown_reason", fe->arg);
+		else if (fe->op == EV_OP_SYSLOG)
+			json_u64(j, "syslog_action", fe->arg);
+		else if (fe->op >= EV_OP_LOAD_MODULE && fe->op <= EV_OP_LOAD_DATA)
+			json_u64(j, "load_id", fe->arg);
+		break;
+	case EV_KIND_PERF:
+		json_u64(j, "perf_type", fe->arg);
+		json_u64(j, "target_pid", fe->target_pid);
+		break;
+	case EV_KIND_NETLINK:
+		json_str(j, "netlink_family", NAME(netlink_names, fe->arg));
+		json_u64(j, "netlink_protocol", fe->arg);
+		json_u64(j, "msg_type", fe->sig);
+		break;
+	case EV_KIND_SOCKOPT:
+		json_u64(j, "level", fe->arg);
+		json_u64(j, "optname", fe->sig);
+		break;
+	case EV_KIND_KEY:
+		json_u64(j, "key_serial", fe->sig);
+		break;
+	case EV_KIND_IPC:
+		if (fe->op != EV_OP_IPC_MQUEUE)
+			json_u64(j, "ipc_id", fe->sig);
+		break;
+	case EV_KIND_NOTIFY:
+		json_u64(j, "mask", fe->arg);
+		break;
+	}
 }
 
 static int handle_event(void *ctx, void *data, size_t size)
@@ -268,7 +334,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 	struct agent *a = ctx;
 	const struct event *e = data;
 	const struct sandbox_cg *cg;
-	bool lsm_record = size >= sizeof(struct event) && e->kind >= EV_KIND_FILE;
+	bool lsm_record = size >= sizeof(struct event) && !ev_kind_is_net(e->kind);
 
 	if (size < sizeof(*e) || (lsm_record && size < sizeof(struct file_event))) {
 		pr_warn("events", "short record (%zu bytes) from the kernel; counted as lost", size);
@@ -277,7 +343,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 	}
 	common_fields(a, (int64_t)e->ts_boot_ns + a->boot_to_real_ns, e->seq,
 		      e->type == EV_AUDIT ? "audit" : "deny");
-	json_str(&a->j, "kind", NAME(kind_names, e->kind));
+	json_str(&a->j, "kind", limits_kind_name(e->kind) ?: "unknown");
 	json_str(&a->j, "policy", agent__policy_name(a, e->policy_id));
 	cg = agent__find_cg(a, e->cgroup_id);
 	/* A cgroup created since the last scan: name it by id only; records

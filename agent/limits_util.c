@@ -322,7 +322,9 @@ static const char *const kind_names[LIMITS_KINDS] = {
 	[1] = "connect", [2] = "sendmsg", [3] = "socket", [4] = "file",
 	[5] = "bpf", [6] = "ptrace", [7] = "signal", [8] = "mount",
 	[9] = "cgroup", [10] = "unix", [11] = "userns", [12] = "fd_receive",
-	[13] = "task",
+	[13] = "task", [14] = "capability", [15] = "kernel", [16] = "perf",
+	[17] = "netlink", [18] = "bind", [19] = "listen", [20] = "sockopt",
+	[21] = "key", [22] = "ipc", [23] = "notify",
 };
 #define KIND_CONNECT	1
 #define KIND_SENDMSG	2

@@ -32,10 +32,10 @@ struct {
 	__type(value, struct lsm_scratch);
 } lsm_scratch SEC(".maps") __weak;
 
-/* Per-policy denial counters by kind: [policy * 16 + kind]. */
+/* Per-policy denial counters by kind: [policy * EV_KIND_MAX + kind]. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, POLICY_MAX * 16);
+	__uint(max_entries, POLICY_MAX * EV_KIND_MAX);
 	__type(key, __u32);
 	__type(value, __u64);
 } lsm_count SEC(".maps") __weak;
@@ -104,7 +104,7 @@ static __always_inline int lsm_deny(struct sandbox *sb, struct policy_conf *conf
 {
 	bool audit = conf->mode == SANDBOX_AUDIT;
 	struct file_event *fe;
-	__u32 k = sb->policy_id * 16 + (kind & 15);
+	__u32 k = sb->policy_id * EV_KIND_MAX + (kind & (EV_KIND_MAX - 1));
 	__u64 *cnt = bpf_map_lookup_elem(&lsm_count, &k);
 	__u64 seq;
 
@@ -132,7 +132,7 @@ static __always_inline int lsm_deny(struct sandbox *sb, struct policy_conf *conf
 	fe->pad = 0;
 	fe->target_pid = target_pid;
 	fe->sig = sig;
-	fe->pad2 = 0;
+	fe->arg = 0;
 	fe->path[0] = '\0';
 	fe->path2[0] = '\0';
 	if (path && bpf_probe_read_kernel_str(fe->path, sizeof(fe->path), path) ==

@@ -40,7 +40,29 @@ enum ev_kind {
 	EV_KIND_USERNS = 11,
 	EV_KIND_FD_RECEIVE = 12,
 	EV_KIND_TASK = 13,	/* prlimit, nice, scheduler, ioprio, SIGIO */
+	/* Least privilege (issue 11). All struct file_event but BIND and
+	 * LISTEN, which use the network layout (ev_kind_is_net()). */
+	EV_KIND_CAPABILITY = 14,	/* sig: the CAP_* number */
+	EV_KIND_KERNEL = 15,	/* kernel code, lockdown, clock, syslog, acct... */
+	EV_KIND_PERF = 16,	/* arg: perf_event_attr.type; target_pid */
+	EV_KIND_NETLINK = 17,	/* arg: netlink protocol; sig: nlmsg_type */
+	EV_KIND_BIND = 18,	/* network layout: daddr/dport = local address */
+	EV_KIND_LISTEN = 19,	/* network layout: daddr/dport = local address */
+	EV_KIND_SOCKOPT = 20,	/* arg: level; sig: optname */
+	EV_KIND_KEY = 21,	/* sig: key serial */
+	EV_KIND_IPC = 22,	/* sig: SysV id; path: mqueue name */
+	EV_KIND_NOTIFY = 23,	/* inotify/fanotify/dnotify mark; arg: mask */
+	EV_KIND_MAX = 32,	/* LIMITS_KINDS: every kind has a counter */
 };
+
+/* Records of these kinds are struct event (the network layout); every
+ * other kind is a struct file_event. */
+static inline int ev_kind_is_net(unsigned int kind)
+{
+	return kind == EV_KIND_CONNECT || kind == EV_KIND_SENDMSG ||
+	       kind == EV_KIND_SOCKET || kind == EV_KIND_BIND ||
+	       kind == EV_KIND_LISTEN;
+}
 
 /* `op` of kind file (and fd_receive: open_read/open_write). */
 enum ev_op {
@@ -77,6 +99,46 @@ enum ev_op {
 	EV_OP_SETIOPRIO = 27,
 	EV_OP_SIGIO = 28,
 	EV_OP_MKNOD_DEVICE = 29,	/* file kind: mknod of a char/block device */
+	/* kernel kind */
+	EV_OP_LOAD_MODULE = 30,		/* init_module, finit_module */
+	EV_OP_LOAD_KEXEC = 31,		/* kexec_load, kexec_file_load */
+	EV_OP_LOAD_FIRMWARE = 32,
+	EV_OP_LOAD_DATA = 33,		/* other kernel_load_data/read_file ids */
+	EV_OP_MODULE_REQUEST = 34,	/* path: the module name asked for */
+	EV_OP_LOCKDOWN = 35,		/* arg: enum lockdown_reason */
+	EV_OP_SETTIME = 36,
+	EV_OP_SYSLOG = 37,		/* arg: the syslog action */
+	EV_OP_ACCT = 38,		/* path: the accounting file */
+	EV_OP_USERFAULTFD = 39,
+	EV_OP_PERF_OPEN = 40,		/* perf kind */
+	EV_OP_DELETE_MODULE = 41,	/* kernel kind */
+	/* key kind: the permission asked for (enum key_need_perm) */
+	EV_OP_KEY_VIEW = 42,
+	EV_OP_KEY_READ = 43,
+	EV_OP_KEY_WRITE = 44,
+	EV_OP_KEY_SEARCH = 45,
+	EV_OP_KEY_LINK = 46,
+	EV_OP_KEY_SETATTR = 47,
+	EV_OP_KEY_UNLINK = 48,
+	EV_OP_KEY_SYSADMIN = 49,
+	EV_OP_KEY_REVOKE = 50,
+	EV_OP_KEY_ALLOC = 51,
+	/* ipc kind */
+	EV_OP_IPC_SHM = 52,
+	EV_OP_IPC_SEM = 53,
+	EV_OP_IPC_MSG = 54,
+	EV_OP_IPC_MQUEUE = 55,
+	/* notify kind */
+	EV_OP_INOTIFY = 56,
+	EV_OP_FANOTIFY = 57,
+	EV_OP_DNOTIFY = 58,
+	EV_OP_FANOTIFY_PERM = 59,
+	/* file kind */
+	EV_OP_SETATTR = 60,		/* times and other attributes */
+	EV_OP_SET_ACL = 61,
+	EV_OP_REMOVE_ACL = 62,
+	EV_OP_NETLINK_SEND = 63,	/* netlink kind */
+	EV_OP_SETSOCKOPT = 64,		/* sockopt kind */
 };
 
 enum ev_reason {
@@ -98,6 +160,13 @@ enum ev_reason {
 	EV_REASON_GUARDED_BELOW = 16,	/* renaming a dir above deny/protected */
 	EV_REASON_DEVICE = 17,		/* block device, device node creation */
 	EV_REASON_DETACHED_MOUNT = 18,	/* a mount outside the task's namespace */
+	EV_REASON_CAPABILITY = 19,	/* not in the policy's capabilities */
+	EV_REASON_NETLINK_WRITE = 20,	/* a netlink message that changes state */
+	EV_REASON_NETLINK_FAMILY = 21,	/* a netlink family not allowed */
+	EV_REASON_SYSTEM_WIDE = 22,	/* perf: no target task, or a CPU */
+	EV_REASON_KERNEL_PMU = 23,	/* perf: kprobe/uprobe/tracepoint... */
+	EV_REASON_TABLE_FULL = 24,	/* an ownership table is full */
+	EV_REASON_PERF_NOT_ALLOWED = 25,	/* perf without perf: allow */
 };
 
 #define EV_PATH_MAX	512	/* bytes of path/path2 in a record */
@@ -137,8 +206,9 @@ struct file_event {
 	__u8 flags;		/* enum ev_flags */
 	__u16 pad;
 	__u32 target_pid;	/* ptrace, signal, unix peer: the target */
-	__u32 sig;		/* signal number for kind signal; bpf cmd for bpf */
-	__u32 pad2;
+	__u32 sig;		/* signal number for kind signal; bpf cmd for bpf;
+				 * see enum ev_kind for the others */
+	__u32 arg;		/* a second number; see enum ev_kind */
 	char path[EV_PATH_MAX];	/* NUL-terminated */
 	char path2[EV_PATH_MAX];	/* rename/link destination */
 };

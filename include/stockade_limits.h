@@ -41,7 +41,7 @@
 #endif
 
 /* enum ev_kind values 0..LIMITS_KINDS-1 have a counter; must be 2^n. */
-#define LIMITS_KINDS		16
+#define LIMITS_KINDS		32
 
 struct sb_count {
 	__u64 allowed[LIMITS_KINDS];

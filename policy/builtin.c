@@ -10,6 +10,9 @@
  * at compile time; tests/unit/test_policy.c checks each one against its
  * text.
  */
+#include <errno.h>
+#include <strings.h>
+
 #include "net.h"
 #include "policy.h"
 
@@ -93,3 +96,33 @@ const char *const policy_protected_home[] = {
 
 const size_t policy_n_protected_home =
 	sizeof(policy_protected_home) / sizeof(policy_protected_home[0]);
+
+/* linux/capability.h, in number order. */
+const char *const policy_cap_names[POLICY_CAP_LAST + 1] = {
+	"CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID",
+	"KILL", "SETGID", "SETUID", "SETPCAP", "LINUX_IMMUTABLE",
+	"NET_BIND_SERVICE", "NET_BROADCAST", "NET_ADMIN", "NET_RAW",
+	"IPC_LOCK", "IPC_OWNER", "SYS_MODULE", "SYS_RAWIO", "SYS_CHROOT",
+	"SYS_PTRACE", "SYS_PACCT", "SYS_ADMIN", "SYS_BOOT", "SYS_NICE",
+	"SYS_RESOURCE", "SYS_TIME", "SYS_TTY_CONFIG", "MKNOD", "LEASE",
+	"AUDIT_WRITE", "AUDIT_CONTROL", "SETFCAP", "MAC_OVERRIDE",
+	"MAC_ADMIN", "SYSLOG", "WAKE_ALARM", "BLOCK_SUSPEND", "AUDIT_READ",
+	"PERFMON", "BPF", "CHECKPOINT_RESTORE",
+};
+
+const char *policy_cap_name(unsigned int cap)
+{
+	return cap <= POLICY_CAP_LAST ? policy_cap_names[cap] : "unknown";
+}
+
+int policy_cap_parse(const char *name)
+{
+	unsigned int i;
+
+	if (!strncasecmp(name, "CAP_", 4))
+		name += 4;
+	for (i = 0; i <= POLICY_CAP_LAST; i++)
+		if (!strcasecmp(name, policy_cap_names[i]))
+			return (int)i;
+	return -EINVAL;
+}

@@ -187,6 +187,17 @@ int policy_set__load(const char *const *paths, size_t n_paths,
 int policy_diag__add(struct policy_diag *diag, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * Capability names without CAP_ (policy/builtin.c), indexed by number:
+ * "CHOWN" is 0. policy_cap_name() gives "unknown" past the table;
+ * policy_cap_parse() takes a name with or without CAP_, any case, and
+ * returns its number or -EINVAL.
+ */
+#define POLICY_CAP_LAST		40	/* CAP_CHECKPOINT_RESTORE */
+extern const char *const policy_cap_names[POLICY_CAP_LAST + 1];
+const char *policy_cap_name(unsigned int cap);
+int policy_cap_parse(const char *name);
+
 /* FNV-1a, 64 bits: the content hash of a policy file (policy.hash). */
 uint64_t policy__hash(const void *buf, size_t len);
 
