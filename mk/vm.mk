@@ -7,7 +7,7 @@
 # scripts, and reads the results back from the serial console
 # (README.md, "Testing").
 #
-#   make vm-test   [VM_TIMEOUT=150] [VM_KVM=1]   run the suite in the VM
+#   make vm-test   [VM_TIMEOUT=150] [VM_KVM=1] [VM_ONLY=a,b]   run the suite in the VM
 #   make vm-shell                                same guest, interactive shell
 #   make vm-demo   [VM_TIMEOUT=150] [VM_KVM=1]   the file part of `make demo`
 #                                                in the VM (stockade.demo=1)
@@ -53,8 +53,12 @@ vm-initramfs:
 	$(Q)sh tests/vm/mkinitramfs.sh $(VM_DIR)/initramfs.cpio \
 		$(VM_DIR)/stockade $(VM_STATIC)/tools $(VM_DIR)/kernel
 
+# VM_ONLY=a,b: only those suite sections (tests/vm/suite.sh, want()).
+VM_ONLY		?=
 vm-test: vm-initramfs
-	$(Q)VM_DIR=$(VM_DIR) VM_TIMEOUT=$(VM_TIMEOUT) sh tests/vm/run.sh test
+	$(Q)VM_DIR=$(VM_DIR) VM_TIMEOUT=$(VM_TIMEOUT) \
+		VM_APPEND="$(VM_APPEND)$(if $(VM_ONLY), stockade.only=$(VM_ONLY))" \
+		sh tests/vm/run.sh test
 
 vm-shell: vm-initramfs
 	$(Q)VM_DIR=$(VM_DIR) sh tests/vm/run.sh shell

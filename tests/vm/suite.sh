@@ -32,11 +32,21 @@ export STOCKADE_AGENT_FLAGS=""
 # The host passes its VM_TIMEOUT; leave the live tests enough of it that a
 # hang there is reported as such, with the results so far.
 vm_timeout=240
+only=
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	stockade.timeout=*) vm_timeout=${arg#stockade.timeout=} ;;
+	stockade.only=*) only=,${arg#stockade.only=}, ;;
 	esac
 done
+# want SECTION: run it? stockade.only=a,b (VM_ONLY=a,b for make vm-test)
+# runs only those sections, for a quick loop while working on one; the
+# guest checks and the anchor always run.
+want() {
+	[ -z "$only" ] && return 0
+	case $only in *",$1,"*) return 0 ;; esac
+	return 1
+}
 
 echo "suite: kernel $(uname -r), LSMs $(cat /sys/kernel/security/lsm 2>/dev/null)"
 
@@ -106,8 +116,10 @@ anchor() {
 anchor
 
 # ---- 2. BPF-LSM smoke test ----
+if want lsm-smoke; then
 echo "suite: lsm-smoke at $(cut -d' ' -f1 /proc/uptime) s"
 sh tests/vm/lsm-smoke.sh
+fi
 
 # Bounded, leaving the live tests at least 60 s of the guest's time; a
 # killed run leaves its agent and helpers behind, which would disturb them.
@@ -115,6 +127,7 @@ up=$(cut -d. -f1 /proc/uptime)
 budget=$((vm_timeout - up - 60))
 [ "$budget" -le 150 ] || budget=150
 [ "$budget" -ge 30 ] || budget=30
+if want file-scope; then
 echo "suite: file-scope at $(cut -d' ' -f1 /proc/uptime) s (timeout ${budget}s)"
 timeout -s KILL "$budget" sh tests/vm/file-scope.sh
 [ $? != 137 ] || t_fail file-scope/run "killed after ${budget}s; the results above are partial"
@@ -123,8 +136,10 @@ left=$(pidof stockade fileprobe)
 # A killed agent leaves its pins (and so its enforcement) behind.
 [ ! -d /sys/fs/bpf/file-scope ] ||
 	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/file-scope > /dev/null 2>&1
+fi
 
 # Resource limits and counting (tests/vm/limits.sh), bounded like above.
+if want limits; then
 echo "suite: limits at $(cut -d' ' -f1 /proc/uptime) s"
 timeout -s KILL 90 sh tests/vm/limits.sh
 [ $? != 137 ] || t_fail limits/run "killed after 90 s; the results above are partial"
@@ -141,10 +156,13 @@ left=$(pidof stockade)
 [ -z "$left" ] || kill -9 $left 2>/dev/null
 [ ! -d /sys/fs/bpf/limits-reload ] ||
 	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/limits-reload > /dev/null 2>&1
+fi
 
 # ---- 3. the host live tests, on this kernel ----
 live=tests/live/run.sh
-if [ ! -f "$live" ]; then
+if ! want live; then
+	:
+elif [ ! -f "$live" ]; then
 	t_fail live/run.sh "$live is missing from the initramfs"
 else
 	up=$(cut -d. -f1 /proc/uptime)
@@ -201,6 +219,7 @@ else
 fi
 
 # ---- 4. lifecycle: SIGKILL, restart, upgrade, detach, reload ----
+if want lifecycle; then
 up=$(cut -d. -f1 /proc/uptime)
 budget=$((vm_timeout - up - 10))
 [ "$budget" -ge 20 ] || budget=20
@@ -209,6 +228,7 @@ timeout -s KILL "$budget" sh tests/vm/lifecycle.sh
 [ $? != 137 ] || t_fail lifecycle/run "killed after ${budget}s; the results above are partial"
 left=$(pidof stockade stockade-variant stockade-variant-layout netprobe)
 [ -z "$left" ] || kill -9 $left 2>/dev/null
+fi
 
 echo "suite: finished at $(cut -d' ' -f1 /proc/uptime) s"
 t_done
