@@ -27,6 +27,7 @@
 #include <bpf/libbpf.h>
 
 #include "agent.h"
+#include "bpfutil.h"
 #include "cgroup.h"
 #include "limits_agent.h"
 #include "log.h"
@@ -1235,8 +1236,8 @@ static void *reselect_one(struct scan_ctx *ctx, struct sandbox_cg *cg,
 			return (void *)(uintptr_t)(cg - a->cgs + 1);
 		}
 		if (zero_percpu())
-			bpf_map_update_elem(bpf_map__fd(a->skel->maps.sb_count), &cg->id,
-					    zero_percpu(), BPF_ANY);
+			map_update_retry(bpf_map__fd(a->skel->maps.sb_count), &cg->id,
+					 zero_percpu(), BPF_ANY);
 	}
 	/* A policy whose content changed switched with its slot already
 	 * (flip_slots()); only a cgroup that moves to another policy (or
@@ -2314,6 +2315,23 @@ static int pin_take(struct agent *a)
 	return err;
 }
 
+/*
+ * Map inserts that met a transient ENOMEM and were retried
+ * (map_update_retry()): one record per batch, so a pressure that passed
+ * is still said.
+ */
+static void report_map_retries(struct agent *a)
+{
+	if (bpfutil_enomem_retries == a->retries_seen)
+		return;
+	events__begin(a, "map_retry");
+	json_u64(&a->j, "count", bpfutil_enomem_retries - a->retries_seen);
+	json_u64(&a->j, "retries_total", bpfutil_enomem_retries);
+	json_str(&a->j, "reason", "enomem");
+	a->retries_seen = bpfutil_enomem_retries;
+	events__emit(a);
+}
+
 int agent__run(const struct agent_opts *opt)
 {
 	struct policy_diag diag = { 0 };
@@ -2433,6 +2451,7 @@ int agent__run(const struct agent_opts *opt)
 	 * that size. Give it back, so the long-running agent's RSS is what
 	 * it uses (README "Performance": idle RSS). */
 	malloc_trim(0);
+	report_map_retries(a);
 	emit_ready(a);
 	agent__signals_ready();
 
@@ -2461,6 +2480,7 @@ int agent__run(const struct agent_opts *opt)
 			 * still confined by inheritance or the ancestor walk
 			 * where it has a confined ancestor. */
 			scan(a);
+			report_map_retries(a);
 		}
 	}
 	detach = opt->detach_on_exit;

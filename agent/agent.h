@@ -121,6 +121,7 @@ struct agent {
 	struct json j;
 	FILE *log;
 	uint64_t lost_seen;	/* losses already reported */
+	uint64_t retries_seen;	/* bpfutil_enomem_retries already reported */
 	uint64_t lost_agent;	/* records received but not written out */
 	uint64_t logged;	/* kernel records written out */
 	int64_t boot_to_real_ns;

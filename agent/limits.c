@@ -38,6 +38,7 @@
 
 #include "agent.h"
 #include "cgroup.h"
+#include "bpfutil.h"
 #include "limits_agent.h"
 #include "limits_util.h"
 #include "log.h"
@@ -826,11 +827,11 @@ int limits__attach(struct agent *a, struct sandbox_cg *cg)
 	/* The counters exist before any program can count into them. An
 	 * adopted sandbox keeps its count: since its first attach. */
 	memset(ls->percpu, 0, (size_t)ls->ncpus * ls->stride);
-	if (bpf_map_update_elem(bpf_map__fd(a->skel->maps.sb_count), &cg->id,
-				ls->percpu, BPF_NOEXIST) && errno != EEXIST) {
-		err = -errno;
+	err = map_update_retry(bpf_map__fd(a->skel->maps.sb_count), &cg->id,
+			       ls->percpu, BPF_NOEXIST);
+	if (err && err != -EEXIST) {
 		pr_err("limits", "creating the counters of %s failed: %s", cg->path,
-		       strerror(errno));
+		       strerror(-err));
 		return err;
 	}
 	l->counted = true;

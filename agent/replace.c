@@ -41,6 +41,7 @@
 #include <bpf/libbpf.h>
 
 #include "agent.h"
+#include "bpfutil.h"
 #include "cgroup.h"
 #include "limits_agent.h"
 #include "log.h"
@@ -648,8 +649,8 @@ void replace__cg_before(struct agent *a, const struct sandbox_cg *cg)
 		if (r->gens[g].cnt_fd < 0 ||
 		    bpf_map_lookup_elem(r->gens[g].cnt_fd, &cg->id, buf))
 			continue;
-		if (!bpf_map_update_elem(bpf_map__fd(a->skel->maps.sb_count), &cg->id,
-					 buf, BPF_ANY))
+		if (!map_update_retry(bpf_map__fd(a->skel->maps.sb_count), &cg->id,
+				      buf, BPF_ANY))
 			r->cnt_carried++;
 		break;
 	}

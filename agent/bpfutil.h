@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Small helpers over libbpf's map calls that every room of the agent uses.
+ */
+#ifndef STOCKADE_BPFUTIL_H
+#define STOCKADE_BPFUTIL_H
+
+#include <stdint.h>
+
+/*
+ * bpf_map_update_elem(), retried on ENOMEM with a short backoff.
+ *
+ * Why: maps created with BPF_F_NO_PREALLOC (sb_count, the LPM tries) take
+ * their elements from the kernel's BPF memory allocator, whose per-CPU
+ * caches are refilled asynchronously (irq_work), so a burst of inserts
+ * from user space, such as confining 1,000 cgroups at start, can see
+ * ENOMEM for a moment with plenty of memory free. Seen in `make bench`
+ * right after a section that had used 16 MiB ring buffers. Retried at 1,
+ * 2, 4 ... 128 ms (about 255 ms in all) before the error is final; a
+ * map that is really full (E2BIG) or anything else fails at once.
+ * Returns 0 or a negative errno. Every retry is counted in
+ * bpfutil_enomem_retries, which the daemon reports in a `map_retry`
+ * record, so a pressure that recovered is still said.
+ */
+int map_update_retry(int fd, const void *key, const void *value,
+		     uint64_t flags);
+
+extern uint64_t bpfutil_enomem_retries;
+
+#endif /* STOCKADE_BPFUTIL_H */
