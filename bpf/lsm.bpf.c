@@ -17,6 +17,7 @@
 #define AF_NETLINK		16
 #define AF_PACKET		17
 #define CLONE_INTO_CGROUP	0x200000000ULL
+#define PTRACE_MODE_NOAUDIT	0x04
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -44,13 +45,17 @@ int BPF_PROG(stk_bpf, int cmd, union bpf_attr *attr, unsigned int size)
 }
 
 /* Covers PTRACE_ATTACH/SEIZE, /proc/PID/{environ,mem,root,cwd,fd} and
- * process_vm_readv/writev: all ask ptrace_may_access(). */
+ * process_vm_readv/writev: all ask ptrace_may_access(). A NOAUDIT check
+ * (/proc/PID/stat asking whether to show a task's addresses, which `ps`
+ * makes for every process) is refused the same, but only counted. */
 SEC("lsm/ptrace_access_check")
 int BPF_PROG(stk_ptrace, struct task_struct *child, unsigned int mode)
 {
 	CURRENT_OR_ALLOW();
 	if (task_root_of(child) == sb->root_id)
 		return 0;
+	if (mode & PTRACE_MODE_NOAUDIT)
+		return lsm_deny_quiet(sb, conf, EV_KIND_PTRACE);
 	return lsm_deny(sb, conf, cgid, EV_KIND_PTRACE, 0,
 			EV_REASON_OUTSIDE_SANDBOX, NULL, NULL,
 			BPF_CORE_READ(child, tgid), 0);

@@ -145,6 +145,22 @@ static __always_inline int lsm_deny(struct sandbox *sb, struct policy_conf *conf
 	return audit ? 0 : -EPERM;
 }
 
+/*
+ * A refusal the kernel itself calls speculative (PTRACE_MODE_NOAUDIT,
+ * CAP_OPT_NOAUDIT): refused and counted like any other, but with no
+ * record. Such checks only decide what a caller may see (ps reading
+ * /proc/PID/stat of every process asks one per process), and a record for
+ * each would flood the log with false alarms.
+ */
+static __always_inline int lsm_deny_quiet(struct sandbox *sb,
+					  struct policy_conf *conf, __u8 kind)
+{
+	bool audit = conf->mode == SANDBOX_AUDIT;
+
+	limits_count(sb, kind, true, audit);
+	return audit ? 0 : -EPERM;
+}
+
 struct walk_ctx {
 	char *buf;
 	struct mount *mnt;		/* NULL: stop at the filesystem root */

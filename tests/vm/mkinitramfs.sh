@@ -70,6 +70,38 @@ if [ -d "$repo"/policy/examples ]; then
 	cp -R "$repo"/policy/examples "$stage"/opt/stockade/policy/examples
 fi
 
+# Python, for the real-workload test (tests/vm/workload.sh): the Debian
+# interpreter, the shared libraries ldd names (the guest has no libc
+# otherwise) and exactly the standard-library modules tests/vm/workload.py
+# imports, as the interpreter itself lists them (-S -I: the same set in
+# the guest). A few megabytes, not the whole library.
+python=${PYTHON:-/usr/bin/python3}
+if [ -x "$python" ]; then
+	py=$(readlink -f "$python")
+	mkdir -p "$stage/usr/bin"
+	cp "$py" "$stage/usr/bin/python3"
+	ldd "$py" | awk '/=>/ { print $3 } /^[[:space:]]*\/lib64\// { print $1 }' |
+	while read -r lib; do
+		[ -f "$lib" ] || continue
+		mkdir -p "$stage$(dirname "$lib")"
+		cp -L "$lib" "$stage$lib"
+	done
+	(cd /tmp && "$py" -S -I "$here/workload.py" --modules) | grep -v '/workload\.py$' |
+	while read -r mod; do
+		mkdir -p "$stage$(dirname "$mod")"
+		cp "$mod" "$stage$mod"
+	done
+	# Its platform library directory, empty: python warns without it.
+	mkdir -p "$stage$("$py" -S -I -c 'import sys; print(sys.path[-1])')"
+	# Name lookups from files only: without nsswitch.conf glibc asks DNS
+	# first, a connect the workload's policy (rightly) refuses.
+	mkdir -p "$stage/etc"
+	printf '127.0.0.1 localhost\n::1 localhost\n' > "$stage/etc/hosts"
+	printf 'hosts: files\n' > "$stage/etc/nsswitch.conf"
+else
+	echo "vm-initramfs: no $python: the workload test runs without python (apt-get install python3-minimal)" >&2
+fi
+
 # Modules, numbered to keep the listed load order (init loads them by glob).
 n=10
 grep -v '^[[:space:]]*\(#\|$\)' "$here"/modules | while read -r mod; do

@@ -158,6 +158,17 @@ left=$(pidof stockade)
 	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/limits-reload > /dev/null 2>&1
 fi
 
+# A modest real workload under a default policy (tests/vm/workload.sh).
+if want workload; then
+echo "suite: workload at $(cut -d' ' -f1 /proc/uptime) s"
+timeout -s KILL 60 sh tests/vm/workload.sh
+[ $? != 137 ] || t_fail workload/run "killed after 60 s; the results above are partial"
+left=$(pidof stockade python3)
+[ -z "$left" ] || kill -9 $left 2>/dev/null
+[ ! -d /sys/fs/bpf/workload ] ||
+	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/workload > /dev/null 2>&1
+fi
+
 # ---- 3. the host live tests, on this kernel ----
 live=tests/live/run.sh
 if ! want live; then
