@@ -434,14 +434,14 @@ replaced() {
 	fi
 }
 
-# pins_clean NAME: only maps/ and links/ under the pin directory, and 18
+# pins_clean NAME: only maps/ and links/ under the pin directory, and 24
 # cgroup link pins, those of a, b and c.
 pins_clean() {
 	extra=$(ls "$bpffs" | grep -vx 'maps\|links' | tr '\n' ' ')
 	bad=$(ls "$bpffs/links" | grep -v "^cg-\($ida\|$idb\|$idc\)-stk_[a-z0-9_]*$" |
 		grep -v '^lsm-stk_[a-z0-9_]*$' | tr '\n' ' ')
 	n=$(ls "$bpffs/links" | grep -c '^cg-')
-	if [ -z "$extra" ] && [ -z "$bad" ] && [ "$n" = 18 ]; then
+	if [ -z "$extra" ] && [ -z "$bad" ] && [ "$n" = 24 ]; then
 		ok "$1: no old or staging pin left"
 	else
 		not_ok "$1: no old or staging pin left" "extra: '$extra', links: '$bad', $n cgroup link pins"
