@@ -49,7 +49,8 @@
  *                                            when the reply arrives),
  *                                            route-newaddr (127.0.0.2/8 on
  *                                            lo), route-multi (a GETLINK
- *                                            then a NEWADDR), route-short
+ *                                            then a NEWADDR), route-many
+ *                                            (65 GETLINKs), route-short
  *                                            (a cut header), nft-deltable,
  *                                            audit-get, diag-dump,
  *                                            sock-destroy, generic-getfamily
@@ -292,6 +293,22 @@ static int netlink_op(const char *what)
 			nl_msg(&r[0], RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK,
 			       body, off);
 		}
+	} else if (!strcmp(what, "route-many")) {
+		/* 65 GETs in one send: one more than the hook judges. */
+		static char many[65 * NLMSG_ALIGN(NLMSG_HDRLEN + sizeof(struct rtgenmsg))];
+		struct rtgenmsg g = { .rtgen_family = AF_UNSPEC };
+		size_t k, step = NLMSG_ALIGN(NLMSG_HDRLEN + sizeof(g));
+
+		for (k = 0; k < 65; k++) {
+			nl_msg(&r[0], RTM_GETLINK, 0, &g, sizeof(g));
+			r[0].h.nlmsg_seq = (__u32)k + 1;
+			memcpy(many + k * step, &r[0], step);
+		}
+		fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+		if (fd < 0)
+			return setup_fail("netlink socket");
+		return result(sendto(fd, many, sizeof(many), 0, (struct sockaddr *)&sa,
+				     sizeof(sa)) < 0 ? -1 : 0);
 	} else if (!strcmp(what, "route-short")) {
 		struct rtgenmsg g = { .rtgen_family = AF_UNSPEC };
 

@@ -176,6 +176,7 @@ all_cases() {
 	kase nl-route-getlink OK '' '' netlink route-getlink
 	kase nl-route-newaddr EPERM "$ROUTE_W \"msg_type\":20," '' netlink route-newaddr
 	kase nl-route-multi EPERM "$ROUTE_W \"msg_type\":20," '' netlink route-multi
+	kase nl-route-many EPERM "$ROUTE_W \"msg_type\":0," '' netlink route-many
 	kase nl-route-short EPERM "$ROUTE_W \"msg_type\":18," '' netlink route-short
 	kase nl-nft-deltable EPERM "$NL \"netlink_family\":\"netfilter\" \"netlink_protocol\":12, \"msg_type\":2562, \"reason\":\"netlink_family\"" '' \
 		netlink nft-deltable
