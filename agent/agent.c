@@ -180,6 +180,9 @@ static const char *const lsm_guarantees[] = {
 	"user_namespaces",	/* namespaces.user */
 	"packet_sockets",	/* AF_PACKET creation */
 	"socket_owner",		/* sockets made before joining a sandbox */
+	"netlink",		/* netlink writes, families (network.netlink) */
+	"listen_ephemeral",	/* a TCP listen on a port the kernel picks */
+	"socket_options",	/* IP_TRANSPARENT, SO_MARK, iptables... */
 };
 
 static void set_lsm_autoload(struct stockade *skel, bool on)
@@ -825,6 +828,7 @@ static int fill_policies(struct agent *a, const bool *only)
 			     (p->net.raw_sockets ? SANDBOX_RAW_SOCKETS : 0) |
 			     (p->net.icmp ? SANDBOX_ICMP : 0) |
 			     (p->namespaces.user ? SANDBOX_USERNS : 0);
+		conf.netlink = p->net.netlink;
 		/* The policy's settings go in last: until then, id has no
 		 * entry and its programs would deny. */
 		if (!err)
@@ -878,6 +882,8 @@ static void cg_progs(struct agent *a, struct bpf_program *progs[SANDBOX_N_LINKS]
 	progs[3] = a->skel->progs.stk_sendmsg6;
 	progs[4] = a->skel->progs.stk_sock_create;
 	progs[5] = a->skel->progs.stk_egress;
+	progs[6] = a->skel->progs.stk_bind4;
+	progs[7] = a->skel->progs.stk_bind6;
 }
 
 static int cg_link_path(struct agent *a, uint64_t id, const struct bpf_program *prog,

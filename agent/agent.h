@@ -19,7 +19,7 @@ struct cgroup_paths;
 struct replace;		/* agent/replace.c */
 
 /* The cgroup programs attached to each directly selected cgroup. */
-#define SANDBOX_N_LINKS	6
+#define SANDBOX_N_LINKS	8
 
 struct sandbox_cg {
 	char *path;		/* relative to the cgroup2 mount, "/a/b" */

@@ -123,15 +123,6 @@ static const char *const reason_names[] = {
 	[EV_REASON_PERF_NOT_ALLOWED] = "perf_not_allowed",
 };
 
-/* Netlink protocols by number (linux/netlink.h). */
-static const char *const netlink_names[] = {
-	[0] = "route", [2] = "usersock", [3] = "firewall", [4] = "sock_diag",
-	[5] = "nflog", [6] = "xfrm", [7] = "selinux", [8] = "iscsi",
-	[9] = "audit", [10] = "fib_lookup", [11] = "connector",
-	[12] = "netfilter", [13] = "ip6_fw", [14] = "dnrtmsg",
-	[15] = "kobject_uevent", [16] = "generic", [18] = "scsitransport",
-	[19] = "ecryptfs", [20] = "rdma", [21] = "crypto", [22] = "smc",
-};
 
 #define NAME(tbl, i) ((size_t)(i) < sizeof(tbl) / sizeof(tbl[0]) && tbl[i] ? \
 		      tbl[i] : "unknown")
@@ -308,7 +299,7 @@ static void lsm_fields(struct json *j, const struct file_event *fe)
 		json_u64(j, "target_pid", fe->target_pid);
 		break;
 	case EV_KIND_NETLINK:
-		json_str(j, "netlink_family", NAME(netlink_names, fe->arg));
+		json_str(j, "netlink_family", policy_netlink_name(fe->arg));
 		json_u64(j, "netlink_protocol", fe->arg);
 		json_u64(j, "msg_type", fe->sig);
 		break;

@@ -55,6 +55,24 @@ static void usage(FILE *f)
 "      --state FILE        status: the agent's state file (run-time clocks)\n");
 }
 
+/* Valid, but worth a second look: say so on stderr, without failing. */
+static void check_warnings(const struct policy *p)
+{
+	uint32_t risky = p->net.netlink & POLICY_NETLINK_RISKY;
+	unsigned int n;
+
+	for (n = 0; risky && n < POLICY_NETLINK_MAX; n++)
+		if (risky & (1u << n))
+			fprintf(stderr,
+				"%s:%d:%d: network.netlink: warning: '%s' lets the sandbox send every message of the family, writes included (%s); list it only for a task that must change the host's network or audit state\n",
+				p->file, p->net.netlink_pos.line, p->net.netlink_pos.col,
+				policy_netlink_name(n),
+				n == 0 ? "addresses, routes, links, rules" :
+				n == 6 ? "IPsec policies and states" :
+				n == 9 ? "the audit rules and daemon" :
+				"nftables rules, NAT included");
+}
+
 static int cmd_check(int argc, char **argv)
 {
 	struct policy_diag diag = { 0 };
@@ -94,8 +112,10 @@ static int cmd_check(int argc, char **argv)
 		free(homes[i]);
 	free(homes);
 	if (!err)
-		for (i = 0; i < set.n; i++)
+		for (i = 0; i < set.n; i++) {
+			check_warnings(set.v[i]);
 			printf("%s: policy %s ok\n", set.v[i]->file, set.v[i]->name);
+		}
 	policy_diag__free(&diag);
 	policy_set__free(&set);
 	if (err)

@@ -121,13 +121,12 @@ struct cidr_group {
 	size_t first, count;	/* into the sorted index array */
 };
 
-static const struct policy *sort_policy;	/* qsort has no context arg */
+static const struct policy_net_rule *sort_rules;	/* qsort has no context arg */
 
 static int rule_idx_cmp(const void *a, const void *b)
 {
-	const struct policy_net_rule *r = sort_policy->net.allow;
-
-	return cidr_cmp(&r[*(const size_t *)a].cidr, &r[*(const size_t *)b].cidr);
+	return cidr_cmp(&sort_rules[*(const size_t *)a].cidr,
+			&sort_rules[*(const size_t *)b].cidr);
 }
 
 static int group_cmp(const void *key, const void *g)
@@ -135,10 +134,16 @@ static int group_cmp(const void *key, const void *g)
 	return cidr_cmp(key, &((const struct cidr_group *)g)->cidr);
 }
 
-int net_rules__compile(const struct policy *p, __u32 policy_id,
-		       struct net_compiled *out, char *err, size_t errlen)
+/*
+ * One rule list (network.allow, or network.listen with fam_flag
+ * NET_FAMILY_LISTEN) into entries appended to out->allow, which has room
+ * for n more.
+ */
+static int compile_rules(const struct policy *p, const char *what,
+			 const struct policy_net_rule *rules, size_t n,
+			 __u32 policy_id, __u8 fam_flag,
+			 struct net_compiled *out, char *err, size_t errlen)
 {
-	const struct policy_net_rule *rules = p->net.allow;
 	struct cidr_group *groups = NULL, *g;
 	struct net_port_range *rv = NULL;
 	size_t i, k, n_groups = 0, rn, rcap = 0, *idx = NULL;
@@ -146,25 +151,19 @@ int net_rules__compile(const struct policy *p, __u32 policy_id,
 	int ret = -ENOMEM;
 	unsigned int pl;
 
-	memset(out, 0, sizeof(*out));
-	if (err && errlen)
-		err[0] = '\0';
-
+	if (!n)
+		return 0;
 	/* Group the rules by CIDR, sorted, so that the prefixes covering a
 	 * CIDR are found by binary search: n * 129 * log n, not n^2. */
-	if (p->net.n_allow) {
-		idx = calloc(p->net.n_allow, sizeof(*idx));
-		groups = calloc(p->net.n_allow, sizeof(*groups));
-		out->allow = calloc(p->net.n_allow, sizeof(*out->allow));
-		if (!idx || !groups || !out->allow)
-			goto cleanup;
-	}
-	for (i = 0; i < p->net.n_allow; i++)
+	idx = calloc(n, sizeof(*idx));
+	groups = calloc(n, sizeof(*groups));
+	if (!idx || !groups)
+		goto cleanup;
+	for (i = 0; i < n; i++)
 		idx[i] = i;
-	sort_policy = p;
-	if (p->net.n_allow)
-		qsort(idx, p->net.n_allow, sizeof(*idx), rule_idx_cmp);
-	for (i = 0; i < p->net.n_allow; i++) {
+	sort_rules = rules;
+	qsort(idx, n, sizeof(*idx), rule_idx_cmp);
+	for (i = 0; i < n; i++) {
 		if (!n_groups ||
 		    cidr_cmp(&groups[n_groups - 1].cidr, &rules[idx[i]].cidr)) {
 			groups[n_groups].cidr = rules[idx[i]].cidr;
@@ -192,18 +191,47 @@ int net_rules__compile(const struct policy *p, __u32 policy_id,
 			char buf[64];
 
 			snprintf(err, errlen,
-				 "%s: network.allow: %s is covered by rules with %zu distinct port ranges; at most %d fit one address (merge ranges or split the CIDRs)",
-				 p->file ? p->file : "<policy>",
+				 "%s: %s: %s is covered by rules with %zu distinct port ranges; at most %d fit one address (merge ranges or split the CIDRs)",
+				 p->file ? p->file : "<policy>", what,
 				 policy_cidr__str(&groups[i].cidr, buf, sizeof(buf)),
 				 rn, NET_MAX_PORT_RANGES);
 			ret = -E2BIG;
 			goto cleanup;
 		}
 		net_key__from_cidr(&e->key, policy_id, &groups[i].cidr);
+		e->key.family |= fam_flag;
 		memset(&e->val, 0, sizeof(e->val));
 		e->val.n = (__u32)rn;
 		memcpy(e->val.r, rv, rn * sizeof(*rv));
 	}
+	ret = 0;
+cleanup:
+	free(groups);
+	free(idx);
+	free(rv);
+	return ret;
+}
+
+int net_rules__compile(const struct policy *p, __u32 policy_id,
+		       struct net_compiled *out, char *err, size_t errlen)
+{
+	size_t i, n = p->net.n_allow + p->net.n_listen;
+	int ret = -ENOMEM;
+
+	memset(out, 0, sizeof(*out));
+	if (err && errlen)
+		err[0] = '\0';
+	if (n && !(out->allow = calloc(n, sizeof(*out->allow))))
+		goto cleanup;
+	ret = compile_rules(p, "network.allow", p->net.allow, p->net.n_allow,
+			    policy_id, 0, out, err, errlen);
+	if (!ret)
+		ret = compile_rules(p, "network.listen", p->net.listen,
+				    p->net.n_listen, policy_id,
+				    NET_FAMILY_LISTEN, out, err, errlen);
+	if (ret)
+		goto cleanup;
+	ret = -ENOMEM;
 
 	/* Metadata endpoints: blocked, then the policy's overrides on top;
 	 * an override of the exact endpoint replaces its entry, a narrower one
@@ -232,9 +260,6 @@ cleanup:
 		snprintf(err, errlen, "compiling network rules: out of memory");
 	if (ret)
 		net_compiled__free(out);
-	free(groups);
-	free(idx);
-	free(rv);
 	return ret;
 }
 
@@ -293,6 +318,40 @@ bool net_rules__decide(const struct net_compiled *c, __u32 policy_id,
 	}
 	LPM_FIND(c->allow, c->n_allow, &q, allow);
 	if ((allow && net_allow_match(&allow->val, proto, port)) || default_allow)
+		return true;
+	*reason = EV_REASON_NOT_ALLOWED;
+	return false;
+}
+
+bool net_rules__decide_listen(const struct net_compiled *c, __u32 policy_id,
+			      int family, const __u8 *addr, __u8 proto,
+			      __u16 port, bool at_bind, __u8 *reason)
+{
+	const struct net_meta_entry *meta = NULL;
+	const struct net_entry *allow = NULL;
+	struct net_key q;
+
+	memset(&q, 0, sizeof(q));
+	q.policy_id = policy_id;
+	if (family == 4) {
+		memcpy(q.addr, addr, 4);
+		q.family = NET_FAMILY_V4;
+	} else {
+		memcpy(q.addr, addr, 16);
+		q.family = netaddr_normalize6(q.addr);
+	}
+	q.prefixlen = NET_KEY_FIXED_BITS + (q.family == NET_FAMILY_V4 ? 32 : 128);
+
+	LPM_FIND(c->meta, c->n_meta, &q, meta);
+	if (meta && meta->verdict == NET_META_BLOCKED) {
+		*reason = EV_REASON_METADATA;
+		return false;
+	}
+	if (at_bind && port == 0)
+		return true;
+	q.family |= NET_FAMILY_LISTEN;
+	LPM_FIND(c->allow, c->n_allow, &q, allow);
+	if (allow && net_allow_match(&allow->val, proto, port))
 		return true;
 	*reason = EV_REASON_NOT_ALLOWED;
 	return false;

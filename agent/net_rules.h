@@ -55,4 +55,13 @@ bool net_rules__decide(const struct net_compiled *c, __u32 policy_id,
 		       bool default_allow, int family, const __u8 *addr,
 		       __u8 proto, __u16 port, __u8 *reason);
 
+/*
+ * Reference decision for a local address (bpf/net.bpf.h listen_verdict()):
+ * metadata endpoints refused at any port; at bind (at_bind) port 0 passes;
+ * otherwise the network.listen entries decide, network.default aside.
+ */
+bool net_rules__decide_listen(const struct net_compiled *c, __u32 policy_id,
+			      int family, const __u8 *addr, __u8 proto,
+			      __u16 port, bool at_bind, __u8 *reason);
+
 #endif

@@ -97,10 +97,11 @@ static __always_inline __u64 task_root_of(struct task_struct *t)
  * enforcing, 0 in audit mode. The record is best effort; the verdict is
  * not (include/events.h).
  */
-static __always_inline int lsm_deny(struct sandbox *sb, struct policy_conf *conf,
-				    __u64 cgid, __u8 kind, __u8 op, __u8 reason,
-				    const char *path, const char *path2,
-				    __u32 target_pid, __u32 sig)
+static __always_inline int lsm_deny_arg(struct sandbox *sb,
+					struct policy_conf *conf, __u64 cgid,
+					__u8 kind, __u8 op, __u8 reason,
+					const char *path, const char *path2,
+					__u32 target_pid, __u32 sig, __u32 arg)
 {
 	bool audit = conf->mode == SANDBOX_AUDIT;
 	struct file_event *fe;
@@ -132,7 +133,7 @@ static __always_inline int lsm_deny(struct sandbox *sb, struct policy_conf *conf
 	fe->pad = 0;
 	fe->target_pid = target_pid;
 	fe->sig = sig;
-	fe->arg = 0;
+	fe->arg = arg;
 	fe->path[0] = '\0';
 	fe->path2[0] = '\0';
 	if (path && bpf_probe_read_kernel_str(fe->path, sizeof(fe->path), path) ==
@@ -159,6 +160,16 @@ static __always_inline int lsm_deny_quiet(struct sandbox *sb,
 
 	limits_count(sb, kind, true, audit);
 	return audit ? 0 : -EPERM;
+}
+
+/* lsm_deny_arg() for the kinds without a second number (arg 0). */
+static __always_inline int lsm_deny(struct sandbox *sb, struct policy_conf *conf,
+				    __u64 cgid, __u8 kind, __u8 op, __u8 reason,
+				    const char *path, const char *path2,
+				    __u32 target_pid, __u32 sig)
+{
+	return lsm_deny_arg(sb, conf, cgid, kind, op, reason, path, path2,
+			    target_pid, sig, 0);
 }
 
 struct walk_ctx {

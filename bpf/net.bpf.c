@@ -59,6 +59,48 @@ int stk_sendmsg6(struct bpf_sock_addr *ctx)
 }
 
 /*
+ * Ingress: the local address and port of a bind (include/net.h). These run
+ * on every kernel, BPF-LSM or not; lsm/socket_listen (bpf/netctl.bpf.c)
+ * adds the listen that follows a bind to port 0, or no bind at all.
+ */
+static __always_inline int judge_bind(struct bpf_sock_addr *ctx, const bool v6)
+{
+	__u8 given[16] = {};
+	struct sandbox *sb, sb_snap;
+	__u64 cgid;
+
+	sb = sandbox_current(&cgid, &sb_snap);
+	if (!v6) {
+		__u32 a = ctx->user_ip4;
+
+		__builtin_memcpy(given, &a, 4);
+	} else {
+		__u32 w[4];
+
+		w[0] = ctx->user_ip6[0];
+		w[1] = ctx->user_ip6[1];
+		w[2] = ctx->user_ip6[2];
+		w[3] = ctx->user_ip6[3];
+		__builtin_memcpy(given, w, 16);
+	}
+	return listen_verdict(sb, cgid, EV_KIND_BIND, v6, given, ctx->type,
+			      ctx->protocol, bpf_ntohs((__u16)ctx->user_port),
+			      true);
+}
+
+SEC("cgroup/bind4")
+int stk_bind4(struct bpf_sock_addr *ctx)
+{
+	return judge_bind(ctx, false);
+}
+
+SEC("cgroup/bind6")
+int stk_bind6(struct bpf_sock_addr *ctx)
+{
+	return judge_bind(ctx, true);
+}
+
+/*
  * Raw inet sockets would bypass the connect/sendmsg hooks entirely, and
  * ICMP ping sockets reach any address; both are refused at creation unless
  * the policy allows them. AF_PACKET never reaches this hook: see lsm.bpf.c.

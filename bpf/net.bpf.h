@@ -152,4 +152,80 @@ static __always_inline int net_verdict(struct sandbox *sb, __u64 cgid,
 	return conf->mode == SANDBOX_AUDIT;
 }
 
+/*
+ * Judge a local address (include/net.h, "Ingress") for the current task in
+ * sb (NULL: outside, allowed): a bind (kind bind, at_bind) or a listen
+ * (kind listen). given is the address as bound (4 or 16 bytes), port the
+ * local port, host order. 1 to allow, 0 to deny; every denial (audit: every
+ * would-be denial) is reported once, in the network layout with the local
+ * address in daddr/dport.
+ */
+static __always_inline int listen_verdict(struct sandbox *sb, __u64 cgid,
+					  __u8 kind, bool v6, const __u8 *given,
+					  __u32 sock_type, __u32 protocol,
+					  __u16 port, bool at_bind)
+{
+	struct net_key key = {};
+	struct policy_conf *conf;
+	struct net_allow *allow;
+	struct event *e;
+	__u32 *meta, policy_id;
+	__u8 proto, reason = 0;
+
+	if (!sb)
+		return 1;
+	policy_id = sb->policy_id;
+	conf = bpf_map_lookup_elem(&policies, &policy_id);
+	if (!conf)
+		return 0;	/* no settings for its policy: fail closed */
+
+	if (!v6) {
+		__builtin_memcpy(key.addr, given, 4);
+		key.family = NET_FAMILY_V4;
+	} else {
+		__builtin_memcpy(key.addr, given, 16);
+		key.family = netaddr_normalize6(key.addr);
+	}
+	proto = proto_of(sock_type, protocol);
+	key.policy_id = policy_id;
+	key.prefixlen = NET_KEY_FIXED_BITS +
+			(key.family == NET_FAMILY_V4 ? 32 : 128);
+
+	/* A metadata address as a source is refused whatever the port: a
+	 * reply "from" the endpoint is as good as the endpoint. */
+	meta = bpf_map_lookup_elem(&net_meta, &key);
+	if (meta && *meta == NET_META_BLOCKED)
+		reason = EV_REASON_METADATA;
+	if (!reason && !(at_bind && port == 0)) {
+		key.family |= NET_FAMILY_LISTEN;
+		allow = bpf_map_lookup_elem(&net_allow, &key);
+		if (!(allow && net_allow_match(allow, proto, port)))
+			reason = EV_REASON_NOT_ALLOWED;
+	}
+	if (!reason) {
+		count(sb, policy_id, kind, 0, false);
+		return 1;
+	}
+
+	count(sb, policy_id, kind, 1, conf->mode == SANDBOX_AUDIT);
+	e = event_reserve();
+	if (e) {
+		event_fill_task(e, cgid, policy_id,
+				conf->mode == SANDBOX_AUDIT ? EV_AUDIT : EV_DENY);
+		e->kind = kind;
+		e->reason = reason;
+		e->family = v6 ? 6 : 4;
+		e->proto = proto == NET_PROTO_TCP ? 6 :
+			   proto == NET_PROTO_UDP ? 17 : protocol;
+		e->sock_type = sock_type;
+		e->dport = port;
+		if (v6)
+			__builtin_memcpy(e->daddr, given, 16);
+		else
+			__builtin_memcpy(e->daddr, given, 4);
+		bpf_ringbuf_submit(e, 0);
+	}
+	return conf->mode == SANDBOX_AUDIT;
+}
+
 #endif /* STOCKADE_NET_BPF_H */

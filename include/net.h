@@ -17,6 +17,21 @@
  *      (deny unless `network.default: allow`).
  * sock_create denies SOCK_RAW inet sockets and ICMP ping sockets unless the
  * policy sets raw_sockets / icmp.
+ *
+ * Ingress (network.listen). The same trie holds the listen rules, in a key
+ * space of their own: family NET_FAMILY_LISTEN | 4 or | 6, so that no
+ * allow rule can ever match a local address and no listen rule a
+ * destination. cgroup/bind4/6 judge the address and port a socket is bound
+ * to, socket_listen (BPF-LSM) the bound address and port at listen():
+ *   1. the address is normalised as above, and a built-in metadata endpoint
+ *      is refused at any port (a source address spoofing it), unless the
+ *      policy overrides it;
+ *   2. at bind, port 0 (an ephemeral port: what clients do) passes;
+ *   3. else the listen trie decides, with the same merged port ranges; no
+ *      entry or no range: refused. network.default does not apply: a
+ *      sandbox serves nothing unless a listen rule says so. At listen() a
+ *      socket never bound has port 0, the port the kernel is about to pick:
+ *      only a rule without `ports:` matches it.
  */
 #ifndef STOCKADE_NET_H
 #define STOCKADE_NET_H
@@ -28,6 +43,9 @@
 /* Rule-count limits; the agent checks them before it loads anything. */
 #define NET_MAX_RULES		65536	/* allow-trie entries, all policies */
 #define NET_MAX_META		1024	/* metadata-trie entries, all policies */
+/* Netlink messages one sendmsg() may carry from a sandbox (lsm/netlink_send
+ * judges each); a longer batch is refused whole. */
+#define NETLINK_MAX_MSGS	64
 /* Port ranges one trie entry holds after merging its covering prefixes. */
 #define NET_MAX_PORT_RANGES	16
 
@@ -40,6 +58,7 @@ enum net_proto {
 enum net_family {
 	NET_FAMILY_V4 = 4,
 	NET_FAMILY_V6 = 6,
+	NET_FAMILY_LISTEN = 0x80,	/* flag: a network.listen entry */
 };
 
 /*

@@ -52,6 +52,11 @@ enum sandbox_flags {
 struct policy_conf {
 	__u32 mode;	/* enum sandbox_mode */
 	__u32 flags;	/* enum sandbox_flags */
+	/* network.netlink: bit n lets every message of netlink protocol n
+	 * through (lsm/netlink_send); with bit 0 clear, NETLINK_ROUTE carries
+	 * only read requests (RTM_GET*). */
+	__u32 netlink;
+	__u32 pad;
 };
 
 /*

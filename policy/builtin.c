@@ -11,6 +11,7 @@
  * text.
  */
 #include <errno.h>
+#include <string.h>
 #include <strings.h>
 
 #include "net.h"
@@ -123,6 +124,33 @@ int policy_cap_parse(const char *name)
 		name += 4;
 	for (i = 0; i <= POLICY_CAP_LAST; i++)
 		if (!strcasecmp(name, policy_cap_names[i]))
+			return (int)i;
+	return -EINVAL;
+}
+
+/* linux/netlink.h; 1 (unused), 17 (NETLINK_CRYPTO's old slot) and 23+
+ * have no name. */
+const char *const policy_netlink_names[POLICY_NETLINK_MAX] = {
+	[0] = "route", [2] = "usersock", [3] = "firewall", [4] = "sock_diag",
+	[5] = "nflog", [6] = "xfrm", [7] = "selinux", [8] = "iscsi",
+	[9] = "audit", [10] = "fib_lookup", [11] = "connector",
+	[12] = "netfilter", [13] = "ip6_fw", [14] = "dnrtmsg",
+	[15] = "kobject_uevent", [16] = "generic", [18] = "scsitransport",
+	[19] = "ecryptfs", [20] = "rdma", [21] = "crypto", [22] = "smc",
+};
+
+const char *policy_netlink_name(unsigned int proto)
+{
+	return proto < POLICY_NETLINK_MAX && policy_netlink_names[proto] ?
+	       policy_netlink_names[proto] : "unknown";
+}
+
+int policy_netlink_parse(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < POLICY_NETLINK_MAX; i++)
+		if (policy_netlink_names[i] && !strcmp(policy_netlink_names[i], name))
 			return (int)i;
 	return -EINVAL;
 }

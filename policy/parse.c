@@ -1057,20 +1057,66 @@ static void get_paths(struct ctx *c, const struct ynode *n, const char *key,
 	}
 }
 
+/*
+ * network.netlink: netlink protocol names, each once, into a bitmask. An
+ * empty list is allowed and means the default (route reads only).
+ */
+static void check_netlink(struct ctx *c, const struct ynode *n,
+			  struct policy *p)
+{
+	const char *key = "network.netlink";
+	char ikey[PATH_BUF], buf[SHOW_BUF + 4], list[400];
+	size_t i, nn = 0;
+	const char *names[POLICY_NETLINK_MAX];
+	int proto;
+
+	p->net.netlink_pos = n->pos;
+	if (!get_seq(c, n, key, POLICY_NETLINK_MAX, "entries", NULL))
+		return;
+	for (i = 0; i < POLICY_NETLINK_MAX; i++)
+		if (policy_netlink_names[i])
+			names[nn++] = policy_netlink_names[i];
+	for (i = 0; i < n->n; i++) {
+		const struct ynode *s = n->kid[i];
+
+		item(ikey, key, i);
+		if (!want_str(c, s, ikey))
+			continue;
+		proto = policy_netlink_parse(s->str);
+		if (proto < 0) {
+			errf(c, s->pos, ikey,
+			     "%s is not a netlink family; expected one of %s",
+			     describe(s, buf),
+			     list_of(list, sizeof(list), names, nn, sizeof(*names),
+				     true));
+			continue;
+		}
+		if (p->net.netlink & (1u << proto)) {
+			errf(c, s->pos, ikey, "%s is listed twice; remove one",
+			     describe(s, buf));
+			continue;
+		}
+		p->net.netlink |= 1u << proto;
+	}
+}
+
 static void check_network(struct ctx *c, const struct ynode *n,
 			  struct policy *p)
 {
 	static const struct field f[] = {
 		{ "default", false }, { "allow", false }, { "raw_sockets", false },
 		{ "icmp", false }, { "overrides", false }, { "unix_allow", false },
+		{ "listen", false }, { "netlink", false },
 	};
 	static const char *const defaults[] = { "deny", "allow" };
-	const struct ynode *v[6];
+	const struct ynode *v[8];
 	char path[PATH_BUF];
 	int def;
 	size_t i;
 
-	if (!get_fields(c, n, "network", f, 6, v))
+	_Static_assert(sizeof(f) / sizeof(f[0]) <= MAX_FIELDS,
+		       "network has more keys than get_fields() takes");
+	if (!get_fields(c, n, "network", f, 8, v))
 		return;
 	if (v[0] && get_word(c, v[0], "network.default", defaults, 2, &def))
 		p->net.default_allow = def == 1;
@@ -1103,6 +1149,19 @@ static void check_network(struct ctx *c, const struct ynode *n,
 			  POLICY_MAX_UNIX_ALLOW,
 			  "omit unix_allow when no socket outside the sandbox is needed",
 			  &p->net.unix_allow, &p->net.n_unix_allow);
+	/* Listen rules: the same shape as allow, and the same metadata
+	 * check (a bind to a metadata address is refused anyway). */
+	if (v[6] && (p->net.listen = get_array(c, v[6], "network.listen",
+					       POLICY_MAX_NET_RULES, "rules",
+					       "omit listen when the sandbox serves nothing",
+					       sizeof(*p->net.listen)))) {
+		p->net.n_listen = v[6]->n;
+		for (i = 0; i < v[6]->n; i++)
+			check_rule(c, v[6]->kid[i], item(path, "network.listen", i),
+				   &p->net.listen[i], p);
+	}
+	if (v[7])
+		check_netlink(c, v[7], p);
 }
 
 /* Is path equal to prefix or inside it, component-wise (/etc/sudoers.d is
@@ -1537,6 +1596,7 @@ void policy__free(struct policy *p)
 	free(p->cgroups);
 	free(p->cgroups_pos);
 	free(p->net.allow);
+	free(p->net.listen);
 	free(p->net.overrides);
 	free(p->category);
 	free(p->name);

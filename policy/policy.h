@@ -110,6 +110,14 @@ struct policy {
 		size_t n_overrides;
 		struct policy_path *unix_allow;	/* "/run/x.sock" or "@name" */
 		size_t n_unix_allow;
+		/* network.listen: judged against the local address and port
+		 * of bind() and listen(); none means no server at all. */
+		struct policy_net_rule *listen;
+		size_t n_listen;
+		/* network.netlink: bit n allows every message of netlink
+		 * protocol n; without it only NETLINK_ROUTE reads pass. */
+		uint32_t netlink;
+		struct policy_pos netlink_pos;
 	} net;
 
 	struct {
@@ -197,6 +205,20 @@ int policy_diag__add(struct policy_diag *diag, const char *fmt, ...)
 extern const char *const policy_cap_names[POLICY_CAP_LAST + 1];
 const char *policy_cap_name(unsigned int cap);
 int policy_cap_parse(const char *name);
+
+/*
+ * Netlink protocol names (policy/builtin.c), indexed by NETLINK_* number:
+ * "route" is 0; NULL for numbers without a name. policy_netlink_name()
+ * gives "unknown" for those; policy_netlink_parse() returns the number of
+ * a name (exact, lower case) or -EINVAL. POLICY_NETLINK_RISKY: the
+ * families whose every message `stockade check` warns about, as they
+ * change the host's network or audit state.
+ */
+#define POLICY_NETLINK_MAX	32	/* MAX_LINKS */
+extern const char *const policy_netlink_names[POLICY_NETLINK_MAX];
+const char *policy_netlink_name(unsigned int proto);
+int policy_netlink_parse(const char *name);
+#define POLICY_NETLINK_RISKY	((1u << 0) | (1u << 6) | (1u << 9) | (1u << 12))
 
 /* FNV-1a, 64 bits: the content hash of a policy file (policy.hash). */
 uint64_t policy__hash(const void *buf, size_t len);

@@ -269,13 +269,14 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* TCP connect and UDP sendto to 127.0.0.1:port: 0 = both succeeded,
- * 1 = both EPERM, -1 = anything else (mixed, or another error). */
-static int probe_port(int port)
+/* TCP connect and UDP sendto to 127.0.0.1:port, where lfd and rfd
+ * listen: 0 = both succeeded, 1 = both EPERM, -1 = anything else (mixed,
+ * or another error). */
+static int probe_port(int port, int lfd, int rfd)
 {
 	struct sockaddr_in dst;
 	char buf[PAYLOAD] = { 0 };
-	int lfd = listen_tcp(port), rfd = bind_udp(port), t, u, fd, ret = -1;
+	int t, u, fd, ret = -1;
 
 	addr_lo(&dst, port);
 	if (lfd < 0 || rfd < 0)
@@ -296,10 +297,6 @@ static int probe_port(int port)
 		fprintf(stderr, "benchnet: check port %d: tcp connect: %s, udp sendto: %s\n", port,
 			t ? strerror(t) : "ok", u ? strerror(u) : "ok");
 out:
-	if (lfd >= 0)
-		close(lfd);
-	if (rfd >= 0)
-		close(rfd);
 	return ret;
 }
 
@@ -330,7 +327,7 @@ int main(int argc, char **argv)
 	const char *cgroup = NULL;
 	struct bench b = { .lfd = -1, .rfd = -1, .sfd = -1 };
 	double *v[OP_N] = { 0 };
-	int c, o, ret = 1, netns = 0, got;
+	int c, o, ret = 1, netns = 0, got, clfd = -1, crfd = -1;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
@@ -357,10 +354,20 @@ int main(int argc, char **argv)
 	    per[OP_SENDTO] > 100000 || check_port <= 0 || expect < 0)
 		return usage();
 
-	if (cgroup && join_cgroup(cgroup))
-		return 2;
 	if (netns && (unshare(CLONE_NEWNET) ? fail("new network namespace") : lo_up()))
 		return 2;
+	/* The other ends are made before joining: they stand for services
+	 * outside the sandbox, which a sandbox may not bind (network.listen). */
+	addr_lo(&b.tcp_dst, tcp_port);
+	addr_lo(&b.udp_dst, udp_port);
+	b.lfd = listen_tcp(tcp_port);
+	b.rfd = bind_udp(udp_port);
+	clfd = listen_tcp(check_port);
+	crfd = bind_udp(check_port);
+	if (cgroup && join_cgroup(cgroup)) {
+		ret = 2;
+		goto out;
+	}
 	if (cpu >= 0) {
 		cpu_set_t set;
 
@@ -371,10 +378,6 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	addr_lo(&b.tcp_dst, tcp_port);
-	addr_lo(&b.udp_dst, udp_port);
-	b.lfd = listen_tcp(tcp_port);
-	b.rfd = bind_udp(udp_port);
 	b.sfd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (b.lfd < 0 || b.rfd < 0 || b.sfd < 0) {
 		ret = 2;
@@ -388,7 +391,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	got = probe_port(check_port);
+	got = probe_port(check_port, clfd, crfd);
 	if (got != expect) {
 		fprintf(stderr, "benchnet: check port %d: expected %s, got %s\n", check_port,
 			expect ? "EPERM (in a sandbox)" : "success (no sandbox)",
@@ -406,7 +409,7 @@ int main(int argc, char **argv)
 		}
 	}
 	/* The check again: the verdict held for the whole measurement. */
-	got = probe_port(check_port);
+	got = probe_port(check_port, clfd, crfd);
 	if (got != expect) {
 		fprintf(stderr, "benchnet: check port %d after measuring: expected %s, got %s\n",
 			check_port, expect ? "EPERM" : "success",
@@ -428,5 +431,9 @@ out:
 		close(b.rfd);
 	if (b.sfd >= 0)
 		close(b.sfd);
+	if (clfd >= 0)
+		close(clfd);
+	if (crfd >= 0)
+		close(crfd);
 	return ret;
 }

@@ -43,6 +43,8 @@ static const struct {
 	{ BPF_CGROUP_UDP6_SENDMSG, "sendmsg6" },
 	{ BPF_CGROUP_INET_SOCK_CREATE, "sock_create" },
 	{ BPF_CGROUP_INET_EGRESS, "egress" },	/* limits: egress counting */
+	{ BPF_CGROUP_INET4_BIND, "bind4" },	/* ingress: network.listen */
+	{ BPF_CGROUP_INET6_BIND, "bind6" },
 };
 
 static int query_cgroup(const char *dir)

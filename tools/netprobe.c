@@ -22,6 +22,38 @@
  *                                            of the last, and how many
  *                                            failed with which errno
  *     socket raw4|raw6|icmp|icmp6|packet     socket() of that kind
+ *     bind tcp|udp ADDR PORT [--freebind]    bind(); --freebind sets
+ *                                            IP_FREEBIND / IPV6_FREEBIND
+ *                                            first (its refusal is then
+ *                                            the result)
+ *     listen tcp ADDR PORT | listen tcp - 4|6
+ *                                            bind (not with -: then only
+ *                                            the family), then listen();
+ *                                            prints "port=N" of the bound
+ *                                            port on success
+ *     serve tcp ADDR PORT                    a server in --cgroup and a
+ *                                            client outside it, in the same
+ *                                            namespace: the server binds,
+ *                                            listens, accepts, sends "hi";
+ *                                            OK when the client reads it.
+ *                                            pid= is the server's
+ *     setsockopt tcp|udp|tcp6|udp6 OPTION    one setsockopt(): transparent,
+ *                                            freebind, mark, bindtodevice,
+ *                                            bindtoifindex, ipsec_policy,
+ *                                            ipt_replace, reuseport_cbpf,
+ *                                            tcp_repair (IPv6 levels on
+ *                                            tcp6/udp6)
+ *     netlink MSG                            one sendmsg() on a netlink
+ *                                            socket: route-getaddr,
+ *                                            route-getlink (dumps; OK only
+ *                                            when the reply arrives),
+ *                                            route-newaddr (127.0.0.2/8 on
+ *                                            lo), route-multi (a GETLINK
+ *                                            then a NEWADDR), route-many
+ *                                            (65 GETLINKs), route-short
+ *                                            (a cut header), nft-deltable,
+ *                                            audit-get, diag-dump,
+ *                                            sock-destroy, generic-getfamily
  *
  * --netns moves the probe into a new network namespace with only `lo` up,
  * so a destination the agent fails to block ends in ENETUNREACH, never on
@@ -48,7 +80,21 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/genetlink.h>
+#include <linux/if_addr.h>
 #include <linux/if_ether.h>
+#include <linux/inet_diag.h>
+#include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter_ipv4/ip_tables.h>
+#include <linux/netfilter_ipv6/ip6_tables.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <netinet/tcp.h>
 
 static const char *errname(int e)
 {
@@ -151,6 +197,315 @@ static int result(int rc)
 	return 1;
 }
 
+/* One netlink request: header, then `len` bytes of payload. */
+struct nl_req {
+	struct nlmsghdr h;
+	char body[256];
+};
+
+static void nl_msg(struct nl_req *r, __u16 type, __u16 flags, const void *body,
+		   size_t len)
+{
+	memset(r, 0, sizeof(*r));
+	r->h.nlmsg_len = (__u32)(NLMSG_HDRLEN + len);
+	r->h.nlmsg_type = type;
+	r->h.nlmsg_flags = (__u16)(NLM_F_REQUEST | flags);
+	r->h.nlmsg_seq = 1;
+	memcpy(r->body, body, len);
+}
+
+/* An rtattr of `len` bytes at buf + *off. */
+static void rta_put(char *buf, size_t *off, unsigned short type,
+		    const void *data, size_t len)
+{
+	struct rtattr *a = (struct rtattr *)(buf + *off);
+
+	a->rta_type = type;
+	a->rta_len = (unsigned short)RTA_LENGTH(len);
+	memcpy(RTA_DATA(a), data, len);
+	*off += RTA_ALIGN(a->rta_len);
+}
+
+/* After a dump request: read until NLMSG_DONE; 0, or -1 with errno. */
+static int nl_dump_reply(int fd)
+{
+	static char buf[65536];
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		struct nlmsghdr *h;
+
+		if (n < 0)
+			return -1;
+		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
+		     h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_type == NLMSG_DONE)
+				return 0;
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				struct nlmsgerr *e = NLMSG_DATA(h);
+
+				errno = e->error ? -e->error : EPROTO;
+				return e->error ? -1 : 0;
+			}
+		}
+	}
+	errno = EPROTO;
+	return -1;
+}
+
+/* netlink MSG: build it, send it in one sendmsg(), report the send. */
+static int netlink_op(const char *what)
+{
+	struct nl_req r[2];
+	size_t nmsg = 1, off = 0;
+	int proto = NETLINK_ROUTE, fd, dump = 0;
+	char body[256];
+	struct iovec iov;
+	struct msghdr mh;
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+
+	memset(body, 0, sizeof(body));
+	if (!strcmp(what, "route-getaddr") || !strcmp(what, "route-getlink")) {
+		/* What getifaddrs() sends. */
+		struct rtgenmsg g = { .rtgen_family = AF_UNSPEC };
+
+		nl_msg(&r[0], what[9] == 'a' ? RTM_GETADDR : RTM_GETLINK,
+		       NLM_F_DUMP, &g, sizeof(g));
+		dump = 1;
+	} else if (!strcmp(what, "route-newaddr") || !strcmp(what, "route-multi")) {
+		struct ifaddrmsg *ifa = (struct ifaddrmsg *)body;
+		struct in_addr a = { htonl(0x7f000002) };
+		struct rtgenmsg g = { .rtgen_family = AF_UNSPEC };
+
+		ifa->ifa_family = AF_INET;
+		ifa->ifa_prefixlen = 8;
+		ifa->ifa_index = if_nametoindex("lo");
+		off = NLMSG_ALIGN(sizeof(*ifa));
+		rta_put(body, &off, IFA_LOCAL, &a, sizeof(a));
+		rta_put(body, &off, IFA_ADDRESS, &a, sizeof(a));
+		if (what[6] == 'm') {
+			nl_msg(&r[0], RTM_GETLINK, NLM_F_DUMP, &g, sizeof(g));
+			nl_msg(&r[1], RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK,
+			       body, off);
+			nmsg = 2;
+		} else {
+			nl_msg(&r[0], RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK,
+			       body, off);
+		}
+	} else if (!strcmp(what, "route-many")) {
+		/* 65 GETs in one send: one more than the hook judges. */
+		static char many[65 * NLMSG_ALIGN(NLMSG_HDRLEN + sizeof(struct rtgenmsg))];
+		struct rtgenmsg g = { .rtgen_family = AF_UNSPEC };
+		size_t k, step = NLMSG_ALIGN(NLMSG_HDRLEN + sizeof(g));
+
+		for (k = 0; k < 65; k++) {
+			nl_msg(&r[0], RTM_GETLINK, 0, &g, sizeof(g));
+			r[0].h.nlmsg_seq = (__u32)k + 1;
+			memcpy(many + k * step, &r[0], step);
+		}
+		fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+		if (fd < 0)
+			return setup_fail("netlink socket");
+		return result(sendto(fd, many, sizeof(many), 0, (struct sockaddr *)&sa,
+				     sizeof(sa)) < 0 ? -1 : 0);
+	} else if (!strcmp(what, "route-short")) {
+		struct rtgenmsg g = { .rtgen_family = AF_UNSPEC };
+
+		/* A GET whose length claims more than is sent. */
+		nl_msg(&r[0], RTM_GETLINK, NLM_F_DUMP, &g, sizeof(g));
+		r[0].h.nlmsg_len = 200;
+	} else if (!strcmp(what, "nft-deltable")) {
+		/* nft delete table inet stockade_probe: harmless when missing. */
+		struct nfgenmsg *g = (struct nfgenmsg *)body;
+
+		g->nfgen_family = 1;	/* NFPROTO_INET */
+		g->version = NFNETLINK_V0;
+		off = NLMSG_ALIGN(sizeof(*g));
+		rta_put(body, &off, NFTA_TABLE_NAME, "stockade_probe", 15);
+		nl_msg(&r[0], (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_DELTABLE,
+		       NLM_F_ACK, body, off);
+		proto = NETLINK_NETFILTER;
+	} else if (!strcmp(what, "audit-get")) {
+		nl_msg(&r[0], AUDIT_GET, NLM_F_ACK, body, 0);
+		proto = NETLINK_AUDIT;
+	} else if (!strcmp(what, "diag-dump") || !strcmp(what, "sock-destroy")) {
+		struct inet_diag_req_v2 q = {
+			.sdiag_family = AF_INET, .sdiag_protocol = IPPROTO_TCP,
+			.idiag_states = ~0U,
+		};
+
+		if (what[0] == 'd') {
+			nl_msg(&r[0], SOCK_DIAG_BY_FAMILY, NLM_F_DUMP, &q, sizeof(q));
+		} else {
+			/* A socket that does not exist: ENOENT when let through. */
+			q.id.idiag_sport = htons(1);
+			q.id.idiag_cookie[0] = INET_DIAG_NOCOOKIE;
+			q.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+			nl_msg(&r[0], SOCK_DESTROY, NLM_F_ACK, &q, sizeof(q));
+		}
+		proto = NETLINK_SOCK_DIAG;
+	} else if (!strcmp(what, "generic-getfamily")) {
+		struct genlmsghdr *g = (struct genlmsghdr *)body;
+
+		g->cmd = CTRL_CMD_GETFAMILY;
+		g->version = 1;
+		off = GENL_HDRLEN;
+		rta_put(body, &off, CTRL_ATTR_FAMILY_NAME, "nlctrl", 7);
+		nl_msg(&r[0], GENL_ID_CTRL, NLM_F_ACK, body, off);
+		proto = NETLINK_GENERIC;
+	} else {
+		return -2;
+	}
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, proto);
+	if (fd < 0)
+		return setup_fail("netlink socket");
+	/* Messages back to back, each aligned: one skb, many headers. */
+	{
+		static char buf[sizeof(r)];
+		size_t len = 0, k;
+
+		for (k = 0; k < nmsg; k++) {
+			size_t l = NLMSG_ALIGN(r[k].h.nlmsg_len);
+
+			if (!strcmp(what, "route-short"))
+				l = NLMSG_HDRLEN + 4;
+			memcpy(buf + len, &r[k], l);
+			len += l;
+		}
+		iov.iov_base = buf;
+		iov.iov_len = len;
+	}
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_name = &sa;
+	mh.msg_namelen = sizeof(sa);
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (sendmsg(fd, &mh, 0) < 0)
+		return result(-1);
+	return result(dump ? nl_dump_reply(fd) : 0);
+}
+
+/* setsockopt KIND OPTION */
+static int sockopt_op(const char *kind, const char *opt)
+{
+	bool v6 = strchr(kind, '6'), tcp = !strncmp(kind, "tcp", 3);
+	int one = 1, fd, level, name;
+	const void *val = &one;
+	socklen_t vlen = sizeof(one);
+	struct ipt_replace rep;
+	struct sock_filter insn = { BPF_RET | BPF_K, 0, 0, 0 };
+	struct sock_fprog prog = { 1, &insn };
+
+	memset(&rep, 0, sizeof(rep));
+	fd = socket(v6 ? AF_INET6 : AF_INET, tcp ? SOCK_STREAM : SOCK_DGRAM, 0);
+	if (fd < 0)
+		return setup_fail("socket");
+	level = v6 ? IPPROTO_IPV6 : IPPROTO_IP;
+	if (!strcmp(opt, "transparent")) {
+		name = v6 ? IPV6_TRANSPARENT : IP_TRANSPARENT;
+	} else if (!strcmp(opt, "freebind")) {
+		name = v6 ? IPV6_FREEBIND : IP_FREEBIND;
+	} else if (!strcmp(opt, "mark")) {
+		level = SOL_SOCKET;
+		name = SO_MARK;
+	} else if (!strcmp(opt, "bindtodevice")) {
+		level = SOL_SOCKET;
+		name = SO_BINDTODEVICE;
+		val = "lo";
+		vlen = 3;
+	} else if (!strcmp(opt, "bindtoifindex")) {
+		level = SOL_SOCKET;
+		name = SO_BINDTOIFINDEX;
+	} else if (!strcmp(opt, "ipsec_policy")) {
+		name = v6 ? IPV6_IPSEC_POLICY : IP_IPSEC_POLICY;
+	} else if (!strcmp(opt, "ipt_replace")) {
+		/* An empty, invalid table: EINVAL when let through. */
+		name = v6 ? IP6T_SO_SET_REPLACE : IPT_SO_SET_REPLACE;
+		val = &rep;
+		vlen = sizeof(rep);
+	} else if (!strcmp(opt, "reuseport_cbpf")) {
+		level = SOL_SOCKET;
+		name = SO_ATTACH_REUSEPORT_CBPF;
+		val = &prog;
+		vlen = sizeof(prog);
+	} else if (!strcmp(opt, "tcp_repair")) {
+		level = IPPROTO_TCP;
+		name = TCP_REPAIR;
+	} else {
+		return -2;
+	}
+	return result(setsockopt(fd, level, name, val, vlen));
+}
+
+/* A listener on ss (port 0 and "-" as the caller wants); -1 with errno. */
+static int make_listener(struct sockaddr_storage *ss, socklen_t len, int type,
+			 bool do_bind)
+{
+	int fd = socket(ss->ss_family, type, 0), one = 1;
+
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (do_bind && bind(fd, (struct sockaddr *)ss, len))
+		return -1;
+	if (type == SOCK_STREAM && listen(fd, 8))
+		return -1;
+	return fd;
+}
+
+/* serve: the server in the cgroup (a child), the client outside. */
+static int serve_op(struct sockaddr_storage *ss, socklen_t len,
+		    const char *cgroup)
+{
+	int sync[2], fd, cfd, status;
+	char buf[8] = "", res[16] = "";
+	pid_t child;
+	ssize_t n;
+
+	if (pipe(sync))
+		return setup_fail("pipe");
+	child = fork();
+	if (child < 0)
+		return setup_fail("fork");
+	if (child == 0) {
+		if (cgroup && join_cgroup(cgroup))
+			_exit(2);
+		printf("pid=%d\n", getpid());
+		fflush(stdout);
+		fd = make_listener(ss, len, SOCK_STREAM, true);
+		if (fd < 0) {
+			snprintf(res, sizeof(res), "%s", errname(errno));
+			if (write(sync[1], res, sizeof(res)) < 0)
+				_exit(2);
+			_exit(1);
+		}
+		if (write(sync[1], "OK", 3) < 0)
+			_exit(2);
+		cfd = accept(fd, NULL, NULL);
+		if (cfd < 0 || write(cfd, "hi", 2) != 2)
+			_exit(1);
+		close(cfd);
+		_exit(0);
+	}
+	close(sync[1]);
+	n = read(sync[0], res, sizeof(res) - 1);
+	if (n <= 0 || strcmp(res, "OK")) {
+		waitpid(child, &status, 0);
+		printf("%s\n", n > 0 ? res : "E?");
+		return 1;
+	}
+	fd = socket(ss->ss_family, SOCK_STREAM, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)ss, len) ||
+	    read(fd, buf, 2) != 2 || strncmp(buf, "hi", 2)) {
+		kill(child, SIGKILL);
+		waitpid(child, &status, 0);
+		return result(-1);
+	}
+	waitpid(child, &status, 0);
+	return result(0);
+}
+
 int main(int argc, char **argv)
 {
 	struct sockaddr_storage ss;
@@ -175,6 +530,30 @@ int main(int argc, char **argv)
 	}
 	if (argc - i < 2)
 		goto usage;
+	/* The listener that connect --listen reaches is a service outside
+	 * the sandbox: made before joining, so that no listen rule is
+	 * needed for it (the ingress rules judge the socket's cgroup). */
+	if (!strcmp(argv[i], "connect") && argc - i >= 4) {
+		int k;
+
+		for (k = i + 4; k < argc; k++)
+			if (!strcmp(argv[k], "--listen"))
+				break;
+		if (k < argc) {
+			type = !strcmp(argv[i + 1], "tcp") ? SOCK_STREAM : SOCK_DGRAM;
+			if (parse_addr(argv[i + 2], argv[i + 3], &ss, &len))
+				goto usage;
+			lfd = make_listener(&ss, len, type, true);
+			if (lfd < 0)
+				return setup_fail("listener");
+		}
+	}
+	if (!strcmp(argv[i], "serve")) {
+		if (argc - i < 4 || strcmp(argv[i + 1], "tcp") ||
+		    parse_addr(argv[i + 2], argv[i + 3], &ss, &len))
+			goto usage;
+		return serve_op(&ss, len, cgroup);
+	}
 	if (cgroup && !join_late && join_cgroup(cgroup))
 		return setup_fail("joining the cgroup");
 	printf("pid=%d\n", getpid());
@@ -197,6 +576,36 @@ int main(int argc, char **argv)
 			fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
 		else
 			goto usage;
+		return result(fd < 0 ? -1 : 0);
+	}
+	if (!strcmp(argv[i], "netlink")) {
+		int rc = netlink_op(argv[i + 1]);
+
+		if (rc == -2)
+			goto usage;
+		return rc;
+	}
+	if (!strcmp(argv[i], "setsockopt") && argc - i >= 3) {
+		int rc = sockopt_op(argv[i + 1], argv[i + 2]);
+
+		if (rc == -2)
+			goto usage;
+		return rc;
+	}
+	if (!strcmp(argv[i], "listen") && argc - i >= 4 &&
+	    !strcmp(argv[i + 1], "tcp")) {
+		bool do_bind = strcmp(argv[i + 2], "-") != 0;
+		struct sockaddr_in6 got;
+		socklen_t glen = sizeof(got);
+
+		/* "-": no bind; PORT then says the family, 4 or 6. */
+		if (do_bind ? parse_addr(argv[i + 2], argv[i + 3], &ss, &len) :
+			      parse_addr(strcmp(argv[i + 3], "6") ? "0.0.0.0" : "::",
+					 "0", &ss, &len))
+			goto usage;
+		fd = make_listener(&ss, len, SOCK_STREAM, do_bind);
+		if (fd >= 0 && !getsockname(fd, (struct sockaddr *)&got, &glen))
+			printf("port=%d\n", ntohs(got.sin6_port));
 		return result(fd < 0 ? -1 : 0);
 	}
 	if (argc - i < 4 || parse_addr(argv[i + 2], argv[i + 3], &ss, &len))
@@ -224,14 +633,8 @@ int main(int argc, char **argv)
 			else
 				goto usage;
 		}
-		if (listen_first) {
-			lfd = socket(ss.ss_family, type, 0);
-			if (lfd < 0 ||
-			    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-			    bind(lfd, (struct sockaddr *)&ss, len) ||
-			    (type == SOCK_STREAM && listen(lfd, 8)))
-				return setup_fail("listener");
-		}
+		if (listen_first && lfd < 0)
+			return setup_fail("listener");
 		if (until) {
 			/* A probe loop across an agent's restart: every attempt
 			 * must be denied. Non-blocking, so that an attempt that
@@ -282,6 +685,17 @@ int main(int argc, char **argv)
 			return setup_fail("joining the cgroup");
 		return result(connect(fd, (struct sockaddr *)&ss, len));
 	}
+	if (!strcmp(argv[i], "bind")) {
+		fd = socket(ss.ss_family, type, 0);
+		if (fd < 0)
+			return setup_fail("socket");
+		if (argc - i > 4 && !strcmp(argv[i + 4], "--freebind") &&
+		    setsockopt(fd, ss.ss_family == AF_INET6 ? IPPROTO_IPV6 : IPPROTO_IP,
+			       ss.ss_family == AF_INET6 ? IPV6_FREEBIND : IP_FREEBIND,
+			       &one, sizeof(one)))
+			return result(-1);
+		return result(bind(fd, (struct sockaddr *)&ss, len));
+	}
 	if (!strcmp(argv[i], "sendto") && type == SOCK_DGRAM) {
 		long n = 1, k, failed = 0;
 		int rc = 0, last_errno = 0;
@@ -310,6 +724,11 @@ int main(int argc, char **argv)
 usage:
 	fprintf(stderr, "usage: netprobe [--netns] [--cgroup DIR [--join-late]] [--wait FILE] connect tcp|udp ADDR PORT [--listen] [--until FILE [--every-us N]]\n"
 			"       netprobe [--netns] [--cgroup DIR] sendto udp ADDR PORT [--count N]\n"
-			"       netprobe [--netns] [--cgroup DIR] socket raw4|raw6|icmp|icmp6|packet\n");
+			"       netprobe [--netns] [--cgroup DIR] socket raw4|raw6|icmp|icmp6|packet\n"
+			"       netprobe [--netns] [--cgroup DIR] bind tcp|udp ADDR PORT [--freebind]\n"
+			"       netprobe [--netns] [--cgroup DIR] listen tcp ADDR PORT | - 4|6\n"
+			"       netprobe [--netns] [--cgroup DIR] serve tcp ADDR PORT\n"
+			"       netprobe [--netns] [--cgroup DIR] setsockopt tcp|udp|tcp6|udp6 OPTION\n"
+			"       netprobe [--netns] [--cgroup DIR] netlink MSG\n");
 	return 2;
 }

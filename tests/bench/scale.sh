@@ -151,7 +151,7 @@ for n in 0 "$small" "$large"; do
 			"median of $reps; launch to agent_ready"
 	else
 		bench_value "confine $n existing cgroups (start to agent_ready)" "$ms" ms "" \
-			"median of $reps; 6 programs attached per cgroup"
+			"median of $reps; 8 programs attached per cgroup"
 	fi
 done
 

@@ -152,12 +152,12 @@ start() {
 # progs DIR: "hook id" lines the kernel reports for DIR, sorted.
 progs() { "$query" cgroup "$1" | sort; }
 
-# once NAME DIR: each of the six hooks (five network, one egress
-# counter) attached exactly once.
+# once NAME DIR: each of the eight hooks (five network, bind4/6 for
+# ingress, one egress counter) attached exactly once.
 once() {
 	p=$(progs "$2")
 	hooks=$(echo "$p" | awk 'NF { print $1 }' | sort | uniq -c | awk '{ print $1 }' | sort -u)
-	if [ "$(echo "$p" | grep -c .)" = 6 ] && [ "$hooks" = 1 ]; then
+	if [ "$(echo "$p" | grep -c .)" = 8 ] && [ "$hooks" = 1 ]; then
 		ok "$1: each program attached exactly once"
 	else
 		not_ok "$1: each program attached exactly once" "BPF_PROG_QUERY says: $(echo "$p" | tr '\n' ' ')"
@@ -434,14 +434,14 @@ replaced() {
 	fi
 }
 
-# pins_clean NAME: only maps/ and links/ under the pin directory, and 18
+# pins_clean NAME: only maps/ and links/ under the pin directory, and 24
 # cgroup link pins, those of a, b and c.
 pins_clean() {
 	extra=$(ls "$bpffs" | grep -vx 'maps\|links' | tr '\n' ' ')
 	bad=$(ls "$bpffs/links" | grep -v "^cg-\($ida\|$idb\|$idc\)-stk_[a-z0-9_]*$" |
 		grep -v '^lsm-stk_[a-z0-9_]*$' | tr '\n' ' ')
 	n=$(ls "$bpffs/links" | grep -c '^cg-')
-	if [ -z "$extra" ] && [ -z "$bad" ] && [ "$n" = 18 ]; then
+	if [ -z "$extra" ] && [ -z "$bad" ] && [ "$n" = 24 ]; then
 		ok "$1: no old or staging pin left"
 	else
 		not_ok "$1: no old or staging pin left" "extra: '$extra', links: '$bad', $n cgroup link pins"

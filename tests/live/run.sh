@@ -166,6 +166,7 @@ run_cases() {
 			record "$where raw6 socket" $base '"kind":"socket"' '"reason":"raw_socket"'
 		probe "$where icmp socket" EPERM $in socket icmp &&
 			record "$where icmp socket" $base '"kind":"socket"' '"reason":"icmp"'
+		ingress_cases
 	else
 		in="--netns"
 		probe "$where connect 127.0.0.1:9999" OK $in connect tcp 127.0.0.1 9999 --listen &&
@@ -177,6 +178,75 @@ run_cases() {
 		probe "$where sendto 127.0.0.2:5353" OK $in sendto udp 127.0.0.2 5353 &&
 			no_record "$where sendto 127.0.0.2:5353"
 		probe "$where raw socket" OK $in socket raw4 && no_record "$where raw socket"
+		probe "$where bind 127.0.0.1:7070" OK $in bind tcp 127.0.0.1 7070 &&
+			no_record "$where bind 127.0.0.1:7070"
+		probe "$where serve 127.0.0.1:7070" OK $in serve tcp 127.0.0.1 7070 &&
+			no_record "$where serve 127.0.0.1:7070"
+		probe "$where bind 169.254.169.254:0" EADDRNOTAVAIL $in bind tcp 169.254.169.254 0 &&
+			no_record "$where bind 169.254.169.254:0"
+		probe "$where listen after bind port 0" OK $in listen tcp 127.0.0.1 0 &&
+			no_record "$where listen after bind port 0"
+	fi
+}
+
+# Ingress (network.listen: loopback 8081/tcp, [::1]:8081/tcp, 5354/udp):
+# cgroup/bind4/6 judge every bind on every kernel; a listen after a bind
+# to port 0 is refused by lsm/socket_listen only with BPF-LSM.
+ingress_cases() {
+	probe "$where bind 127.0.0.1:7070" EPERM $in bind tcp 127.0.0.1 7070 &&
+		record "$where bind 127.0.0.1:7070" $base '"kind":"bind"' \
+			'"family":"ipv4"' '"laddr":"127.0.0.1"' '"lport":7070' \
+			'"proto":"tcp"' '"reason":"not_allowed"'
+	probe "$where bind udp 127.0.0.1:5353" EPERM $in bind udp 127.0.0.1 5353 &&
+		record "$where bind udp 127.0.0.1:5353" $base '"kind":"bind"' \
+			'"laddr":"127.0.0.1"' '"lport":5353' '"proto":"udp"' \
+			'"reason":"not_allowed"'
+	probe "$where bind [::1]:7070" EPERM $in bind tcp ::1 7070 &&
+		record "$where bind [::1]:7070" $base '"kind":"bind"' \
+			'"family":"ipv6"' '"laddr":"::1"' '"lport":7070' '"reason":"not_allowed"'
+	probe "$where bind 0.0.0.0:8081" EPERM $in bind tcp 0.0.0.0 8081 &&
+		record "$where bind 0.0.0.0:8081" $base '"kind":"bind"' \
+			'"laddr":"0.0.0.0"' '"lport":8081' '"reason":"not_allowed"'
+	probe "$where bind 127.0.0.1:8081" OK $in bind tcp 127.0.0.1 8081 &&
+		no_record "$where bind 127.0.0.1:8081"
+	probe "$where bind [::1]:8081" OK $in bind tcp ::1 8081 &&
+		no_record "$where bind [::1]:8081"
+	probe "$where bind udp 127.0.0.1:5354" OK $in bind udp 127.0.0.1 5354 &&
+		no_record "$where bind udp 127.0.0.1:5354"
+	probe "$where bind 127.0.0.1:0 (ephemeral)" OK $in bind tcp 127.0.0.1 0 &&
+		no_record "$where bind 127.0.0.1:0"
+	# A client outside reaches the allowed loopback server.
+	probe "$where serve 127.0.0.1:8081, client outside" OK $in serve tcp 127.0.0.1 8081 &&
+		no_record "$where serve 127.0.0.1:8081"
+	probe "$where serve 127.0.0.1:7070" EPERM $in serve tcp 127.0.0.1 7070 &&
+		record "$where serve 127.0.0.1:7070" $base '"kind":"bind"' '"lport":7070'
+	# The metadata endpoint as a source address: refused whatever the
+	# port, in every form (the hook runs before the kernel's own checks).
+	for m in 169.254.169.254 ::ffff:169.254.169.254 fd00:ec2::254; do
+		case $m in *:*) fam=ipv6 ;; *) fam=ipv4 ;; esac
+		probe "$where bind [$m]:0" EPERM $in bind tcp "$m" 0 &&
+			record "$where bind [$m]:0" $base '"kind":"bind"' \
+				"\"family\":\"$fam\"" "\"laddr\":\"$m\"" '"lport":0' \
+				'"reason":"metadata_endpoint"'
+	done
+	if [ "$lsm" = 1 ]; then
+		# IP_FREEBIND is refused before the bind it would allow.
+		probe "$where freebind + bind 169.254.169.254:80" EPERM $in bind tcp 169.254.169.254 80 --freebind &&
+			record "$where freebind" $base '"kind":"sockopt"' '"op":"setsockopt"' \
+				'"level":0' '"optname":15' '"reason":"always_denied"'
+		probe "$where listen after bind port 0" EPERM $in listen tcp 127.0.0.1 0 &&
+			record "$where listen after bind port 0" $base '"kind":"listen"' \
+				'"laddr":"127.0.0.1"' '"proto":"tcp"' '"reason":"not_allowed"'
+		probe "$where listen without bind" EPERM $in listen tcp - 4 &&
+			record "$where listen without bind" $base '"kind":"listen"' \
+				'"laddr":"0.0.0.0"' '"lport":0' '"reason":"not_allowed"'
+	else
+		probe "$where freebind + bind 169.254.169.254:80" EPERM $in bind tcp 169.254.169.254 80 --freebind &&
+			record "$where freebind + bind 169.254.169.254:80" $base '"kind":"bind"' \
+				'"laddr":"169.254.169.254"' '"lport":80' '"reason":"metadata_endpoint"'
+		# The documented loss without BPF-LSM (listen_ephemeral).
+		probe "$where listen after bind port 0 (degraded: allowed)" OK $in listen tcp 127.0.0.1 0 &&
+			no_record "$where listen after bind port 0 (degraded)"
 	fi
 }
 
@@ -215,6 +285,10 @@ if [ "$(tail -n 1 "$work/early.out")" = EPERM ]; then
 else
 	not_ok "process started before the agent" "got $(tail -n 1 "$work/early.out")"
 fi
+
+# With BPF-LSM (no degraded guarantee) the listen and setsockopt hooks run.
+lsm=0
+grep -q '"event":"agent_ready".*"degraded":\[\]' "$log" && lsm=1
 
 id=$(stat -c %i "$cg")
 run_cases sandbox "$cg" "\"cgroup_id\":$id,"

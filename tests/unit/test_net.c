@@ -101,8 +101,25 @@ static void add_override(struct policy *p, const char *ep)
 	assert_int_equal(policy_cidr__parse(ep, &o->endpoint), 0);
 }
 
+/* A network.listen rule: the same shape, its own list. */
+static void add_listen(struct policy *p, const char *cidr, __u8 proto,
+		       int lo, int hi)
+{
+	struct policy_net_rule *save = p->net.allow;
+	size_t n = p->net.n_allow;
+
+	p->net.allow = p->net.listen;
+	p->net.n_allow = p->net.n_listen;
+	add_rule(p, cidr, proto, lo, hi);
+	p->net.listen = p->net.allow;
+	p->net.n_listen = p->net.n_allow;
+	p->net.allow = save;
+	p->net.n_allow = n;
+}
+
 static void free_policy(struct policy *p)
 {
+	free(p->net.listen);
 	free(p->net.allow);
 	free(p->net.overrides);
 	free(p);
@@ -257,6 +274,85 @@ static void test_too_many_ranges(void **state)
 	free_policy(p);
 }
 
+/* Local address decision, as bind4/6 (at_bind) and socket_listen judge. */
+static int decide_local(const struct net_compiled *c, const char *addr,
+			__u8 proto, __u16 port, bool at_bind)
+{
+	__u8 a[16] = { 0 }, reason = 0;
+	int fam = strchr(addr, ':') ? 6 : 4;
+
+	assert_int_equal(inet_pton(fam == 6 ? AF_INET6 : AF_INET, addr, a), 1);
+	if (net_rules__decide_listen(c, 1, fam, a, proto, port, at_bind, &reason))
+		return 0;
+	assert_int_not_equal(reason, 0);
+	return reason;
+}
+
+static void test_listen_rules(void **state)
+{
+	struct policy *p = mk_policy(true);	/* default allow: egress only */
+	struct net_compiled c;
+	char err[256];
+	size_t i, n_listen = 0;
+
+	(void)state;
+	add_rule(p, "127.0.0.1/32", T, 9000, 9000);
+	add_listen(p, "127.0.0.0/8", T, 8081, 8081);
+	add_listen(p, "::1", U, 5354, 5354);
+	add_listen(p, "10.0.0.5", NET_PROTO_ANY, 0, 0);	/* every port */
+	assert_int_equal(net_rules__compile(p, 1, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.n_allow, 4);
+	for (i = 0; i < c.n_allow; i++)
+		if (c.allow[i].key.family & NET_FAMILY_LISTEN)
+			n_listen++;
+	assert_int_equal(n_listen, 3);
+	/* The listen rules, and only them. */
+	assert_int_equal(decide_local(&c, "127.0.0.1", T, 8081, true), 0);
+	assert_int_equal(decide_local(&c, "127.9.0.1", T, 8081, false), 0);
+	assert_int_equal(decide_local(&c, "::ffff:127.0.0.1", T, 8081, true), 0);
+	assert_int_equal(decide_local(&c, "127.0.0.1", U, 8081, true), NA);
+	assert_int_equal(decide_local(&c, "127.0.0.1", T, 8082, true), NA);
+	assert_int_equal(decide_local(&c, "0.0.0.0", T, 8081, true), NA);
+	assert_int_equal(decide_local(&c, "::1", U, 5354, true), 0);
+	assert_int_equal(decide_local(&c, "::1", T, 5354, true), NA);
+	assert_int_equal(decide_local(&c, "::", U, 5354, true), NA);
+	/* An allow rule is no listen rule, network.default: allow neither... */
+	assert_int_equal(decide_local(&c, "127.0.0.1", T, 9000, true), NA);
+	assert_int_equal(decide_local(&c, "192.0.2.1", T, 80, true), NA);
+	/* ...and a listen rule allows no connect. */
+	assert_int_equal(decide(&c, false, "127.0.0.1", T, 8081), NA);
+	assert_int_equal(decide(&c, false, "127.0.0.1", T, 9000), 0);
+	/* Port 0: an ephemeral port passes at bind; at listen only a rule
+	 * without ports covers it. */
+	assert_int_equal(decide_local(&c, "127.0.0.1", T, 0, true), 0);
+	assert_int_equal(decide_local(&c, "0.0.0.0", U, 0, true), 0);
+	assert_int_equal(decide_local(&c, "127.0.0.1", T, 0, false), NA);
+	assert_int_equal(decide_local(&c, "10.0.0.5", T, 0, false), 0);
+	/* A metadata address as a source: refused at any port, every form. */
+	assert_int_equal(decide_local(&c, "169.254.169.254", T, 0, true), MD);
+	assert_int_equal(decide_local(&c, "::ffff:169.254.169.254", U, 0, true), MD);
+	assert_int_equal(decide_local(&c, "fd00:ec2::254", T, 8081, true), MD);
+	assert_int_equal(decide_local(&c, "64:ff9b::a9fe:a9fe", T, 80, false), MD);
+	net_compiled__free(&c);
+	free_policy(p);
+}
+
+/* The range limit names the list it was reached in. */
+static void test_listen_too_many_ranges(void **state)
+{
+	struct policy *p = mk_policy(false);
+	struct net_compiled c;
+	char err[256];
+	int i;
+
+	(void)state;
+	for (i = 0; i <= NET_MAX_PORT_RANGES; i++)
+		add_listen(p, "127.0.0.1", T, 1000 + 10 * i, 1000 + 10 * i);
+	assert_int_equal(net_rules__compile(p, 1, &c, err, sizeof(err)), -E2BIG);
+	assert_string_equal(err, "t.yaml: network.listen: 127.0.0.1/32 is covered by rules with 17 distinct port ranges; at most 16 fit one address (merge ranges or split the CIDRs)");
+	free_policy(p);
+}
+
 static void test_key_layout(void **state)
 {
 	struct policy_cidr cidr;
@@ -282,6 +378,8 @@ int main(void)
 		cmocka_unit_test(test_metadata_always_denied),
 		cmocka_unit_test(test_override_opens_only_that_endpoint),
 		cmocka_unit_test(test_too_many_ranges),
+		cmocka_unit_test(test_listen_rules),
+		cmocka_unit_test(test_listen_too_many_ranges),
 		cmocka_unit_test(test_key_layout),
 	};
 

@@ -475,6 +475,59 @@ static void test_overrides_cover(void **state)
 	DONE();
 }
 
+/* ---- network.listen and network.netlink --------------------------------- */
+
+#define NETLINK(n)	OK_HEAD "network: {netlink: [" n "]}\n"
+#define LISTEN(r)	OK_HEAD "network:\n  listen:\n    - {" r "}\n"
+
+static void test_listen_netlink(void **state)
+{
+	static const char doc[] =
+		OK_HEAD
+		"network:\n"
+		"  listen:\n"
+		"    - cidr: 127.0.0.0/8\n"
+		"      ports: [8080, \"9000-9001\"]\n"
+		"      proto: tcp\n"
+		"    - {cidr: \"::1\"}\n"
+		"  netlink: [sock_diag, generic, route]\n";
+	struct policy *p = parse_ok(*state, doc);
+
+	if (!p)
+		goto done;
+	EXPECT(p->net.n_allow == 0);
+	if (EXPECT(p->net.n_listen == 2)) {
+		EXPECT_STR(cidr_str(&p->net.listen[0].cidr), "127.0.0.0/8");
+		EXPECT(p->net.listen[0].proto == NET_PROTO_TCP);
+		EXPECT(p->net.listen[0].n_ports == 2);
+		EXPECT(p->net.listen[0].pos.line == 5);
+		EXPECT(p->net.listen[1].proto == NET_PROTO_ANY &&
+		       p->net.listen[1].n_ports == 0);
+	}
+	EXPECT(p->net.netlink == ((1u << 4) | (1u << 16) | (1u << 0)));
+	EXPECT(p->net.netlink & POLICY_NETLINK_RISKY);
+	/* Absent: no listen rule, no netlink family beyond route reads. */
+	p = parse_ok(*state, OK_HEAD "network: {default: allow}\n");
+	if (p)
+		EXPECT(p->net.n_listen == 0 && p->net.netlink == 0);
+	/* An empty netlink list is the default. */
+	p = parse_ok(*state, NETLINK(""));
+	if (p)
+		EXPECT(p->net.netlink == 0);
+	/* The names round-trip, and unnamed numbers say so. */
+	EXPECT(policy_netlink_parse("netfilter") == 12);
+	EXPECT(policy_netlink_parse("kobject_uevent") == 15);
+	EXPECT(policy_netlink_parse("Route") == -EINVAL);
+	EXPECT_STR(policy_netlink_name(9), "audit");
+	EXPECT_STR(policy_netlink_name(1), "unknown");
+	EXPECT_STR(policy_netlink_name(99), "unknown");
+	EXPECT(!(POLICY_NETLINK_RISKY & (1u << 4)));
+	EXPECT((POLICY_NETLINK_RISKY & (1u << 12)) && (POLICY_NETLINK_RISKY & (1u << 9)) &&
+	       (POLICY_NETLINK_RISKY & (1u << 6)));
+done:
+	DONE();
+}
+
 /* ---- files, unix sockets, namespaces, limits ------------------------------ */
 
 /* One document with flow mappings for brevity: files.KEYS, limits.KEYS. */
@@ -1009,6 +1062,7 @@ int main(void)
 		FX(test_full_document),
 		FX(test_defaults),
 		FX(test_overrides_cover),
+		FX(test_listen_netlink),
 		FX(test_confined_document),
 		FX(test_files_defaults),
 		FX(test_path_forms),
@@ -1052,7 +1106,7 @@ int main(void)
 		/* unknown keys and wrong types */
 		BAD(unknown_top, OK_HEAD "nmae: t\n", "t.yaml:3:1: nmae: unknown key 'nmae'; expected one of: name, category, mode, cgroups, network, files, namespaces, limits"),
 		BAD(unknown_network, OK_HEAD "network:\n  allwo: []\n",
-		    "t.yaml:4:3: network.allwo: unknown key 'allwo'; expected one of: default, allow, raw_sockets, icmp, overrides, unix_allow"),
+		    "t.yaml:4:3: network.allwo: unknown key 'allwo'; expected one of: default, allow, raw_sockets, icmp, overrides, unix_allow, listen, netlink"),
 		BAD(unknown_rule, RULE("cidr: 10.0.0.0/8, port: 80"),
 		    "t.yaml:5:26: network.allow[0].port: unknown key 'port'; expected one of: cidr, ports, proto"),
 		BAD(network_sequence, OK_HEAD "network: [a]\n", "t.yaml:3:10: network: expected a mapping, got a sequence"),
@@ -1251,6 +1305,26 @@ int main(void)
 		    "t.yaml:3:39: network.unix_allow[2]: \"@a\" is listed twice; first at line 3, column 24"),
 		BAD(unix_empty, UNIX(""),
 		    "t.yaml:3:23: network.unix_allow: empty list; omit unix_allow when no socket outside the sandbox is needed"),
+
+		/* network.listen, network.netlink */
+		BAD(listen_no_cidr, LISTEN("ports: [80]"),
+		    "t.yaml:5:7: network.listen[0].cidr: required key is missing"),
+		BAD(listen_port_zero, LISTEN("cidr: 127.0.0.1, ports: [0]"),
+		    "t.yaml:5:33: network.listen[0].ports[0]: port 0 out of range; expected 1-65535"),
+		BAD(listen_proto, LISTEN("cidr: 127.0.0.1, proto: sctp"),
+		    "t.yaml:5:32: network.listen[0].proto: expected tcp, udp or any, got 'sctp'"),
+		BAD(listen_metadata, LISTEN("cidr: 0.0.0.0/0"),
+		    "t.yaml:5:14: network.listen[0].cidr: 0.0.0.0/0 covers the metadata endpoints 169.254.0.0/16, 100.100.100.200/32, 168.63.129.16/32, 192.0.0.192/32; narrow the rule or add them to network.overrides with a reason"),
+		BAD(listen_empty, OK_HEAD "network: {listen: []}\n",
+		    "t.yaml:3:19: network.listen: empty list; omit listen when the sandbox serves nothing"),
+		BAD(netlink_unknown, NETLINK("route, nftables"),
+		    "t.yaml:3:28: network.netlink[1]: 'nftables' is not a netlink family; expected one of route, usersock, firewall, sock_diag, nflog, xfrm, selinux, iscsi, audit, fib_lookup, connector, netfilter, ip6_fw, dnrtmsg, kobject_uevent, generic, scsitransport, ecryptfs, rdma, crypto or smc"),
+		BAD(netlink_twice, NETLINK("generic, route, generic"),
+		    "t.yaml:3:37: network.netlink[2]: 'generic' is listed twice; remove one"),
+		BAD(netlink_scalar, OK_HEAD "network: {netlink: route}\n",
+		    "t.yaml:3:20: network.netlink: expected a sequence, got 'route'"),
+		BAD(netlink_number, NETLINK("0"),
+		    "t.yaml:3:21: network.netlink[0]: '0' is not a netlink family; expected one of route, usersock, firewall, sock_diag, nflog, xfrm, selinux, iscsi, audit, fib_lookup, connector, netfilter, ip6_fw, dnrtmsg, kobject_uevent, generic, scsitransport, ecryptfs, rdma, crypto or smc"),
 
 		/* namespaces */
 		BAD(ns_unknown, OK_HEAD "namespaces: {net: true}\n",

@@ -10,6 +10,8 @@
 #      limits/*     issue 5: resource limits, breaches, counting
 #                   (tests/vm/limits.sh); limits-reload/*: a reload
 #                   re-applies them (tests/vm/limits-reload.sh);
+#      netctl/*     issue 11: netlink, ingress, socket options
+#                   (tests/vm/netctl.sh);
 #   3. live/*       the host's live tests, tests/live/run.sh, again on this
 #                   kernel, each of its `ok`/`not ok` lines turned into a
 #                   marker;
@@ -167,6 +169,18 @@ left=$(pidof stockade python3)
 [ -z "$left" ] || kill -9 $left 2>/dev/null
 [ ! -d /sys/fs/bpf/workload ] ||
 	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/workload > /dev/null 2>&1
+fi
+
+# Issue 11's network control plane: netlink, ingress, socket options
+# (tests/vm/netctl.sh).
+if want netctl; then
+echo "suite: netctl at $(cut -d' ' -f1 /proc/uptime) s"
+timeout -s KILL 120 sh tests/vm/netctl.sh
+[ $? != 137 ] || t_fail netctl/run "killed after 120 s; the results above are partial"
+left=$(pidof stockade netprobe)
+[ -z "$left" ] || kill -9 $left 2>/dev/null
+[ ! -d /sys/fs/bpf/netctl ] ||
+	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/netctl > /dev/null 2>&1
 fi
 
 # ---- 3. the host live tests, on this kernel ----
