@@ -179,6 +179,8 @@ static const char *const lsm_guarantees[] = {
 	"user_namespaces",	/* namespaces.user */
 	"packet_sockets",	/* AF_PACKET creation */
 	"socket_owner",		/* sockets made before joining a sandbox */
+	"keys",			/* keys across the edge (bpf/ipc.bpf.c) */
+	"ipc",			/* SysV IPC and POSIX mqueues across the edge */
 };
 
 static void set_lsm_autoload(struct stockade *skel, bool on)

@@ -7,6 +7,7 @@
  * /proc/self/root, /dev/fd/N and io_uring are judged like any other access.
  */
 #include "lsm.bpf.h"
+#include "ipc.bpf.h"
 
 #define FMODE_READ		0x1
 #define FMODE_WRITE		0x2
@@ -207,6 +208,10 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 	conf = lsm_current(&sb, &cgid, &sb_snap);
 	if (!conf)
 		return 0;
+	/* POSIX message queues (mq_open's internal mount, or a mounted
+	 * mqueue fs): judged by who created them, not by path. */
+	if (is_mqueue_sb(BPF_CORE_READ(file, f_inode, i_sb)))
+		return mq_judge(sb, conf, cgid, BPF_CORE_READ(file, f_path.dentry));
 	if (is_internal(BPF_CORE_READ(file, f_path.mnt)))
 		return 0;
 	s = scratch();

@@ -7,6 +7,8 @@
 #   2. lsm-smoke/*  BPF-LSM denies AF_PACKET in a sandbox (tests/vm/lsm-smoke.sh);
 #      file-scope/* issue 4: file scope, credentials, tamper resistance
 #                   (tests/vm/file-scope.sh);
+#      ipc/*        issue 11: keys, SysV IPC, mqueues, SIGIO
+#                   (tests/vm/ipc.sh);
 #      limits/*     issue 5: resource limits, breaches, counting
 #                   (tests/vm/limits.sh); limits-reload/*: a reload
 #                   re-applies them (tests/vm/limits-reload.sh);
@@ -156,6 +158,18 @@ left=$(pidof stockade)
 [ -z "$left" ] || kill -9 $left 2>/dev/null
 [ ! -d /sys/fs/bpf/limits-reload ] ||
 	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/limits-reload > /dev/null 2>&1
+fi
+
+# Keys, SysV IPC, POSIX queues and SIGIO across the edge (issue 11,
+# tests/vm/ipc.sh), bounded like above.
+if want ipc; then
+echo "suite: ipc at $(cut -d' ' -f1 /proc/uptime) s"
+timeout -s KILL 120 sh tests/vm/ipc.sh
+[ $? != 137 ] || t_fail ipc/run "killed after 120 s; the results above are partial"
+left=$(pidof stockade ipcprobe)
+[ -z "$left" ] || kill -9 $left 2>/dev/null
+[ ! -d /sys/fs/bpf/ipc ] ||
+	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/ipc > /dev/null 2>&1
 fi
 
 # ---- 3. the host live tests, on this kernel ----
