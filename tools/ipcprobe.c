@@ -40,6 +40,9 @@
  *                          (ignored by default: harmless when allowed),
  *                          O_ASYNC; prints "ready", then waits
  *   fifo-write FIFO        write one byte (the I/O that fires it)
+ * inode_setattr:
+ *   utime PATH             utimensat(PATH, NULL): all three times to now
+ *   chmod PATH MODE        chmod, MODE octal
  * Helpers, run outside every sandbox:
  *   setup                  a key "stk-host" in @u, a shm segment holding
  *                          "host-data", a semaphore set, a message queue,
@@ -412,6 +415,10 @@ static int act(const char *op, char **a, int n)
 			return result(-1);
 		return result(write(fd, "x", 1));
 	}
+	if (IS("utime", 1))
+		return result(utimensat(AT_FDCWD, a[0], NULL, 0));
+	if (IS("chmod", 2))
+		return result(chmod(a[0], (mode_t)strtoul(a[1], NULL, 8)));
 	if (IS("setup", 0))
 		return setup();
 	if (IS("teardown", 4))
