@@ -36,7 +36,7 @@
  *   mq-own                 create /stk-own-PID, send, receive, unlink
  *   mq-create NAME         (helper) create NAME with one message
  * SIGIO:
- *   sigio-arm FIFO PID     open FIFO, F_SETOWN PID, F_SETSIG SIGWINCH
+ *   sigio-arm FIFO PID     open FIFO (read-write), F_SETOWN PID, F_SETSIG SIGWINCH
  *                          (ignored by default: harmless when allowed),
  *                          O_ASYNC; prints "ready", then waits
  *   fifo-write FIFO        write one byte (the I/O that fires it)
@@ -307,7 +307,9 @@ static int teardown(char **a)
 
 static int sigio_arm(const char *fifo, const char *pid)
 {
-	int fd = open(fifo, O_RDONLY | O_NONBLOCK);
+	/* O_RDWR: the fifo always has a reader, so the writer's open never
+	 * fails with ENXIO whatever the order (seen once in a hundred). */
+	int fd = open(fifo, O_RDWR | O_NONBLOCK);
 
 	if (fd < 0)
 		return setup_fail("opening the fifo");

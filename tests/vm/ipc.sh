@@ -116,8 +116,8 @@ fixtures() {
 	esac
 	"$probe" --cgroup "$_other" shm-create 0x53544b32 > "$work/tenant.out" 2>&1
 	tenant_shm=$(sed -n 's/^shm=//p' "$work/tenant.out")
-	rm -f /tmp/ipc/fifo
-	mkfifo /tmp/ipc/fifo
+	rm -f /tmp/ipc/task/fifo
+	mkfifo /tmp/ipc/task/fifo
 	echo data > /tmp/ipc/task/file
 	mkdir -p /etc	# the initramfs may have none
 	echo data > /etc/ipc-setattr
@@ -307,14 +307,14 @@ sigio_case() {
 	_name="$T/$phase/sigio-fired-outside"
 	[ -z "$notrun" ] || { t_fail "$_name" "not run: $why"; return; }
 	# shellcheck disable=SC2086
-	"$probe" $cgarg sigio-arm /tmp/ipc/fifo "$hold" > "$work/arm.out" 2>&1 &
+	"$probe" $cgarg sigio-arm /tmp/ipc/task/fifo "$hold" > "$work/arm.out" 2>&1 &
 	_arm=$!
 	helpers="$helpers $_arm"
 	if ! wait_for 5 grep -q '^ready$' "$work/arm.out"; then
 		t_fail "$_name" "sigio-arm did not come up: $(cat "$work/arm.out")"
 		return
 	fi
-	_out=$("$probe" fifo-write /tmp/ipc/fifo 2>&1)
+	_out=$("$probe" fifo-write /tmp/ipc/task/fifo 2>&1)
 	_pid=$(echo "$_out" | sed -n 's/^pid=\([0-9][0-9]*\)$/\1/p')
 	settle
 	grep "\"pid\":$_pid," "$log" > "$work/recs"
