@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <linux/magic.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "agent.h"
@@ -183,6 +184,8 @@ static const char *const lsm_guarantees[] = {
 	"netlink",		/* netlink writes, families (network.netlink) */
 	"listen_ephemeral",	/* a TCP listen on a port the kernel picks */
 	"socket_options",	/* IP_TRANSPARENT, SO_MARK, iptables... */
+	"keys",			/* keys across the edge (bpf/ipc.bpf.c) */
+	"ipc",			/* SysV IPC and POSIX mqueues across the edge */
 };
 
 static void set_lsm_autoload(struct stockade *skel, bool on)
@@ -196,6 +199,35 @@ static void set_lsm_autoload(struct stockade *skel, bool on)
 
 /* ---- load ---- */
 
+/*
+ * inode_setattr gained a leading struct mnt_idmap * in 6.3, so
+ * bpf/file.bpf.c carries one program per signature: load the one whose
+ * argument count matches the running kernel's bpf_lsm_inode_setattr
+ * (BTF), neither when it cannot tell (guarantee lost: setattr).
+ */
+static void setattr_select(struct agent *a)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	int id, n = -1;
+
+	if (btf) {
+		id = btf__find_by_name_kind(btf, "bpf_lsm_inode_setattr", BTF_KIND_FUNC);
+		t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+		t = t ? btf__type_by_id(btf, t->type) : NULL;
+		if (t && btf_is_func_proto(t))
+			n = btf_vlen(t);
+		btf__free(btf);
+	}
+	bpf_program__set_autoload(a->skel->progs.stk_inode_setattr, n == 3);
+	bpf_program__set_autoload(a->skel->progs.stk_inode_setattr_61, n == 2);
+	if (n != 2 && n != 3 && a->n_degraded < sizeof(a->degraded) / sizeof(a->degraded[0])) {
+		pr_warn("agent", "guarantee lost: setattr (the kernel's BTF has no bpf_lsm_inode_setattr of 2 or 3 arguments: %d); utimensat outside the write scope is not refused",
+			n);
+		a->degraded[a->n_degraded++] = "setattr";
+	}
+}
+
 static int open_skel(struct agent *a, bool with_lsm)
 {
 	char why[256] = "";
@@ -208,6 +240,8 @@ static int open_skel(struct agent *a, bool with_lsm)
 		return err;
 	}
 	set_lsm_autoload(a->skel, with_lsm);
+	if (with_lsm)
+		setattr_select(a);
 	if (a->opt.ring_size)
 		bpf_map__set_max_entries(a->skel->maps.rb, a->opt.ring_size);
 	/* Reuse what an earlier agent pinned, or create and pin. Pins of
@@ -337,7 +371,9 @@ static int lsm_attach(struct agent *a)
 	int err = 0;
 
 	bpf_object__for_each_program(prog, a->skel->obj) {
-		if (bpf_program__type(prog) != BPF_PROG_TYPE_LSM)
+		/* Not loaded: the other kernel's variant (setattr_select()). */
+		if (bpf_program__type(prog) != BPF_PROG_TYPE_LSM ||
+		    !bpf_program__autoload(prog))
 			continue;
 		if (a->n_lsm_links == AGENT_MAX_LSM) {
 			err = -E2BIG;

@@ -7,6 +7,7 @@
  * /proc/self/root, /dev/fd/N and io_uring are judged like any other access.
  */
 #include "lsm.bpf.h"
+#include "ipc.bpf.h"
 
 #define FMODE_READ		0x1
 #define FMODE_WRITE		0x2
@@ -207,6 +208,10 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 	conf = lsm_current(&sb, &cgid, &sb_snap);
 	if (!conf)
 		return 0;
+	/* POSIX message queues (mq_open's internal mount, or a mounted
+	 * mqueue fs): judged by who created them, not by path. */
+	if (is_mqueue_sb(BPF_CORE_READ(file, f_inode, i_sb)))
+		return mq_judge(sb, conf, cgid, BPF_CORE_READ(file, f_path.dentry));
 	if (is_internal(BPF_CORE_READ(file, f_path.mnt)))
 		return 0;
 	s = scratch();
@@ -399,4 +404,165 @@ int BPF_PROG(stk_path_link, struct dentry *old_dentry,
 	mnt = BPF_CORE_READ(new_dir, mnt);
 	return walked2(sb, conf, cgid, s, mnt, old_dentry, mnt, new_dentry,
 		       EV_OP_LINK);
+}
+
+/*
+ * inode_setattr: times and the other attributes no path hook sees
+ * (utimensat, futimens; chmod, chown and truncate are judged by
+ * path_chmod, path_chown and path_truncate, so those changes are left
+ * alone here: one call, one record). The hook has a dentry but no mount,
+ * and a path walked only up to the dentry's filesystem root would be
+ * wrong on any other mount (/tmp is its own tmpfs), so the mount is found
+ * in the task's own mount namespace: the first mount of the dentry's
+ * superblock there whose root is the dentry or one of its ancestors. A
+ * bind-mounted filesystem is judged through that first mount only (a
+ * false denial at worst: any view in the write scope could be written
+ * through anyway). None found (a detached or another namespace's mount):
+ * refused, reason detached_mount.
+ */
+#define ATTR_MODE	(1 << 0)
+#define ATTR_UID	(1 << 1)
+#define ATTR_GID	(1 << 2)
+#define ATTR_SIZE	(1 << 3)
+#define ATTR_FORCE	(1 << 9)
+#define ATTR_KILL_SUID	(1 << 11)
+#define ATTR_KILL_SGID	(1 << 12)
+#define ATTR_FILE	(1 << 13)
+#define ATTR_KILL_PRIV	(1 << 14)
+#define ATTR_OPEN	(1 << 15)
+#define SB_KERNMOUNT	(1 << 22)
+#define SETATTR_ANC	FILE_WALK_DEPTH	/* ancestors kept for the search */
+#define SETATTR_MOUNTS	256		/* mounts of one superblock looked at */
+
+/* Up to 6.12 at least, a superblock lists its mounts in s_mounts through
+ * mount.mnt_instance; later kernels chain them by mnt_next_for_sb. */
+struct super_block___list {
+	struct list_head s_mounts;
+} __attribute__((preserve_access_index));
+
+struct mount___list {
+	struct list_head mnt_instance;
+} __attribute__((preserve_access_index));
+
+struct setattr_ctx {
+	__u64 *anc;		/* the dentry and its ancestors */
+	__u32 n;
+	void *cur;		/* list node, or struct mount * */
+	void *head;		/* the list's head; NULL: chained mounts */
+	void *ns;		/* the task's mount namespace */
+	void *found;		/* struct mount * */
+};
+
+static long anc_step(__u32 i, void *ctx)
+{
+	struct setattr_ctx *c = ctx;
+	struct dentry *d = (void *)c->anc[(c->n - 1) & (SETATTR_ANC - 1)], *parent;
+
+	parent = BPF_CORE_READ(d, d_parent);
+
+	if (parent == d || c->n >= SETATTR_ANC)
+		return 1;
+	c->anc[c->n & (SETATTR_ANC - 1)] = (__u64)parent;
+	c->n++;
+	return 0;
+}
+
+/* Like walk_step(), the context's fields go to locals before any CO-RE
+ * read: only the kernel's types may carry relocations. */
+static long mnt_step(__u32 i, void *ctx)
+{
+	struct setattr_ctx *c = ctx;
+	struct list_head *node = c->cur;
+	struct mount *m;
+	struct dentry *root;
+	__u32 j;
+
+	if (!node || (void *)node == c->head)
+		return 1;
+	/* A constant after relocation: the other branch's relocation fails
+	 * on this kernel, and the verifier must see it is dead. */
+	if (bpf_core_field_exists(struct mount___list, mnt_instance)) {
+		m = (void *)node - bpf_core_field_offset(struct mount___list, mnt_instance);
+		c->cur = BPF_CORE_READ(node, next);
+	} else {
+		m = (void *)node;
+		c->cur = BPF_CORE_READ(m, mnt_next_for_sb);
+	}
+	if ((void *)BPF_CORE_READ(m, mnt_ns) != c->ns)
+		return 0;
+	root = BPF_CORE_READ(m, mnt.mnt_root);
+	for (j = 0; j < SETATTR_ANC; j++) {
+		if (j >= c->n)
+			break;
+		if (c->anc[j] == (__u64)root) {
+			c->found = m;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static __always_inline int judge_setattr(struct dentry *d, struct iattr *attr)
+{
+	unsigned int v = BPF_CORE_READ(attr, ia_valid);
+	struct setattr_ctx c = {};
+	struct policy_conf *conf;
+	struct lsm_scratch *s;
+	struct sandbox *sb, sb_snap;
+	struct super_block *fs;
+	__u64 cgid;
+
+	if (v & (ATTR_MODE | ATTR_UID | ATTR_GID | ATTR_SIZE))
+		return 0;	/* judged by the path hooks */
+	/* Dropping suid/sgid/capabilities after a write already judged. */
+	if (!(v & ~(ATTR_FORCE | ATTR_KILL_SUID | ATTR_KILL_SGID |
+		    ATTR_KILL_PRIV | ATTR_FILE | ATTR_OPEN)))
+		return 0;
+	conf = lsm_current(&sb, &cgid, &sb_snap);
+	if (!conf)
+		return 0;
+	fs = BPF_CORE_READ(d, d_sb);
+	/* pipefs, sockfs, memfd's shm, anon inodes: no path to judge (the
+	 * same as is_internal() for the hooks that have the mount). */
+	if (BPF_CORE_READ(fs, s_flags) & SB_KERNMOUNT)
+		return 0;
+	s = scratch();
+	if (!s)
+		return -EPERM;
+	c.anc = (__u64 *)s->buf[1];
+	c.anc[0] = (__u64)d;
+	c.n = 1;
+	bpf_loop(SETATTR_ANC, anc_step, &c, 0);
+	c.ns = BPF_CORE_READ(bpf_get_current_task_btf(), nsproxy, mnt_ns);
+	if (bpf_core_field_exists(struct mount___list, mnt_instance)) {
+		struct list_head *head = (void *)fs +
+			bpf_core_field_offset(struct super_block___list, s_mounts);
+
+		c.head = head;
+		c.cur = BPF_CORE_READ(head, next);
+	} else {
+		c.cur = BPF_CORE_READ(fs, s_mounts);
+	}
+	bpf_loop(SETATTR_MOUNTS, mnt_step, &c, 0);
+	if (!c.found)
+		return lsm_deny(sb, conf, cgid, EV_KIND_FILE, EV_OP_SETATTR,
+				EV_REASON_DETACHED_MOUNT, NULL, NULL, 0, 0);
+	return walked(sb, conf, cgid, s,
+		      (void *)c.found + bpf_core_field_offset(struct mount, mnt), d,
+		      EV_OP_SETATTR, WANT_WRITE);
+}
+
+/* 6.3 added the leading struct mnt_idmap *; the agent loads the one of
+ * these two that matches the running kernel's bpf_lsm_inode_setattr. */
+SEC("lsm/inode_setattr")
+int BPF_PROG(stk_inode_setattr, void *idmap, struct dentry *dentry,
+	     struct iattr *attr)
+{
+	return judge_setattr(dentry, attr);
+}
+
+SEC("lsm/inode_setattr")
+int BPF_PROG(stk_inode_setattr_61, struct dentry *dentry, struct iattr *attr)
+{
+	return judge_setattr(dentry, attr);
 }

@@ -478,6 +478,33 @@ struct file___embedded {
 	struct fown_struct f_owner;
 } __attribute__((preserve_access_index));
 
+/*
+ * The record of a SIGIO refused because the sandbox that set the owner
+ * would signal outside itself, fired by a task in no sandbox: it goes
+ * under the setter's sandbox (cgroup_id = its root, its policy and mode),
+ * with the firing task's pid and comm. A setter whose sandbox is gone
+ * resolves to the conflict policy, which enforces: still one record.
+ */
+static __always_inline int sigio_setter_deny(__u64 setter,
+					     struct task_struct *tsk, int sig)
+{
+	struct sandbox snap = { .slot = POLICY_SLOT_CONFLICT, .root_id = setter };
+	struct sandbox *e = bpf_map_lookup_elem(&sandboxes, &setter);
+	struct policy_conf *conf;
+	__u32 id;
+
+	if (e)
+		snap = *e;
+	sandbox_resolve(&snap);
+	id = snap.policy_id;
+	conf = bpf_map_lookup_elem(&policies, &id);
+	if (!conf)
+		return -EPERM;	/* cannot happen: an array, id < POLICY_MAX */
+	return lsm_deny(&snap, conf, setter, EV_KIND_TASK, EV_OP_SIGIO,
+			EV_REASON_OUTSIDE_SANDBOX, NULL, NULL,
+			BPF_CORE_READ(tsk, tgid), sig);
+}
+
 SEC("lsm/file_send_sigiotask")
 int BPF_PROG(stk_file_send_sigiotask, struct task_struct *tsk,
 	     struct fown_struct *fown, int sig)
@@ -499,7 +526,7 @@ int BPF_PROG(stk_file_send_sigiotask, struct task_struct *tsk,
 		/* Set by a sandbox, fired by someone else: report it under
 		 * the setter's sandbox when the current task has none. */
 		if (!sb)
-			return -EPERM;
+			return sigio_setter_deny(*setter, tsk, sig);
 		goto deny;
 	}
 	return 0;

@@ -15,7 +15,8 @@
  *   FILE_WRITE      writes allowed (open for write/append/truncate, create,
  *                   mknod, mkdir, rmdir, unlink, rename and link at both
  *                   ends, symlink where created, truncate, chmod, chown,
- *                   setxattr, removexattr)
+ *                   setxattr, removexattr; times and other attributes
+ *                   through inode_setattr)
  * Every policy has an entry for "/" holding its default (reads everywhere
  * when `files.read` is absent; no writes when `files.write` is absent).
  * /dev/null, /dev/zero, /dev/full, /dev/random and /dev/urandom hold no
@@ -36,7 +37,10 @@
  * longer path is denied with reason path_too_long. inode_setxattr and
  * inode_removexattr get no mount, so they walk to the root of the
  * dentry's own filesystem: on anything but the root filesystem the path
- * they judge is relative to that filesystem's root.
+ * they judge is relative to that filesystem's root. inode_setattr gets no
+ * mount either, but finds it: the first mount of the dentry's superblock
+ * in the task's mount namespace whose root is an ancestor of the dentry
+ * (bpf/file.bpf.c, judge_setattr()).
  */
 #ifndef STOCKADE_FILE_H
 #define STOCKADE_FILE_H

@@ -7,6 +7,8 @@
 #   2. lsm-smoke/*  BPF-LSM denies AF_PACKET in a sandbox (tests/vm/lsm-smoke.sh);
 #      file-scope/* issue 4: file scope, credentials, tamper resistance
 #                   (tests/vm/file-scope.sh);
+#      ipc/*        issue 11: keys, SysV IPC, mqueues, SIGIO
+#                   (tests/vm/ipc.sh);
 #      limits/*     issue 5: resource limits, breaches, counting
 #                   (tests/vm/limits.sh); limits-reload/*: a reload
 #                   re-applies them (tests/vm/limits-reload.sh);
@@ -80,8 +82,8 @@ fi
 # ---- the anchor: every BPF-LSM hook's trampoline stays in use ----
 # On this kernel, taking the last program off a hook's BPF trampoline
 # unregisters its ftrace ops, which waits for two Tasks RCU grace periods
-# (~0.2 s under TCG); an agent holds 36 BPF-LSM links, so each agent
-# stopped with --detach-on-exit or `detach --all` cost ~5.5 s: ~50 s of
+# (~0.2 s under TCG); an agent holds 52 BPF-LSM links, so each agent
+# stopped with --detach-on-exit or `detach --all` cost ~8 s: ~50 s of
 # the suite's 3 minutes. The anchor's links, left pinned for the whole boot
 # (a SIGKILLed agent keeps them), keep every trampoline in use, so the
 # test agents' links come and go with a trampoline update, no grace period.
@@ -181,6 +183,18 @@ left=$(pidof stockade netprobe)
 [ -z "$left" ] || kill -9 $left 2>/dev/null
 [ ! -d /sys/fs/bpf/netctl ] ||
 	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/netctl > /dev/null 2>&1
+fi
+
+# Keys, SysV IPC, POSIX queues and SIGIO across the edge (issue 11,
+# tests/vm/ipc.sh), bounded like above.
+if want ipc; then
+echo "suite: ipc at $(cut -d' ' -f1 /proc/uptime) s"
+timeout -s KILL 120 sh tests/vm/ipc.sh
+[ $? != 137 ] || t_fail ipc/run "killed after 120 s; the results above are partial"
+left=$(pidof stockade ipcprobe)
+[ -z "$left" ] || kill -9 $left 2>/dev/null
+[ ! -d /sys/fs/bpf/ipc ] ||
+	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/ipc > /dev/null 2>&1
 fi
 
 # ---- 3. the host live tests, on this kernel ----
