@@ -97,10 +97,11 @@ static __always_inline __u64 task_root_of(struct task_struct *t)
  * enforcing, 0 in audit mode. The record is best effort; the verdict is
  * not (include/events.h).
  */
-static __always_inline int lsm_deny(struct sandbox *sb, struct policy_conf *conf,
-				    __u64 cgid, __u8 kind, __u8 op, __u8 reason,
-				    const char *path, const char *path2,
-				    __u32 target_pid, __u32 sig)
+static __always_inline int lsm_deny_arg(struct sandbox *sb,
+					struct policy_conf *conf, __u64 cgid,
+					__u8 kind, __u8 op, __u8 reason,
+					const char *path, const char *path2,
+					__u32 target_pid, __u32 sig, __u32 arg)
 {
 	bool audit = conf->mode == SANDBOX_AUDIT;
 	struct file_event *fe;
@@ -132,7 +133,7 @@ static __always_inline int lsm_deny(struct sandbox *sb, struct policy_conf *conf
 	fe->pad = 0;
 	fe->target_pid = target_pid;
 	fe->sig = sig;
-	fe->arg = 0;
+	fe->arg = arg;
 	fe->path[0] = '\0';
 	fe->path2[0] = '\0';
 	if (path && bpf_probe_read_kernel_str(fe->path, sizeof(fe->path), path) ==
@@ -143,6 +144,16 @@ static __always_inline int lsm_deny(struct sandbox *sb, struct policy_conf *conf
 		fe->flags |= EV_F_PATH2_TRUNC;
 	bpf_ringbuf_submit(fe, 0);
 	return audit ? 0 : -EPERM;
+}
+
+/* lsm_deny_arg() for the records that carry no second number. */
+static __always_inline int lsm_deny(struct sandbox *sb, struct policy_conf *conf,
+				    __u64 cgid, __u8 kind, __u8 op, __u8 reason,
+				    const char *path, const char *path2,
+				    __u32 target_pid, __u32 sig)
+{
+	return lsm_deny_arg(sb, conf, cgid, kind, op, reason, path, path2,
+			    target_pid, sig, 0);
 }
 
 struct walk_ctx {
@@ -230,6 +241,66 @@ static __always_inline long walk(char *buf, struct vfsmount *vfsmnt,
 		buf[c.off & MASK] = '/';
 	}
 	return c.off & MASK;
+}
+
+/*
+ * The file scope (include/file.h), shared by file.bpf.c and priv.bpf.c
+ * (path_notify judges marks against the read scope): __weak, so the
+ * linked object holds one trie.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, FILE_MAX_RULES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct file_key);
+	__type(value, struct file_rule);
+} file_rules SEC(".maps") __weak;
+
+enum want { WANT_READ = 1, WANT_WRITE = 2 };
+
+/*
+ * Look the path in buf[off .. FILE_BUF_SIZE-1) up (len bytes, no NUL) and
+ * return the reason to deny, or 0. The key gets a '/' after the path, so
+ * that a prefix stored as "/task/" matches /task and /task/x only.
+ * moving: the path is being renamed away, so a directory with a deny or
+ * protected path below it is refused too.
+ */
+static __always_inline __u8 judge_ex(struct lsm_scratch *s, __u32 policy_id,
+				     const char *path, __u64 len, int want,
+				     bool moving)
+{
+	struct file_key *k = &s->key;
+	struct file_rule *r;
+
+	k->policy_id = policy_id;
+	bpf_probe_read_kernel(k->path, sizeof(k->path), path);
+	/* Opaque to the compiler: otherwise it folds len = 4095 - off into
+	 * "pointer minus off", which the verifier cannot bound. */
+	asm volatile("" : "+r"(len));
+	if (len < FILE_KEY_PATH)
+		k->path[len] = '/';
+	k->prefixlen = 32 + 8 * (len + 1 < FILE_KEY_PATH ? len + 1 : FILE_KEY_PATH);
+	r = bpf_map_lookup_elem(&file_rules, k);
+	if (!r)
+		return EV_REASON_OUTSIDE_SCOPE;	/* no "/" entry: fail closed */
+	if (r->flags & FILE_PROTECTED)
+		return EV_REASON_PROTECTED;
+	if (r->flags & FILE_DENY)
+		return EV_REASON_DENIED_PATH;
+	if ((want & WANT_WRITE) && !(r->flags & FILE_WRITE))
+		return EV_REASON_OUTSIDE_SCOPE;
+	if ((want & WANT_READ) && !(r->flags & (FILE_READ | FILE_WRITE)))
+		return EV_REASON_OUTSIDE_SCOPE;
+	if (moving && (r->flags & FILE_GUARDED_BELOW) && r->len == len)
+		return EV_REASON_GUARDED_BELOW;
+	return 0;
+}
+
+/* Judge without the rename-only guard. */
+static __always_inline __u8 judge(struct lsm_scratch *s, __u32 policy_id,
+				  const char *path, __u64 len, int want)
+{
+	return judge_ex(s, policy_id, path, len, want, false);
 }
 
 #endif /* STOCKADE_LSM_BPF_H */

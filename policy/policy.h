@@ -129,6 +129,16 @@ struct policy {
 		bool user;		/* may create user namespaces; default false */
 	} namespaces;
 
+	/* capabilities: bit N = CAP_* number N. Key absent: has false and
+	 * policy_caps() gives the default set. pos[N]: where N was listed. */
+	struct {
+		bool has;
+		uint64_t mask;
+		struct policy_pos pos[64];
+	} caps;
+	bool perf_allow;		/* perf: allow; default deny */
+	bool userfaultfd;		/* userfaultfd: true; default false */
+
 	struct policy_limits limits;
 };
 
@@ -197,6 +207,18 @@ int policy_diag__add(struct policy_diag *diag, const char *fmt, ...)
 extern const char *const policy_cap_names[POLICY_CAP_LAST + 1];
 const char *policy_cap_name(unsigned int cap);
 int policy_cap_parse(const char *name);
+
+/*
+ * The capability set a sandbox of p may use: `capabilities:` as listed,
+ * else POLICY_CAPS_DEFAULT, plus NET_RAW when network.raw_sockets is
+ * true. POLICY_CAPS_DANGEROUS: the ones that reach the host or the kernel
+ * (module loading, raw I/O, the clock, kernel logs, tracing, namespaces
+ * and mounts...); allowed when listed, but `stockade check` warns.
+ */
+#define POLICY_CAP_BIT(n)	(1ULL << (n))
+extern const uint64_t policy_caps_default;
+extern const uint64_t policy_caps_dangerous;
+uint64_t policy_caps(const struct policy *p);
 
 /* FNV-1a, 64 bits: the content hash of a policy file (policy.hash). */
 uint64_t policy__hash(const void *buf, size_t len);
