@@ -17,6 +17,7 @@
 #define AF_NETLINK		16
 #define AF_PACKET		17
 #define CLONE_INTO_CGROUP	0x200000000ULL
+#define PTRACE_MODE_NOAUDIT_	0x04	/* include/linux/ptrace.h */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -51,6 +52,10 @@ int BPF_PROG(stk_ptrace, struct task_struct *child, unsigned int mode)
 	CURRENT_OR_ALLOW();
 	if (task_root_of(child) == sb->root_id)
 		return 0;
+	/* /proc/PID/stat and the like ask quietly (ps in a sandbox): the
+	 * kernel hides the fields, we only count. */
+	if (mode & PTRACE_MODE_NOAUDIT_)
+		return lsm_deny_quiet(sb, conf, EV_KIND_PTRACE);
 	return lsm_deny(sb, conf, cgid, EV_KIND_PTRACE, 0,
 			EV_REASON_OUTSIDE_SANDBOX, NULL, NULL,
 			BPF_CORE_READ(child, tgid), 0);

@@ -146,6 +146,25 @@ static __always_inline int lsm_deny_arg(struct sandbox *sb,
 	return audit ? 0 : -EPERM;
 }
 
+/*
+ * A refusal counted like lsm_deny() but with no record: for the checks
+ * the kernel itself marks as not to be audited (CAP_OPT_NOAUDIT,
+ * PTRACE_MODE_NOAUDIT), speculative probes that would flood the log with
+ * false alarms (every mmap asks for SYS_ADMIN; ps reads /proc/PID/stat).
+ */
+static __always_inline int lsm_deny_quiet(struct sandbox *sb,
+					  struct policy_conf *conf, __u8 kind)
+{
+	bool audit = conf->mode == SANDBOX_AUDIT;
+	__u32 k = sb->policy_id * EV_KIND_MAX + (kind & (EV_KIND_MAX - 1));
+	__u64 *cnt = bpf_map_lookup_elem(&lsm_count, &k);
+
+	if (cnt)
+		*cnt += 1;
+	limits_count(sb, kind, true, audit);
+	return audit ? 0 : -EPERM;
+}
+
 /* lsm_deny_arg() for the records that carry no second number. */
 static __always_inline int lsm_deny(struct sandbox *sb, struct policy_conf *conf,
 				    __u64 cgid, __u8 kind, __u8 op, __u8 reason,

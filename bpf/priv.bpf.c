@@ -15,12 +15,14 @@
 #include "lsm.bpf.h"
 
 #define CAP_SYS_MODULE		16
+#define CAP_SYS_PACCT		20
 #define CAP_SYS_ADMIN		21
 /* include/linux/security.h (6.1 .. 6.18): a speculative check. */
 #define CAP_OPT_NOAUDIT		(1u << 1)
 
 /* x86_64 syscall numbers (arch/x86/entry/syscalls/syscall_64.tbl). */
 #define NR_FCNTL		72
+#define NR_ACCT			163
 #define NR_DELETE_MODULE	176
 #define NR_INOTIFY_ADD_WATCH	254
 #define NR_FANOTIFY_MARK	301
@@ -64,20 +66,6 @@ static __always_inline long syscall_nr(void)
 	return BPF_CORE_READ(user_regs(), orig_ax);
 }
 
-/* A refusal that is counted like lsm_deny() but writes no record. */
-static __always_inline int deny_quiet(struct sandbox *sb,
-				      struct policy_conf *conf, __u8 kind)
-{
-	bool audit = conf->mode == SANDBOX_AUDIT;
-	__u32 k = sb->policy_id * EV_KIND_MAX + (kind & (EV_KIND_MAX - 1));
-	__u64 *cnt = bpf_map_lookup_elem(&lsm_count, &k);
-
-	if (cnt)
-		*cnt += 1;
-	limits_count(sb, kind, true, audit);
-	return audit ? 0 : -EPERM;
-}
-
 /*
  * One record per refused syscall. The kernel often asks for one
  * capability and then for CAP_SYS_ADMIN as a fallback in the same call
@@ -117,6 +105,23 @@ static __always_inline void regs_of(__u64 *r)
 	r[5] = BPF_CORE_READ(regs, dx);
 }
 
+/* The record of a refused acct(FILE): path as the caller wrote it (the
+ * syscall's first argument), since no file is open yet. */
+static __always_inline int deny_acct(struct sandbox *sb,
+				     struct policy_conf *conf, __u64 cgid)
+{
+	const char *user = (const char *)BPF_CORE_READ(user_regs(), di);
+	struct lsm_scratch *s = scratch();
+
+	if (!s)
+		return -EPERM;
+	s->buf[0][0] = '\0';
+	if (user)
+		bpf_probe_read_user_str(s->buf[0], EV_PATH_MAX, user);
+	return lsm_deny(sb, conf, cgid, EV_KIND_KERNEL, EV_OP_ACCT,
+			EV_REASON_ALWAYS_DENIED, s->buf[0], NULL, 0, 0);
+}
+
 SEC("lsm/capable")
 int BPF_PROG(stk_capable, const struct cred *cred, struct user_namespace *ns,
 	     int cap, unsigned int opts)
@@ -142,12 +147,19 @@ int BPF_PROG(stk_capable, const struct cred *cred, struct user_namespace *ns,
 						EV_OP_DELETE_MODULE,
 						EV_REASON_ALWAYS_DENIED, NULL, NULL,
 						0, 0);
+			/* acct(2): the acct LSM hook is missing from the BTF
+			 * of Debian's 6.1 (no bpf_lsm_acct to attach to), so
+			 * judge it here, at its only capability check, before
+			 * any file is opened. acct(NULL) turns accounting off:
+			 * refused too, the host's accounting is not ours. */
+			if (cap == CAP_SYS_PACCT && syscall_nr() == NR_ACCT)
+				return deny_acct(sb, conf, cgid);
 			return 0;
 		}
 		/* A probe the kernel itself does not audit (vm_enough_memory
 		 * asks for SYS_ADMIN on every mmap): refuse, count, no record. */
 		if (opts & CAP_OPT_NOAUDIT)
-			return deny_quiet(sb, conf, EV_KIND_CAPABILITY);
+			return lsm_deny_quiet(sb, conf, EV_KIND_CAPABILITY);
 		regs_of(r);
 		now = bpf_ktime_get_ns();
 		last = bpf_task_storage_get(&cap_last, task, NULL,
@@ -160,7 +172,7 @@ int BPF_PROG(stk_capable, const struct cred *cred, struct user_namespace *ns,
 					same = false;
 			if (same) {
 				last->live = 0;
-				return deny_quiet(sb, conf, EV_KIND_CAPABILITY);
+				return lsm_deny_quiet(sb, conf, EV_KIND_CAPABILITY);
 			}
 		}
 		if (last) {
@@ -258,26 +270,6 @@ int BPF_PROG(stk_syslog, int type)
 	CURRENT_OR_ALLOW();
 	return lsm_deny_arg(sb, conf, cgid, EV_KIND_KERNEL, EV_OP_SYSLOG,
 			    EV_REASON_ALWAYS_DENIED, NULL, NULL, 0, 0, type);
-}
-
-/* acct(2) records every process of the host into the file. */
-SEC("lsm/acct")
-int BPF_PROG(stk_acct, struct file *file)
-{
-	const char *path = NULL;
-	struct lsm_scratch *s;
-	long off;
-
-	CURRENT_OR_ALLOW();
-	s = scratch();
-	if (s && file) {
-		off = walk(s->buf[0], BPF_CORE_READ(file, f_path.mnt),
-			   BPF_CORE_READ(file, f_path.dentry));
-		if (off >= 0)
-			path = &s->buf[0][off & MASK];
-	}
-	return lsm_deny(sb, conf, cgid, EV_KIND_KERNEL, EV_OP_ACCT,
-			EV_REASON_ALWAYS_DENIED, path, NULL, 0, 0);
 }
 
 /* ---- perf --------------------------------------------------------------- */
