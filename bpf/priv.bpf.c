@@ -274,13 +274,16 @@ int BPF_PROG(stk_syslog, int type)
 
 /* ---- perf --------------------------------------------------------------- */
 
+/* Program names differ in their first 15 characters: pins and link lists
+ * show no more (stk_perf_event_* would be one name twice). */
+
 /*
  * perf: deny refuses the syscall. The kernel calls this hook again for
  * the kernel, CPU and tracepoint checks of the same call; judging only
  * the first keeps one record per call, also in audit mode.
  */
 SEC("lsm/perf_event_open")
-int BPF_PROG(stk_perf_event_open, struct perf_event_attr *attr, int type)
+int BPF_PROG(stk_perf_open, struct perf_event_attr *attr, int type)
 {
 	if (type != PERF_SECURITY_OPEN)
 		return 0;
@@ -303,7 +306,7 @@ int BPF_PROG(stk_perf_event_open, struct perf_event_attr *attr, int type)
  * their parent; the child is not in its cgroup yet when they are made.
  */
 SEC("lsm/perf_event_alloc")
-int BPF_PROG(stk_perf_event_alloc, struct perf_event *event)
+int BPF_PROG(stk_perf_alloc, struct perf_event *event)
 {
 	struct perf_event_attr *attr;
 	struct task_struct *target;

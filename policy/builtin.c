@@ -162,10 +162,21 @@ const uint64_t policy_caps_dangerous =
 	POLICY_CAP_BIT(38) |	/* PERFMON */
 	POLICY_CAP_BIT(39);	/* BPF */
 
+/* The capabilities split out of SYS_ADMIN, which the kernel still takes
+ * SYS_ADMIN for (perfmon_capable(), bpf_capable(), syslog,
+ * checkpoint_restore_ns_capable()). */
+#define SYS_ADMIN_FALLBACKS \
+	(POLICY_CAP_BIT(34) | POLICY_CAP_BIT(38) | POLICY_CAP_BIT(39) | \
+	 POLICY_CAP_BIT(40))
+
 uint64_t policy_caps(const struct policy *p)
 {
+	/* Listing SYS_ADMIN grants what the kernel grants for it anyway:
+	 * else each of those checks would log a refusal of PERFMON (BPF,
+	 * SYSLOG...) for a call that then goes on under SYS_ADMIN. */
 	if (p->caps.has)
-		return p->caps.mask;
+		return p->caps.mask |
+		       (p->caps.mask & POLICY_CAP_BIT(21) ? SYS_ADMIN_FALLBACKS : 0);
 	/* Raw sockets need NET_RAW, and the policy asked for them. */
 	return policy_caps_default |
 	       (p->net.raw_sockets ? POLICY_CAP_BIT(13) : 0);

@@ -209,9 +209,10 @@ const char *policy_cap_name(unsigned int cap);
 int policy_cap_parse(const char *name);
 
 /*
- * The capability set a sandbox of p may use: `capabilities:` as listed,
- * else POLICY_CAPS_DEFAULT, plus NET_RAW when network.raw_sockets is
- * true. POLICY_CAPS_DANGEROUS: the ones that reach the host or the kernel
+ * The capability set a sandbox of p may use: `capabilities:` as listed
+ * (SYS_ADMIN bringing SYSLOG, PERFMON, BPF and CHECKPOINT_RESTORE, which
+ * the kernel accepts it for), else policy_caps_default, plus NET_RAW when
+ * network.raw_sockets is true. POLICY_CAPS_DANGEROUS: the ones that reach the host or the kernel
  * (module loading, raw I/O, the clock, kernel logs, tracing, namespaces
  * and mounts...); allowed when listed, but `stockade check` warns.
  */

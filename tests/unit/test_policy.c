@@ -629,8 +629,17 @@ static void test_capabilities(void **state)
 		EXPECT(p->caps.has);
 		EXPECT(p->caps.mask == (POLICY_CAP_BIT(0) | POLICY_CAP_BIT(21) |
 					POLICY_CAP_BIT(40)));
+		EXPECT(policy_caps(p) == (p->caps.mask | POLICY_CAP_BIT(34) |
+					  POLICY_CAP_BIT(38) | POLICY_CAP_BIT(39)));
 		EXPECT(p->caps.pos[21].line == 3 && p->caps.pos[21].col == 23);
 	}
+	/* SYS_ADMIN brings the capabilities the kernel takes it for */
+	if ((p = parse_ok(*state, OK_HEAD "capabilities: [SYS_ADMIN]\n")))
+		EXPECT(policy_caps(p) == (POLICY_CAP_BIT(21) | POLICY_CAP_BIT(34) |
+					  POLICY_CAP_BIT(38) | POLICY_CAP_BIT(39) |
+					  POLICY_CAP_BIT(40)));
+	if ((p = parse_ok(*state, OK_HEAD "capabilities: [PERFMON]\n")))
+		EXPECT(policy_caps(p) == POLICY_CAP_BIT(38));
 	if ((p = parse_ok(*state, OK_HEAD "perf: allow\nuserfaultfd: true\n")))
 		EXPECT(p->perf_allow && p->userfaultfd);
 	if ((p = parse_ok(*state, OK_HEAD "perf: deny\nuserfaultfd: false\n")))
