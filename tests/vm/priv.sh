@@ -201,7 +201,7 @@ ADMIN=$(cap SYS_ADMIN 21)
 TIME=$(cap SYS_TIME 25)
 PACCT=$(cap SYS_PACCT 20)
 SYSLOG=$(cap SYSLOG 34)
-LOCKDOWN=$(kern lockdown)
+LOCKDOWN="$(kern lockdown) \"lockdown_reason\":7[,}]"
 RTC='"kind":"file" "op":"ioctl" "ioctl_cmd":1076129802[,}] "reason":"always_denied"'
 
 cases() {
