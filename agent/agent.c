@@ -186,6 +186,12 @@ static const char *const lsm_guarantees[] = {
 	"socket_options",	/* IP_TRANSPARENT, SO_MARK, iptables... */
 	"keys",			/* keys across the edge (bpf/ipc.bpf.c) */
 	"ipc",			/* SysV IPC and POSIX mqueues across the edge */
+	"capabilities",		/* `capabilities:` (bpf/priv.bpf.c) */
+	"kernel_code",		/* module, kexec, firmware loads; autoload */
+	"host_state",		/* lockdown class, clock, syslog, acct */
+	"perf",			/* perf: deny / same sandbox only */
+	"notify_marks",		/* fanotify permission marks, scoped marks */
+	"userfaultfd",		/* userfaultfd: false */
 };
 
 static void set_lsm_autoload(struct stockade *skel, bool on)
@@ -863,8 +869,11 @@ static int fill_policies(struct agent *a, const bool *only)
 		conf.flags = (p->net.default_allow ? SANDBOX_NET_DEFAULT_ALLOW : 0) |
 			     (p->net.raw_sockets ? SANDBOX_RAW_SOCKETS : 0) |
 			     (p->net.icmp ? SANDBOX_ICMP : 0) |
-			     (p->namespaces.user ? SANDBOX_USERNS : 0);
+			     (p->namespaces.user ? SANDBOX_USERNS : 0) |
+			     (p->perf_allow ? SANDBOX_PERF : 0) |
+			     (p->userfaultfd ? SANDBOX_USERFAULTFD : 0);
 		conf.netlink = p->net.netlink;
+		conf.caps = policy_caps(p);
 		/* The policy's settings go in last: until then, id has no
 		 * entry and its programs would deny. */
 		if (!err)

@@ -55,6 +55,7 @@ struct ctl {
 	int sb_fd, names_fd, cnt_fd, det_fd, data_fd, bss_fd;
 	int slots_fd;		/* policy_slots: an entry's slot -> policy id */
 	int saved_fd;		/* lim_saved: limit values found (optional) */
+	int conf_fd;		/* policies: each id's settings (capabilities) */
 	struct stockade__data *data;	/* the pinned .data, mmap()ed */
 	size_t data_len;
 	bool agent_running;
@@ -69,7 +70,7 @@ static void ctl_close(struct ctl *c)
 {
 	int *fds[] = { &c->sb_fd, &c->names_fd, &c->cnt_fd, &c->det_fd,
 		       &c->data_fd, &c->bss_fd, &c->dir_fd, &c->saved_fd,
-		       &c->slots_fd };
+		       &c->slots_fd, &c->conf_fd };
 	size_t i;
 
 	if (c->data)
@@ -105,7 +106,7 @@ static int ctl_parse(struct ctl *c, int argc, char **argv, bool detach)
 	memset(c, 0, sizeof(*c));
 	c->bpffs = PIN_DIR_DEFAULT;
 	c->dir_fd = c->sb_fd = c->names_fd = c->cnt_fd = c->det_fd = -1;
-	c->data_fd = c->bss_fd = c->saved_fd = c->slots_fd = -1;
+	c->data_fd = c->bss_fd = c->saved_fd = c->slots_fd = c->conf_fd = -1;
 	json_init(&c->j);
 	optind = 1;
 	while ((o = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
@@ -242,6 +243,8 @@ static int ctl_open(struct ctl *c)
 	c->bss_fd = pin__map_get(c->bpffs, "bss");
 	/* Absent in pins of a build without limits: nothing to put back. */
 	c->saved_fd = pin__map_get(c->bpffs, "lim_saved");
+	/* Optional too: without it, status shows no capability set. */
+	c->conf_fd = pin__map_get(c->bpffs, "policies");
 	if (c->sb_fd < 0 || c->names_fd < 0 || c->cnt_fd < 0 || c->det_fd < 0 ||
 	    c->data_fd < 0 || c->bss_fd < 0 || c->slots_fd < 0) {
 		pr_err("pin", "the pins under %s are incomplete or from another stockade build%s; starting this build's agent replaces them without a gap, `stockade detach --all --bpffs %s` removes them",
@@ -292,6 +295,28 @@ static void policy_of(struct ctl *c, uint32_t id, struct policy_info *pi)
 	if (bpf_map_lookup_elem(c->names_fd, &id, pi) || !pi->name[0])
 		snprintf(pi->name, sizeof(pi->name), "(unknown)");
 	pi->name[sizeof(pi->name) - 1] = '\0';
+}
+
+/*
+ * The capability set in force for policy id, as names: "CHOWN,KILL" (text)
+ * or "\"CHOWN\",\"KILL\"" (json), "" for none; false when unknown
+ * (an older build's pins).
+ */
+static bool caps_of(struct ctl *c, uint32_t id, bool json, char *buf,
+		    size_t len)
+{
+	struct policy_conf conf;
+	size_t o = 0;
+	unsigned int cap;
+
+	buf[0] = '\0';
+	if (c->conf_fd < 0 || bpf_map_lookup_elem(c->conf_fd, &id, &conf))
+		return false;
+	for (cap = 0; cap < 64 && o < len; cap++)
+		if (conf.caps & (1ULL << cap))
+			o += (size_t)snprintf(buf + o, len - o, json ? "%s\"%s\"" : "%s%s",
+					      o ? "," : "", policy_cap_name(cap));
+	return true;
 }
 
 /* The policy id a slot holds now, as the programs resolve it
@@ -833,6 +858,15 @@ int ctl__status(int argc, char **argv)
 				json_u64(&sub, "generation", pi.generation);
 				json_str(&sub, "hash", hash);
 				json_str(&sub, "mode", pi.mode == SANDBOX_AUDIT ? "audit" : "enforce");
+				{
+					char names[1024], lit[1040];
+
+					if (caps_of(&c, r->policy_id, true, names,
+						    sizeof(names))) {
+						snprintf(lit, sizeof(lit), "[%s]", names);
+						json_raw(&sub, "capabilities", lit);
+					}
+				}
 			} else {
 				json_str(&sub, "policy", "(no entry)");
 			}
@@ -922,6 +956,23 @@ int ctl__status(int argc, char **argv)
 	}
 	if (!n_rows)
 		printf("(no cgroup is confined)\n");
+	/* The capability set of each policy in use, once per policy id. */
+	for (i = 0, j = 0; i < n_rows; i++) {
+		char names[1024];
+		size_t k;
+
+		if (!rows[i].has_entry)
+			continue;
+		for (k = 0; k < i; k++)
+			if (rows[k].has_entry && rows[k].policy_id == rows[i].policy_id)
+				break;
+		if (k < i || !caps_of(&c, rows[i].policy_id, false, names,
+				      sizeof(names)))
+			continue;
+		policy_of(&c, rows[i].policy_id, &pi);
+		printf("%s  %-16s %s\n", j++ ? "" : "\ncapabilities by policy:\n",
+		       pi.name, names[0] ? names : "(none)");
+	}
 	/* Second section: what each sandbox (selected cgroup) used, and its
 	 * limits. */
 	use = calloc(n_rows + 1, sizeof(*use));

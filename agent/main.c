@@ -73,6 +73,24 @@ static void check_warnings(const struct policy *p)
 				"nftables rules, NAT included");
 }
 
+/*
+ * A listed capability that reaches the host or the kernel is allowed (the
+ * policy's author may need it) but named, one line each, where it was
+ * written. Only a list can hold one: the default set has none.
+ */
+static void warn_caps(const struct policy *p)
+{
+	unsigned int cap;
+
+	if (!p->caps.has)
+		return;
+	for (cap = 0; cap <= POLICY_CAP_LAST; cap++)
+		if (p->caps.mask & policy_caps_dangerous & POLICY_CAP_BIT(cap))
+			fprintf(stderr, "%s:%d:%d: capabilities: warning: CAP_%s reaches beyond the sandbox (host or kernel); list it only if the workload needs it\n",
+				p->file, p->caps.pos[cap].line, p->caps.pos[cap].col,
+				policy_cap_name(cap));
+}
+
 static int cmd_check(int argc, char **argv)
 {
 	struct policy_diag diag = { 0 };
@@ -114,6 +132,7 @@ static int cmd_check(int argc, char **argv)
 	if (!err)
 		for (i = 0; i < set.n; i++) {
 			check_warnings(set.v[i]);
+			warn_caps(set.v[i]);
 			printf("%s: policy %s ok\n", set.v[i]->file, set.v[i]->name);
 		}
 	policy_diag__free(&diag);

@@ -544,18 +544,21 @@ deny:
 }
 
 /* ioctls that reach past the file: typing into the outside terminal
- * (TIOCSTI, TIOCLINUX) and changing inode flags (chattr). */
+ * (TIOCSTI, TIOCLINUX), changing inode flags (chattr), and setting the
+ * host's hardware clock (RTC_SET_TIME; the system clock is lsm/settime in
+ * bpf/priv.bpf.c). */
 #define TIOCSTI			0x5412
 #define TIOCLINUX		0x541C
 #define FS_IOC_SETFLAGS		0x40086602
 #define FS_IOC_FSSETXATTR	0x401c5820
+#define RTC_SET_TIME		0x4024700a	/* _IOW('p', 0x0a, struct rtc_time) */
 
 SEC("lsm/file_ioctl")
 int BPF_PROG(stk_file_ioctl, struct file *file, unsigned int cmd,
 	     unsigned long arg)
 {
 	if (cmd != TIOCSTI && cmd != TIOCLINUX && cmd != FS_IOC_SETFLAGS &&
-	    cmd != FS_IOC_FSSETXATTR)
+	    cmd != FS_IOC_FSSETXATTR && cmd != RTC_SET_TIME)
 		return 0;
 	{
 		CURRENT_OR_ALLOW();

@@ -157,7 +157,11 @@ static __always_inline int lsm_deny_quiet(struct sandbox *sb,
 					  struct policy_conf *conf, __u8 kind)
 {
 	bool audit = conf->mode == SANDBOX_AUDIT;
+	__u32 k = sb->policy_id * EV_KIND_MAX + (kind & (EV_KIND_MAX - 1));
+	__u64 *cnt = bpf_map_lookup_elem(&lsm_count, &k);
 
+	if (cnt)
+		*cnt += 1;
 	limits_count(sb, kind, true, audit);
 	return audit ? 0 : -EPERM;
 }
@@ -257,6 +261,66 @@ static __always_inline long walk(char *buf, struct vfsmount *vfsmnt,
 		buf[c.off & MASK] = '/';
 	}
 	return c.off & MASK;
+}
+
+/*
+ * The file scope (include/file.h), shared by file.bpf.c and priv.bpf.c
+ * (path_notify judges marks against the read scope): __weak, so the
+ * linked object holds one trie.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, FILE_MAX_RULES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct file_key);
+	__type(value, struct file_rule);
+} file_rules SEC(".maps") __weak;
+
+enum want { WANT_READ = 1, WANT_WRITE = 2 };
+
+/*
+ * Look the path in buf[off .. FILE_BUF_SIZE-1) up (len bytes, no NUL) and
+ * return the reason to deny, or 0. The key gets a '/' after the path, so
+ * that a prefix stored as "/task/" matches /task and /task/x only.
+ * moving: the path is being renamed away, so a directory with a deny or
+ * protected path below it is refused too.
+ */
+static __always_inline __u8 judge_ex(struct lsm_scratch *s, __u32 policy_id,
+				     const char *path, __u64 len, int want,
+				     bool moving)
+{
+	struct file_key *k = &s->key;
+	struct file_rule *r;
+
+	k->policy_id = policy_id;
+	bpf_probe_read_kernel(k->path, sizeof(k->path), path);
+	/* Opaque to the compiler: otherwise it folds len = 4095 - off into
+	 * "pointer minus off", which the verifier cannot bound. */
+	asm volatile("" : "+r"(len));
+	if (len < FILE_KEY_PATH)
+		k->path[len] = '/';
+	k->prefixlen = 32 + 8 * (len + 1 < FILE_KEY_PATH ? len + 1 : FILE_KEY_PATH);
+	r = bpf_map_lookup_elem(&file_rules, k);
+	if (!r)
+		return EV_REASON_OUTSIDE_SCOPE;	/* no "/" entry: fail closed */
+	if (r->flags & FILE_PROTECTED)
+		return EV_REASON_PROTECTED;
+	if (r->flags & FILE_DENY)
+		return EV_REASON_DENIED_PATH;
+	if ((want & WANT_WRITE) && !(r->flags & FILE_WRITE))
+		return EV_REASON_OUTSIDE_SCOPE;
+	if ((want & WANT_READ) && !(r->flags & (FILE_READ | FILE_WRITE)))
+		return EV_REASON_OUTSIDE_SCOPE;
+	if (moving && (r->flags & FILE_GUARDED_BELOW) && r->len == len)
+		return EV_REASON_GUARDED_BELOW;
+	return 0;
+}
+
+/* Judge without the rename-only guard. */
+static __always_inline __u8 judge(struct lsm_scratch *s, __u32 policy_id,
+				  const char *path, __u64 len, int want)
+{
+	return judge_ex(s, policy_id, path, len, want, false);
 }
 
 #endif /* STOCKADE_LSM_BPF_H */

@@ -46,6 +46,8 @@ enum sandbox_flags {
 	SANDBOX_RAW_SOCKETS = 1 << 1,
 	SANDBOX_ICMP = 1 << 2,
 	SANDBOX_USERNS = 1 << 3,	/* namespaces.user: true */
+	SANDBOX_PERF = 1 << 4,		/* perf: allow (bpf/priv.bpf.c) */
+	SANDBOX_USERFAULTFD = 1 << 5,	/* userfaultfd: true */
 };
 
 /* Per-policy settings, array map `policies` indexed by policy id. */
@@ -57,6 +59,11 @@ struct policy_conf {
 	 * only read requests (RTM_GET*). */
 	__u32 netlink;
 	__u32 pad;
+	/* Capabilities a sandboxed task may use, bit N = CAP_* number N
+	 * (`capabilities:`, or its default): every other one is refused in
+	 * lsm/capable, whatever the task's credentials hold. 0 (a zeroed
+	 * array slot, the conflict id) refuses them all. */
+	__u64 caps;
 };
 
 /*

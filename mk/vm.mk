@@ -7,9 +7,9 @@
 # scripts, and reads the results back from the serial console
 # (README.md, "Testing").
 #
-#   make vm-test   [VM_TIMEOUT=150] [VM_KVM=1] [VM_ONLY=a,b]   run the suite in the VM
+#   make vm-test   [VM_TIMEOUT=420] [VM_KVM=1] [VM_ONLY=a,b]   run the suite in the VM
 #   make vm-shell                                same guest, interactive shell
-#   make vm-demo   [VM_TIMEOUT=150] [VM_KVM=1]   the file part of `make demo`
+#   make vm-demo   [VM_TIMEOUT=420] [VM_KVM=1]   the file part of `make demo`
 #                                                in the VM (stockade.demo=1)
 #
 # Static binaries are built by a sub-make with OUT=$(VM_STATIC) STATIC=1
@@ -19,7 +19,7 @@
 VM_DIR		:= build/vm
 VM_STATIC	:= build/static
 VM_JOBS		?= 2
-VM_TIMEOUT	?= 240
+VM_TIMEOUT	?= 420
 
 .PHONY: vm-test vm-shell vm-demo vm-kernel vm-static vm-initramfs vm-clean
 

@@ -154,3 +154,58 @@ int policy_netlink_parse(const char *name)
 			return (int)i;
 	return -EINVAL;
 }
+
+/* Container runtimes' defaults (Docker, containerd) less MKNOD, SYS_CHROOT,
+ * NET_RAW and the file-capability holes: what root needs to own files,
+ * drop privileges and signal its own processes. The numbers are
+ * linux/capability.h's. */
+const uint64_t policy_caps_default =
+	POLICY_CAP_BIT(0) |	/* CHOWN */
+	POLICY_CAP_BIT(1) |	/* DAC_OVERRIDE */
+	POLICY_CAP_BIT(3) |	/* FOWNER */
+	POLICY_CAP_BIT(4) |	/* FSETID */
+	POLICY_CAP_BIT(5) |	/* KILL (the signal hook still judges) */
+	POLICY_CAP_BIT(6) |	/* SETGID */
+	POLICY_CAP_BIT(7) |	/* SETUID */
+	POLICY_CAP_BIT(8) |	/* SETPCAP */
+	POLICY_CAP_BIT(10) |	/* NET_BIND_SERVICE */
+	POLICY_CAP_BIT(29) |	/* AUDIT_WRITE */
+	POLICY_CAP_BIT(31);	/* SETFCAP */
+
+const uint64_t policy_caps_dangerous =
+	POLICY_CAP_BIT(2) |	/* DAC_READ_SEARCH: open_by_handle_at */
+	POLICY_CAP_BIT(12) |	/* NET_ADMIN */
+	POLICY_CAP_BIT(15) |	/* IPC_OWNER */
+	POLICY_CAP_BIT(16) |	/* SYS_MODULE */
+	POLICY_CAP_BIT(17) |	/* SYS_RAWIO */
+	POLICY_CAP_BIT(19) |	/* SYS_PTRACE */
+	POLICY_CAP_BIT(20) |	/* SYS_PACCT */
+	POLICY_CAP_BIT(21) |	/* SYS_ADMIN */
+	POLICY_CAP_BIT(22) |	/* SYS_BOOT */
+	POLICY_CAP_BIT(25) |	/* SYS_TIME */
+	POLICY_CAP_BIT(30) |	/* AUDIT_CONTROL */
+	POLICY_CAP_BIT(32) |	/* MAC_OVERRIDE */
+	POLICY_CAP_BIT(33) |	/* MAC_ADMIN */
+	POLICY_CAP_BIT(34) |	/* SYSLOG */
+	POLICY_CAP_BIT(38) |	/* PERFMON */
+	POLICY_CAP_BIT(39);	/* BPF */
+
+/* The capabilities split out of SYS_ADMIN, which the kernel still takes
+ * SYS_ADMIN for (perfmon_capable(), bpf_capable(), syslog,
+ * checkpoint_restore_ns_capable()). */
+#define SYS_ADMIN_FALLBACKS \
+	(POLICY_CAP_BIT(34) | POLICY_CAP_BIT(38) | POLICY_CAP_BIT(39) | \
+	 POLICY_CAP_BIT(40))
+
+uint64_t policy_caps(const struct policy *p)
+{
+	/* Listing SYS_ADMIN grants what the kernel grants for it anyway:
+	 * else each of those checks would log a refusal of PERFMON (BPF,
+	 * SYSLOG...) for a call that then goes on under SYS_ADMIN. */
+	if (p->caps.has)
+		return p->caps.mask |
+		       (p->caps.mask & POLICY_CAP_BIT(21) ? SYS_ADMIN_FALLBACKS : 0);
+	/* Raw sockets need NET_RAW, and the policy asked for them. */
+	return policy_caps_default |
+	       (p->net.raw_sockets ? POLICY_CAP_BIT(13) : 0);
+}

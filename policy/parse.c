@@ -29,7 +29,7 @@
 #define SHOW_MAX		48
 #define SHOW_BUF		(SHOW_MAX * 4 + 8)
 #define PATH_BUF		128
-#define MAX_FIELDS		8
+#define MAX_FIELDS		12
 
 enum ytype { Y_SCALAR, Y_SEQ, Y_MAP, Y_ALIAS };
 
@@ -1271,6 +1271,46 @@ static void check_namespaces(struct ctx *c, const struct ynode *n,
 		get_bool(c, v[0], "namespaces.user", &p->namespaces.user);
 }
 
+/*
+ * capabilities: a list of names (CAP_ optional, any case), each once. An
+ * empty list is allowed: root with no capability at all.
+ */
+static void check_capabilities(struct ctx *c, const struct ynode *n,
+			       struct policy *p)
+{
+	char key[PATH_BUF], buf[SHOW_BUF + 4];
+	size_t i;
+	int cap;
+
+	if (!get_seq(c, n, "capabilities", POLICY_CAP_LAST + 1, "capabilities",
+		     NULL))
+		return;
+	p->caps.has = true;
+	for (i = 0; i < n->n; i++) {
+		const struct ynode *s = n->kid[i];
+
+		item(key, "capabilities", i);
+		if (!want_str(c, s, key))
+			continue;
+		cap = policy_cap_parse(s->str);
+		if (cap < 0) {
+			errf(c, s->pos, key,
+			     "unknown capability %s; expected a name from capabilities(7) such as CHOWN or CAP_NET_BIND_SERVICE",
+			     describe(s, buf));
+			continue;
+		}
+		if (p->caps.mask & POLICY_CAP_BIT(cap)) {
+			errf(c, s->pos, key,
+			     "%s is listed twice; first at line %d, column %d",
+			     describe(s, buf), p->caps.pos[cap].line,
+			     p->caps.pos[cap].col);
+			continue;
+		}
+		p->caps.mask |= POLICY_CAP_BIT(cap);
+		p->caps.pos[cap] = s->pos;
+	}
+}
+
 /* ---- limits: amounts with units ----------------------------------------- */
 
 struct unit {
@@ -1496,12 +1536,15 @@ static void check_policy(struct ctx *c, const struct ynode *root,
 		{ "name", true }, { "category", false }, { "mode", false },
 		{ "cgroups", true }, { "network", false }, { "files", false },
 		{ "namespaces", false }, { "limits", false },
+		{ "capabilities", false }, { "perf", false },
+		{ "userfaultfd", false },
 	};
 	static const char *const modes[] = {
 		[POLICY_ENFORCE] = "enforce", [POLICY_AUDIT] = "audit",
 	};
-	const struct ynode *v[8];
-	int mode;
+	static const char *const perf_words[] = { "deny", "allow" };
+	const struct ynode *v[11];
+	int mode, perf;
 
 	p->pos = root->pos;
 	if (is_null(root)) {
@@ -1509,7 +1552,7 @@ static void check_policy(struct ctx *c, const struct ynode *root,
 		     "empty document; expected a policy mapping with name and cgroups");
 		return;
 	}
-	if (!get_fields(c, root, "", f, 8, v))
+	if (!get_fields(c, root, "", f, 11, v))
 		return;
 	if (v[0])
 		check_name(c, v[0], p);
@@ -1527,6 +1570,12 @@ static void check_policy(struct ctx *c, const struct ynode *root,
 		check_namespaces(c, v[6], p);
 	if (v[7])
 		check_limits(c, v[7], &p->limits);
+	if (v[8])
+		check_capabilities(c, v[8], p);
+	if (v[9] && get_word(c, v[9], "perf", perf_words, 2, &perf))
+		p->perf_allow = perf == 1;
+	if (v[10])
+		get_bool(c, v[10], "userfaultfd", &p->userfaultfd);
 }
 
 int policy__parse(const char *file, const char *buf, size_t len,

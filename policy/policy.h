@@ -137,6 +137,16 @@ struct policy {
 		bool user;		/* may create user namespaces; default false */
 	} namespaces;
 
+	/* capabilities: bit N = CAP_* number N. Key absent: has false and
+	 * policy_caps() gives the default set. pos[N]: where N was listed. */
+	struct {
+		bool has;
+		uint64_t mask;
+		struct policy_pos pos[64];
+	} caps;
+	bool perf_allow;		/* perf: allow; default deny */
+	bool userfaultfd;		/* userfaultfd: true; default false */
+
 	struct policy_limits limits;
 };
 
@@ -219,6 +229,19 @@ extern const char *const policy_netlink_names[POLICY_NETLINK_MAX];
 const char *policy_netlink_name(unsigned int proto);
 int policy_netlink_parse(const char *name);
 #define POLICY_NETLINK_RISKY	((1u << 0) | (1u << 6) | (1u << 9) | (1u << 12))
+
+/*
+ * The capability set a sandbox of p may use: `capabilities:` as listed
+ * (SYS_ADMIN bringing SYSLOG, PERFMON, BPF and CHECKPOINT_RESTORE, which
+ * the kernel accepts it for), else policy_caps_default, plus NET_RAW when
+ * network.raw_sockets is true. POLICY_CAPS_DANGEROUS: the ones that reach the host or the kernel
+ * (module loading, raw I/O, the clock, kernel logs, tracing, namespaces
+ * and mounts...); allowed when listed, but `stockade check` warns.
+ */
+#define POLICY_CAP_BIT(n)	(1ULL << (n))
+extern const uint64_t policy_caps_default;
+extern const uint64_t policy_caps_dangerous;
+uint64_t policy_caps(const struct policy *p);
 
 /* FNV-1a, 64 bits: the content hash of a policy file (policy.hash). */
 uint64_t policy__hash(const void *buf, size_t len);

@@ -25,6 +25,9 @@
  *       NS_PER_OP over the timed blocks; OPENS and DENIED count every
  *       call, the untimed block's too, so that the caller can hold the
  *       denials against the agent's records.
+ *       PATH "@setuid" times setuid(0) instead: as root every call asks
+ *       capable(CAP_SETUID), so it prices the lsm/capable hook that every
+ *       process of the host pays; EXPECT ok.
  *
  *   benchfile policy --name NAME --cgroup SEL --rules N
  *       Print a policy (YAML) with exactly N file rules in all of
@@ -163,6 +166,18 @@ static void run_block(const struct spec *s, unsigned long n, struct reply *r)
 	unsigned long i;
 
 	memset(r, 0, sizeof(*r));
+	/* "@setuid": setuid(0) as root, the cheapest syscall that asks
+	 * capable() (CAP_SETUID), for the cost of lsm/capable to outsiders. */
+	if (!strcmp(s->path, "@setuid")) {
+		for (i = 0; i < n; i++)
+			if (setuid(0) && !r->err) {
+				r->err = 1;
+				r->bad_errno = errno;
+			}
+		r->ns = now_ns() - t0;
+		r->opens = n;
+		return;
+	}
 	for (i = 0; i < n; i++) {
 		int fd = open(s->path, O_RDONLY | O_CLOEXEC);
 
@@ -316,7 +331,7 @@ static int cmd_open(int argc, char **argv)
 		}
 		p1 = strchr(a, ':');
 		p2 = p1 ? strchr(p1 + 1, ':') : NULL;
-		if (!p1 || !p2 || p1 == a || p2[1] != '/')
+		if (!p1 || !p2 || p1 == a || (p2[1] != '/' && strcmp(p2 + 1, "@setuid")))
 			return usage();
 		*p1 = *p2 = 0;
 		specs[n].name = a;

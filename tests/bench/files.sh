@@ -145,6 +145,9 @@ if [ "$bad" = 0 ] && [ -n "$rules" ]; then
 		ratio "$o denied, agent logging on the same CPU: $mid rules / allowed $mid rules" \
 			$A.in$mid denylive$d.in$mid
 	done
+	# lsm/capable runs for every capability check on the host.
+	ratio "setuid(0) (a capable() check): outside / no agent" \
+		capable.none-outside capable.outside '<=1.05'
 fi
 
 # ---- each program's own cost (bpf_stats) ----

@@ -658,6 +658,63 @@ static void test_files_defaults(void **state)
 	DONE();
 }
 
+/* capabilities: names in any spelling, the default set, and the
+ * dangerous ones (allowed, for `check` to warn about). */
+static void test_capabilities(void **state)
+{
+	struct policy *p;
+	int i;
+
+	if ((p = parse_ok(*state, OK_HEAD))) {
+		EXPECT(!p->caps.has && !p->perf_allow && !p->userfaultfd);
+		EXPECT(policy_caps(p) == policy_caps_default);
+		EXPECT(!(policy_caps(p) & policy_caps_dangerous));
+		EXPECT(!(policy_caps(p) & POLICY_CAP_BIT(13)));	/* NET_RAW */
+	}
+	/* raw_sockets brings NET_RAW into the default, not into a list */
+	if ((p = parse_ok(*state, OK_HEAD "network: {raw_sockets: true}\n")))
+		EXPECT(policy_caps(p) == (policy_caps_default | POLICY_CAP_BIT(13)));
+	if ((p = parse_ok(*state, OK_HEAD "network: {raw_sockets: true}\ncapabilities: [KILL]\n")))
+		EXPECT(policy_caps(p) == POLICY_CAP_BIT(5));
+	if ((p = parse_ok(*state, OK_HEAD "capabilities: []\n")))
+		EXPECT(p->caps.has && policy_caps(p) == 0);
+	if ((p = parse_ok(*state, OK_HEAD "capabilities: [chown, CAP_Sys_Admin, checkpoint_restore]\n"))) {
+		EXPECT(p->caps.has);
+		EXPECT(p->caps.mask == (POLICY_CAP_BIT(0) | POLICY_CAP_BIT(21) |
+					POLICY_CAP_BIT(40)));
+		EXPECT(policy_caps(p) == (p->caps.mask | POLICY_CAP_BIT(34) |
+					  POLICY_CAP_BIT(38) | POLICY_CAP_BIT(39)));
+		EXPECT(p->caps.pos[21].line == 3 && p->caps.pos[21].col == 23);
+	}
+	/* SYS_ADMIN brings the capabilities the kernel takes it for */
+	if ((p = parse_ok(*state, OK_HEAD "capabilities: [SYS_ADMIN]\n")))
+		EXPECT(policy_caps(p) == (POLICY_CAP_BIT(21) | POLICY_CAP_BIT(34) |
+					  POLICY_CAP_BIT(38) | POLICY_CAP_BIT(39) |
+					  POLICY_CAP_BIT(40)));
+	if ((p = parse_ok(*state, OK_HEAD "capabilities: [PERFMON]\n")))
+		EXPECT(policy_caps(p) == POLICY_CAP_BIT(38));
+	if ((p = parse_ok(*state, OK_HEAD "perf: allow\nuserfaultfd: true\n")))
+		EXPECT(p->perf_allow && p->userfaultfd);
+	if ((p = parse_ok(*state, OK_HEAD "perf: deny\nuserfaultfd: false\n")))
+		EXPECT(!p->perf_allow && !p->userfaultfd);
+	/* The brief's list: every one of these is dangerous, none default. */
+	for (i = 0; i <= POLICY_CAP_LAST; i++) {
+		static const char *const bad[] = {
+			"SYS_MODULE", "SYS_RAWIO", "SYS_BOOT", "SYS_TIME",
+			"SYS_ADMIN", "NET_ADMIN", "SYSLOG", "PERFMON", "BPF",
+			"SYS_PTRACE", "MAC_ADMIN", "AUDIT_CONTROL", "SYS_PACCT",
+			"IPC_OWNER", "DAC_READ_SEARCH",
+		};
+		size_t j;
+
+		for (j = 0; j < sizeof(bad) / sizeof(bad[0]); j++)
+			if (!strcmp(policy_cap_names[i], bad[j]))
+				EXPECT((policy_caps_dangerous & POLICY_CAP_BIT(i)) &&
+				       !(policy_caps_default & POLICY_CAP_BIT(i)));
+	}
+	DONE();
+}
+
 /* Paths at their length limits, and every form an override may take. */
 static void test_path_forms(void **state)
 {
@@ -803,7 +860,7 @@ static void test_all_diagnostics(void **state)
 		"mode: x\n";
 	static const char *const want[] = {
 		"t.yaml:1:7: name: 'Bad' has the character 'B'; use only a-z, 0-9 and '-'",
-		"t.yaml:3:1: bogus: unknown key 'bogus'; expected one of: name, category, mode, cgroups, network, files, namespaces, limits",
+		"t.yaml:3:1: bogus: unknown key 'bogus'; expected one of: name, category, mode, cgroups, network, files, namespaces, limits, capabilities, perf, userfaultfd",
 		"t.yaml:4:7: mode: expected enforce or audit, got 'x'",
 	};
 	struct fx *fx = *state;
@@ -870,7 +927,7 @@ done:
 static void test_diag_one_line(void **state)
 {
 	static const char *const want[] = {
-		"t.yaml:3:1: a\\x0ab\\x01: unknown key 'a\\x0ab\\x01'; expected one of: name, category, mode, cgroups, network, files, namespaces, limits",
+		"t.yaml:3:1: a\\x0ab\\x01: unknown key 'a\\x0ab\\x01'; expected one of: name, category, mode, cgroups, network, files, namespaces, limits, capabilities, perf, userfaultfd",
 	};
 	struct fx *fx = *state;
 
@@ -1066,6 +1123,7 @@ int main(void)
 		FX(test_confined_document),
 		FX(test_files_defaults),
 		FX(test_path_forms),
+		FX(test_capabilities),
 		cmocka_unit_test(test_builtin_paths),
 		FX(test_limits_units),
 		FX(test_all_diagnostics),
@@ -1104,7 +1162,7 @@ int main(void)
 		    "t.yaml:3:3: document: expected a string key, got a sequence"),
 
 		/* unknown keys and wrong types */
-		BAD(unknown_top, OK_HEAD "nmae: t\n", "t.yaml:3:1: nmae: unknown key 'nmae'; expected one of: name, category, mode, cgroups, network, files, namespaces, limits"),
+		BAD(unknown_top, OK_HEAD "nmae: t\n", "t.yaml:3:1: nmae: unknown key 'nmae'; expected one of: name, category, mode, cgroups, network, files, namespaces, limits, capabilities, perf, userfaultfd"),
 		BAD(unknown_network, OK_HEAD "network:\n  allwo: []\n",
 		    "t.yaml:4:3: network.allwo: unknown key 'allwo'; expected one of: default, allow, raw_sockets, icmp, overrides, unix_allow, listen, netlink"),
 		BAD(unknown_rule, RULE("cidr: 10.0.0.0/8, port: 80"),
@@ -1333,6 +1391,20 @@ int main(void)
 		    "t.yaml:3:20: namespaces.user: expected true or false, got 'yes'"),
 		BAD(ns_scalar, OK_HEAD "namespaces: true\n",
 		    "t.yaml:3:13: namespaces: expected a mapping, got 'true'"),
+
+		/* capabilities, perf, userfaultfd */
+		BAD(caps_unknown, OK_HEAD "capabilities: [CHOWN, CAP_SYS_FOO]\n",
+		    "t.yaml:3:23: capabilities[1]: unknown capability 'CAP_SYS_FOO'; expected a name from capabilities(7) such as CHOWN or CAP_NET_BIND_SERVICE"),
+		BAD(caps_twice, OK_HEAD "capabilities: [kill, CAP_CHOWN, cap_kill]\n",
+		    "t.yaml:3:33: capabilities[2]: 'cap_kill' is listed twice; first at line 3, column 16"),
+		BAD(caps_scalar, OK_HEAD "capabilities: CHOWN\n",
+		    "t.yaml:3:15: capabilities: expected a sequence, got 'CHOWN'"),
+		BAD(caps_nested, OK_HEAD "capabilities: [[CHOWN]]\n",
+		    "t.yaml:3:16: capabilities[0]: expected a string, got a sequence"),
+		BAD(perf_word, OK_HEAD "perf: maybe\n",
+		    "t.yaml:3:7: perf: expected deny or allow, got 'maybe'"),
+		BAD(uffd_word, OK_HEAD "userfaultfd: yes\n",
+		    "t.yaml:3:14: userfaultfd: expected true or false, got 'yes'"),
 
 		/* limits */
 		BAD(limits_null, OK_HEAD "limits:\n", "t.yaml:3:8: limits: expected a mapping, got null"),

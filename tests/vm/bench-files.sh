@@ -266,9 +266,12 @@ done
 # The none halves run the very same workers, in the same cgroups, as the
 # agent conditions (pre-outside, pre-in10, ...): each condition is held
 # against itself without the agent, not against another layout.
-agent_args="--cond outside= $(spec outside $ALLOWED $DENY_OPEN)"
-pre_args="--cond pre-outside= $(spec pre-outside $ALLOWED $DENY_OPEN)"
-post_args="--cond post-outside= $(spec post-outside $ALLOWED $DENY_OPEN)"
+# CAPABLE: setuid(0) outside, the cost of lsm/capable to the host's
+# processes (bpf/priv.bpf.c), against the same calls without the agent.
+CAPABLE="capable:ok:@setuid"
+agent_args="--cond outside= $(spec outside $ALLOWED $DENY_OPEN $CAPABLE)"
+pre_args="--cond pre-outside= $(spec pre-outside $ALLOWED $DENY_OPEN $CAPABLE)"
+post_args="--cond post-outside= $(spec post-outside $ALLOWED $DENY_OPEN $CAPABLE)"
 ncond=1
 for n in $RULES; do
 	l=$(label "$n")
@@ -337,8 +340,9 @@ while [ "$r" -le "$ROUNDS" ]; do
 done
 check denials-logged ok
 # Every round: 4 paths in each condition, with the agent and in both none
-# halves, and the 2 denylive paths; each a positive number.
-want=$((ROUNDS * (12 * ncond + 2)))
+# halves, the capable row outside (3 more), and the 2 denylive paths;
+# each a positive number.
+want=$((ROUNDS * (12 * ncond + 3 + 2)))
 got=$(awk '$5 + 0 > 0 && NF == 5' "$work/samples" | wc -l)
 if [ "$got" = "$want" ]; then
 	check samples ok

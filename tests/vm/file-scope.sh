@@ -399,7 +399,7 @@ all_cases() {
 	# holds every file of its filesystem.
 	kase mknod-device EPERM "\"kind\":\"file\" \"op\":\"mknod_device\" \"reason\":\"device\" $FP" '' \
 		mknod-dev /task/out/null2
-	kase read-block-device EPERM/ENXIO "\"kind\":\"file\" \"op\":\"open_read\" \"path\":\"/task/blk\" \"reason\":\"device\" $FP" 'file:open_read' \
+	kase read-block-device EPERM/ENXIO "\"kind\":\"file\" \"op\":\"open_read\" \"path\":\"/task/blk\" \"reason\":\"device\" $FP" 'file:open_read kernel:module_request' \
 		open-read /task/blk
 	# A detached copy of /etc: inside it, shadow is just "/shadow".
 	kase open-tree-detached EPERM "\"kind\":\"file\" \"reason\":\"detached_mount\" $FP" '' \

@@ -26,14 +26,14 @@
 # results at all, and on a guest that did not reach `done` (crash, early
 # exit of init, or VM_TIMEOUT).
 #
-# Env: VM_DIR (build/vm), VM_TIMEOUT (240 s), VM_KVM=1 (use /dev/kvm: off by
+# Env: VM_DIR (build/vm), VM_TIMEOUT (420 s), VM_KVM=1 (use /dev/kvm: off by
 # default because KVM hangs on some hosts, TCG always works),
 # VM_APPEND (more kernel command line), QEMU (qemu-system-x86_64).
 set -u
 
 mode=${1:-test}
 vm_dir=${VM_DIR:-build/vm}
-timeout_s=${VM_TIMEOUT:-240}
+timeout_s=${VM_TIMEOUT:-420}
 qemu=${QEMU:-qemu-system-x86_64}
 kernel=$vm_dir/kernel/vmlinuz
 initrd=$vm_dir/initramfs.cpio

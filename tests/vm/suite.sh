@@ -9,6 +9,8 @@
 #                   (tests/vm/file-scope.sh);
 #      ipc/*        issue 11: keys, SysV IPC, mqueues, SIGIO
 #                   (tests/vm/ipc.sh);
+#      priv/*       issue 11: capabilities, kernel code, host state, perf
+#                   (tests/vm/priv.sh);
 #      limits/*     issue 5: resource limits, breaches, counting
 #                   (tests/vm/limits.sh); limits-reload/*: a reload
 #                   re-applies them (tests/vm/limits-reload.sh);
@@ -35,7 +37,7 @@ export STOCKADE_AGENT_FLAGS=""
 
 # The host passes its VM_TIMEOUT; leave the live tests enough of it that a
 # hang there is reported as such, with the results so far.
-vm_timeout=240
+vm_timeout=420
 only=
 for arg in $(cat /proc/cmdline); do
 	case $arg in
@@ -140,6 +142,18 @@ left=$(pidof stockade fileprobe)
 # A killed agent leaves its pins (and so its enforcement) behind.
 [ ! -d /sys/fs/bpf/file-scope ] ||
 	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/file-scope > /dev/null 2>&1
+fi
+
+# Least privilege (tests/vm/priv.sh): capabilities, kernel code, host
+# state, kernel logs, perf, notify marks, userfaultfd.
+if want priv; then
+echo "suite: priv at $(cut -d' ' -f1 /proc/uptime) s"
+timeout -s KILL 120 sh tests/vm/priv.sh
+[ $? != 137 ] || t_fail priv/run "killed after 120 s; the results above are partial"
+left=$(pidof stockade privprobe)
+[ -z "$left" ] || kill -9 $left 2>/dev/null
+[ ! -d /sys/fs/bpf/priv ] ||
+	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/priv > /dev/null 2>&1
 fi
 
 # Resource limits and counting (tests/vm/limits.sh), bounded like above.
