@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <unistd.h>
@@ -145,6 +146,27 @@ other:
 	return -EPROTO;
 }
 
+/*
+ * STOCKADE_TEST_HIDE_HOOKS=a,b: treat those hooks as missing from this
+ * kernel, so the VM suite can prove the missing-hook path on kernels that
+ * have every hook (tests/vm/lsm-probe.sh). It only takes programs away,
+ * never adds one, and says so on stderr.
+ */
+static bool hidden(const char *hook)
+{
+	const char *list = getenv("STOCKADE_TEST_HIDE_HOOKS"), *p;
+	size_t n = strlen(hook);
+
+	for (p = list; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+		if (strcspn(p, ",") == n && !strncmp(p, hook, n)) {
+			pr_warn("agent", "STOCKADE_TEST_HIDE_HOOKS: treating the LSM hook %s as missing (a test setting)",
+				hook);
+			return true;
+		}
+	}
+	return false;
+}
+
 int lsm__set_autoload(struct agent *a, struct stockade *skel, bool on)
 {
 	struct bpf_program *prog;
@@ -175,7 +197,13 @@ int lsm__set_autoload(struct agent *a, struct stockade *skel, bool on)
 		/* An unlisted program is still probed for its hook; its
 		 * guarantee is then its hook's name (lsm__guarantee). */
 		row = lsm__hook(bpf_program__name(prog));
-		err = hook_fits(btf, hook, row, why, sizeof(why));
+		if (hidden(hook)) {
+			snprintf(why, sizeof(why), "the LSM hook %s is hidden by STOCKADE_TEST_HIDE_HOOKS",
+				 hook);
+			err = -ENOENT;
+		} else {
+			err = hook_fits(btf, hook, row, why, sizeof(why));
+		}
 		bpf_program__set_autoload(prog, !err);
 		if (!err)
 			continue;

@@ -5,6 +5,8 @@
 # the repo's test files plus the static binaries). In order:
 #   1. guest/*      the kernel really offers what the agent relies on;
 #   2. lsm-smoke/*  BPF-LSM denies AF_PACKET in a sandbox (tests/vm/lsm-smoke.sh);
+#      lsm-probe/*  a hook the kernel lacks: not loaded, named in degraded
+#                   (tests/vm/lsm-probe.sh);
 #      file-scope/* issue 4: file scope, credentials, tamper resistance
 #                   (tests/vm/file-scope.sh);
 #      limits/*     issue 5: resource limits, breaches, counting
@@ -119,6 +121,16 @@ anchor
 if want lsm-smoke; then
 echo "suite: lsm-smoke at $(cut -d' ' -f1 /proc/uptime) s"
 sh tests/vm/lsm-smoke.sh
+fi
+# Hooks probed by BTF: a missing one named in degraded (tests/vm/lsm-probe.sh).
+if want lsm-probe; then
+echo "suite: lsm-probe at $(cut -d' ' -f1 /proc/uptime) s"
+timeout -s KILL 90 sh tests/vm/lsm-probe.sh
+[ $? != 137 ] || t_fail lsm-probe/run "killed after 90 s; the results above are partial"
+left=$(pidof stockade)
+[ -z "$left" ] || kill -9 $left 2>/dev/null
+[ ! -d /sys/fs/bpf/lsm-probe ] ||
+	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/lsm-probe > /dev/null 2>&1
 fi
 
 # Bounded, leaving the live tests at least 60 s of the guest's time; a
