@@ -167,6 +167,38 @@ static bool hidden(const char *hook)
 	return false;
 }
 
+static const char *hook_of(const struct bpf_program *prog)
+{
+	const char *sec = bpf_program__section_name(prog);
+
+	return sec && !strncmp(sec, "lsm/", 4) ? sec + 4 : sec;
+}
+
+/*
+ * Does another LSM program of skel, for the same hook, fit this kernel?
+ * A hook whose prototype changed between kernels gets one program per
+ * prototype (each with its row); the one that does not fit is then no
+ * loss. Judged by BTF alone, before any autoload is changed.
+ */
+static bool twin_fits(const struct btf *btf, struct stockade *skel,
+		      const struct bpf_program *self, const char *hook)
+{
+	struct bpf_program *prog;
+	char why[256];
+
+	bpf_object__for_each_program(prog, skel->obj) {
+		const char *h = hook_of(prog);
+
+		if (prog == self || bpf_program__type(prog) != BPF_PROG_TYPE_LSM ||
+		    !h || strcmp(h, hook))
+			continue;
+		if (!hook_fits(btf, hook, lsm__hook(bpf_program__name(prog)), why,
+			       sizeof(why)))
+			return true;
+	}
+	return false;
+}
+
 int lsm__set_autoload(struct agent *a, struct stockade *skel, bool on)
 {
 	struct bpf_program *prog;
@@ -184,8 +216,7 @@ int lsm__set_autoload(struct agent *a, struct stockade *skel, bool on)
 		}
 	}
 	bpf_object__for_each_program(prog, skel->obj) {
-		const char *sec = bpf_program__section_name(prog);
-		const char *hook = sec && !strncmp(sec, "lsm/", 4) ? sec + 4 : sec;
+		const char *hook = hook_of(prog);
 		const struct lsm_hook *row;
 
 		if (bpf_program__type(prog) != BPF_PROG_TYPE_LSM)
@@ -210,6 +241,12 @@ int lsm__set_autoload(struct agent *a, struct stockade *skel, bool on)
 		if (err == -ENOENT && row && row->newer) {
 			/* Older kernels route the call through the old hook. */
 			pr_debug("agent", "%s: %s not loaded; an older hook covers it",
+				 why, bpf_program__name(prog));
+			err = 0;
+			continue;
+		}
+		if (err == -EPROTO && twin_fits(btf, skel, prog, hook)) {
+			pr_debug("agent", "%s: %s not loaded; its twin for this prototype is",
 				 why, bpf_program__name(prog));
 			err = 0;
 			continue;

@@ -10,6 +10,10 @@
  *   - a hook newer kernels added in front of an old one (`newer`), e.g.
  *     file_truncate (6.2, ftruncate no longer reaches path_truncate): on
  *     a kernel without it the old hook still sees the call, nothing lost;
+ *   - a hook whose prototype changed (inode_setattr gained a first
+ *     argument after 6.1): one program per prototype, each with its row;
+ *     the one that does not fit is not loaded, and nothing is lost while
+ *     its twin (same hook) fits;
  *   - any other: its guarantee is named in agent_ready's `degraded`, and
  *     the agent starts only with --allow-degraded.
  */

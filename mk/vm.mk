@@ -89,4 +89,4 @@ vm-demo: vm-initramfs
 # Everything but the kernel cache, which would only be downloaded again.
 vm-clean:
 	rm -rf $(VM_STATIC) $(VM_DIR)/initramfs-*.cpio* $(VM_DIR)/stockade \
-		$(VM_DIR)/console-*.log $(VM_DIR)/*-console-*.log $(VM_DIR)/results-*.txt
+		$(VM_DIR)/console-*.log $(VM_DIR)/*-console*.log $(VM_DIR)/results-*.txt

@@ -154,7 +154,8 @@ bench) marker=@@BENCH flag="stockade.bench=1 ${BENCH_APPEND:-}" ;;
 *) marker= ;;
 esac
 if [ -n "$marker" ]; then
-	mlog=$vm_dir/$mode-console-$series.log
+	mlog=$vm_dir/$mode-console.log	# as before for 6.1: tools/demo.sh, tests/bench
+	[ "$series" = 6.1 ] || mlog=$vm_dir/$mode-console-$series.log
 	: > "$mlog"
 	echo "vm-$mode: booting $(cat "$vm_dir/kernel/release" 2>/dev/null) under $accel, timeout ${timeout_s}s (console in $mlog)" >&2
 	# timeout puts itself and qemu in a process group of their own, out of

@@ -80,7 +80,7 @@ fi
 # ---- the anchor: every BPF-LSM hook's trampoline stays in use ----
 # On this kernel, taking the last program off a hook's BPF trampoline
 # unregisters its ftrace ops, which waits for two Tasks RCU grace periods
-# (~0.2 s under TCG); an agent holds 36 BPF-LSM links, so each agent
+# (~0.2 s under TCG); an agent holds 37 BPF-LSM links (40 on 6.12), so each agent
 # stopped with --detach-on-exit or `detach --all` cost ~5.5 s: ~50 s of
 # the suite's 3 minutes. The anchor's links, left pinned for the whole boot
 # (a SIGKILLed agent keeps them), keep every trampoline in use, so the
