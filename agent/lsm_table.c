@@ -43,7 +43,9 @@ static const struct lsm_hook lsm_table[] = {
 	 * and these hooks, no longer through setxattr; before, the
 	 * setxattr hooks see them. */
 	{ "stk_inode_set_acl", "inode_set_acl", FILE_SCOPE, true, { "", "dentry" } },
-	{ "stk_inode_remove_acl", "inode_remove_acl", FILE_SCOPE, true, { "", "dentry" } },
+	/* Not stk_inode_remove_acl: the kernel keeps 15 characters of a
+	 * program's name, and stk_inode_removexattr has the same 15. */
+	{ "stk_inode_rm_acl", "inode_remove_acl", FILE_SCOPE, true, { "", "dentry" } },
 
 	/* bpf/lsm.bpf.c: the sandbox's edge. */
 	{ "stk_bpf", "bpf", "bpf", NULL, false, { "", "bpf_attr" } },

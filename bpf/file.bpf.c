@@ -383,7 +383,7 @@ XATTR_HOOK(stk_inode_removexattr, inode_removexattr, EV_OP_REMOVEXATTR)
  * and these hooks instead of the xattr ones; an ACL change is a write.
  * On 6.1 the xattr hooks above see them (op setxattr/removexattr). */
 XATTR_HOOK(stk_inode_set_acl, inode_set_acl, EV_OP_SET_ACL)
-XATTR_HOOK(stk_inode_remove_acl, inode_remove_acl, EV_OP_REMOVE_ACL)
+XATTR_HOOK(stk_inode_rm_acl, inode_remove_acl, EV_OP_REMOVE_ACL)
 
 /* Both ends: moving a file out of scope, or in from outside, is a write
  * to each side. */
