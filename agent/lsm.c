@@ -199,6 +199,47 @@ static bool twin_fits(const struct btf *btf, struct stockade *skel,
 	return false;
 }
 
+static size_t add_name(const char **out, size_t n, size_t max, const char *g)
+{
+	size_t i;
+
+	for (i = 0; g && i < n && i < max; i++)
+		if (!strcmp(out[i], g))
+			return n;
+	if (!g)
+		return n;
+	if (n < max)
+		out[n] = g;
+	return n + 1;
+}
+
+size_t lsm__lost(bool (*attached)(const char *prog, void *ctx), void *ctx,
+		 const char **out, size_t max)
+{
+	const struct lsm_hook *row, *twin;
+	struct btf *btf = btf__load_vmlinux_btf();
+	char name[128];
+	size_t i, k, n = 0;
+	bool ok;
+
+	for (i = 0; (row = lsm__row(i)); i++) {
+		if (attached(row->prog, ctx))
+			continue;
+		snprintf(name, sizeof(name), "bpf_lsm_%s", row->hook);
+		if (row->newer && btf && btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) < 0)
+			continue;	/* the older hook covers it */
+		for (ok = false, k = 0; !ok && (twin = lsm__row(k)); k++)
+			ok = twin != row && !strcmp(twin->hook, row->hook) &&
+			     attached(twin->prog, ctx);
+		if (ok)
+			continue;
+		n = add_name(out, n, max, row->guarantee);
+		n = add_name(out, n, max, row->also);
+	}
+	btf__free(btf);
+	return n;
+}
+
 int lsm__set_autoload(struct agent *a, struct stockade *skel, bool on)
 {
 	struct bpf_program *prog;

@@ -37,6 +37,8 @@ struct lsm_hook {
 	const char *args[LSM_MAX_ARGS];
 };
 
+/* The table's i-th row, NULL past the end. */
+const struct lsm_hook *lsm__row(size_t i);
 /* The table's row for a program, or NULL if it is not listed. */
 const struct lsm_hook *lsm__hook(const char *prog);
 /* What a missing prog costs: its row's guarantee, else (a program added
@@ -62,6 +64,12 @@ int lsm__set_autoload(struct agent *a, struct stockade *skel, bool on);
  * --allow-degraded. */
 int lsm__degrade(struct agent *a, const char *cause);
 int lsm__attach(struct agent *a);
+/* For `stockade status`: the guarantees lost, given which programs are
+ * attached (attached(prog, ctx)): a row with no attached program is lost
+ * unless it is `newer` and this kernel lacks its hook, or a twin for its
+ * hook is attached. Returns how many (at most max stored). */
+size_t lsm__lost(bool (*attached)(const char *prog, void *ctx), void *ctx,
+		 const char **out, size_t max);
 void lsm__drop(struct agent *a, bool unpin_new, const bool *is_new);
 
 #endif

@@ -86,6 +86,11 @@ static const struct lsm_hook lsm_table[] = {
 
 #define N_TABLE	(sizeof(lsm_table) / sizeof(lsm_table[0]))
 
+const struct lsm_hook *lsm__row(size_t i)
+{
+	return i < N_TABLE ? &lsm_table[i] : NULL;
+}
+
 const struct lsm_hook *lsm__hook(const char *prog)
 {
 	size_t i;
