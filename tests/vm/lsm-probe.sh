@@ -12,6 +12,7 @@
 #   degraded      with it, agent_ready names packet_sockets, and only it;
 #   not-loaded    AF_PACKET from the sandbox now works (nothing judges it);
 #   rest-loaded   bpf() from the sandbox is still refused, with its record;
+#   status        `stockade status` (text and --json) names packet_sockets;
 #   links         one pinned link per table row (agent/lsm_table.c, copied
 #                 into the guest) whose hook this kernel has, none for
 #                 socket_create: on 6.1 the rows for 6.2's hooks load
@@ -103,6 +104,18 @@ elif [ "$have" = "$want" ]; then
 else
 	t_fail $T/links "want $want LSM links (agent/lsm_table.c's hooks this kernel has, less socket_create; a program without a row there?), have $have: $(ls "$bpffs/links" | grep '^lsm-' | tr '\n' ' ')"
 fi
+
+# status: the same loss, read back from the pins and the kernel's BTF.
+json=$("$STOCKADE" status --bpffs "$bpffs" --json 2>&1)
+text=$("$STOCKADE" status --bpffs "$bpffs" 2>&1)
+case $json in
+*'"degraded":["packet_sockets"]'*)
+	case $text in
+	*"degraded: packet_sockets "*) t_ok $T/status ;;
+	*) t_fail $T/status "no 'degraded: packet_sockets' line in: $(echo "$text" | head -n 6 | tr '\n' ' ')" ;;
+	esac ;;
+*) t_fail $T/status "want \"degraded\":[\"packet_sockets\"] in status --json: $(echo "$json" | cut -c 1-300)" ;;
+esac
 
 kill -TERM "$agent" 2>/dev/null
 wait_for 10 sh -c '! kill -0 '"$agent"

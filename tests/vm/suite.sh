@@ -125,10 +125,10 @@ fi
 # Hooks probed by BTF: a missing one named in degraded (tests/vm/lsm-probe.sh).
 if want lsm-probe; then
 echo "suite: lsm-probe at $(cut -d' ' -f1 /proc/uptime) s"
-timeout -s KILL 90 sh tests/vm/lsm-probe.sh
+timeout -s KILL 150 sh tests/vm/lsm-probe.sh
 rc=$?
 if [ $rc = 137 ]; then
-	t_fail lsm-probe/run "killed after 90 s; the results above are partial"
+	t_fail lsm-probe/run "killed after 150 s; the results above are partial"
 elif [ $rc != 0 ]; then
 	t_fail lsm-probe/run "exited with status $rc before its end"
 fi
