@@ -170,8 +170,11 @@ static bool lsm_pinned(const char *prog, void *ctx)
 	const struct ctl *c = ctx;
 	size_t i;
 
+	/* By the pin's own name: .prog points into the name where the pin
+	 * was read, and the status sort moves the pins. */
 	for (i = 0; i < c->n_pins; i++)
-		if (!c->pins[i].cg_id && !strcmp(c->pins[i].prog, prog))
+		if (!c->pins[i].cg_id && !strncmp(c->pins[i].name, "lsm-", 4) &&
+		    !strcmp(c->pins[i].name + 4, prog))
 			return true;
 	return false;
 }
