@@ -32,6 +32,7 @@
 #include "cgroup.h"
 #include "limits_agent.h"
 #include "log.h"
+#include "lsm.h"
 #include "file_rules.h"
 #include "net_rules.h"
 #include "pin.h"
@@ -138,101 +139,7 @@ static bool has_caps(void)
 		(eff & (1ULL << 38)));
 }
 
-/* Is `bpf` in the active LSM list? Mount securityfs if nobody has. */
-static bool lsm_bpf_listed(char *why, size_t len)
-{
-	char buf[512] = "";
-	FILE *f = fopen("/sys/kernel/security/lsm", "re");
-
-	if (!f && errno == ENOENT) {
-		/* securityfs is commonly unmounted on minimal hosts. */
-		if (!system("mount -t securityfs securityfs /sys/kernel/security 2>/dev/null"))
-			f = fopen("/sys/kernel/security/lsm", "re");
-	}
-	if (!f) {
-		snprintf(why, len, "cannot read /sys/kernel/security/lsm (%s); mount securityfs",
-			 strerror(errno));
-		return false;
-	}
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = '\0';
-	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
-	if (!strstr(buf, "bpf")) {
-		snprintf(why, len, "BPF LSM is not active: /sys/kernel/security/lsm is '%s', without 'bpf'; add lsm=%s,bpf to the kernel command line",
-			 buf, buf);
-		return false;
-	}
-	return true;
-}
-
-/* The guarantees that need BPF-LSM; listed in agent_ready when lost
- * (at most the size of agent.degraded[], checked below). */
-static const char *const lsm_guarantees[] = {
-	"file_scope",		/* files.read/write/deny (bpf/file.bpf.c) */
-	"protected_paths",	/* built-in credential paths */
-	"fd_receive",		/* SCM_RIGHTS of files out of scope */
-	"bpf",			/* bpf() from a sandbox (bpf/lsm.bpf.c) */
-	"ptrace",		/* ptrace, /proc/PID/mem... across the edge */
-	"signals",		/* signals across the edge */
-	"mount",		/* mount, umount, move_mount, pivot_root, chroot */
-	"cgroup_escape",	/* cgroup.procs writes, CLONE_INTO_CGROUP */
-	"unix_sockets",		/* unix connects across the edge */
-	"user_namespaces",	/* namespaces.user */
-	"packet_sockets",	/* AF_PACKET creation */
-	"socket_owner",		/* sockets made before joining a sandbox */
-	"netlink",		/* netlink writes, families (network.netlink) */
-	"listen_ephemeral",	/* a TCP listen on a port the kernel picks */
-	"socket_options",	/* IP_TRANSPARENT, SO_MARK, iptables... */
-	"keys",			/* keys across the edge (bpf/ipc.bpf.c) */
-	"ipc",			/* SysV IPC and POSIX mqueues across the edge */
-	"capabilities",		/* `capabilities:` (bpf/priv.bpf.c) */
-	"kernel_code",		/* module, kexec, firmware loads; autoload */
-	"host_state",		/* lockdown class, clock, syslog, acct */
-	"perf",			/* perf: deny / same sandbox only */
-	"notify_marks",		/* fanotify permission marks, scoped marks */
-	"userfaultfd",		/* userfaultfd: false */
-};
-
-static void set_lsm_autoload(struct stockade *skel, bool on)
-{
-	struct bpf_program *prog;
-
-	bpf_object__for_each_program(prog, skel->obj)
-		if (bpf_program__type(prog) == BPF_PROG_TYPE_LSM)
-			bpf_program__set_autoload(prog, on);
-}
-
 /* ---- load ---- */
-
-/*
- * inode_setattr gained a leading struct mnt_idmap * in 6.3, so
- * bpf/file.bpf.c carries one program per signature: load the one whose
- * argument count matches the running kernel's bpf_lsm_inode_setattr
- * (BTF), neither when it cannot tell (guarantee lost: setattr).
- */
-static void setattr_select(struct agent *a)
-{
-	struct btf *btf = btf__load_vmlinux_btf();
-	const struct btf_type *t;
-	int id, n = -1;
-
-	if (btf) {
-		id = btf__find_by_name_kind(btf, "bpf_lsm_inode_setattr", BTF_KIND_FUNC);
-		t = id > 0 ? btf__type_by_id(btf, id) : NULL;
-		t = t ? btf__type_by_id(btf, t->type) : NULL;
-		if (t && btf_is_func_proto(t))
-			n = btf_vlen(t);
-		btf__free(btf);
-	}
-	bpf_program__set_autoload(a->skel->progs.stk_inode_setattr, n == 3);
-	bpf_program__set_autoload(a->skel->progs.stk_inode_setattr_61, n == 2);
-	if (n != 2 && n != 3 && a->n_degraded < sizeof(a->degraded) / sizeof(a->degraded[0])) {
-		pr_warn("agent", "guarantee lost: setattr (the kernel's BTF has no bpf_lsm_inode_setattr of 2 or 3 arguments: %d); utimensat outside the write scope is not refused",
-			n);
-		a->degraded[a->n_degraded++] = "setattr";
-	}
-}
 
 static int open_skel(struct agent *a, bool with_lsm)
 {
@@ -245,9 +152,12 @@ static int open_skel(struct agent *a, bool with_lsm)
 		pr_err("agent", "opening the BPF object failed: %s", strerror(errno));
 		return err;
 	}
-	set_lsm_autoload(a->skel, with_lsm);
-	if (with_lsm)
-		setattr_select(a);
+	err = lsm__set_autoload(a, a->skel, with_lsm);
+	if (err) {
+		stockade__destroy(a->skel);
+		a->skel = NULL;
+		return err;
+	}
 	if (a->opt.ring_size)
 		bpf_map__set_max_entries(a->skel->maps.rb, a->opt.ring_size);
 	/* Reuse what an earlier agent pinned, or create and pin. Pins of
@@ -285,28 +195,8 @@ static int open_skel(struct agent *a, bool with_lsm)
 	return err;
 }
 
-static int degrade(struct agent *a, const char *cause)
-{
-	size_t i;
-
-	if (!a->opt.allow_degraded) {
-		pr_err("agent", "%s. Refusing to start: without BPF-LSM the sandbox keeps only its network rules. Fix the kernel, or pass --allow-degraded to run with cgroup socket programs only",
-		       cause);
-		return -EOPNOTSUPP;
-	}
-	pr_warn("agent", "%s; running DEGRADED (--allow-degraded)", cause);
-	_Static_assert(sizeof(lsm_guarantees) / sizeof(lsm_guarantees[0]) <=
-		       sizeof(((struct agent *)0)->degraded) / sizeof(char *),
-		       "agent.degraded[] too small for lsm_guarantees[]");
-	for (i = 0; i < sizeof(lsm_guarantees) / sizeof(lsm_guarantees[0]); i++) {
-		a->degraded[a->n_degraded++] = lsm_guarantees[i];
-		pr_warn("agent", "guarantee lost: %s", lsm_guarantees[i]);
-	}
-	return 0;
-}
-
 /* Is the program behind link the one prog holds (same tag)? */
-static bool same_prog(struct bpf_link *link, const struct bpf_program *prog)
+bool agent__same_prog(struct bpf_link *link, const struct bpf_program *prog)
 {
 	__u8 have[8], want[8];
 
@@ -314,122 +204,6 @@ static bool same_prog(struct bpf_link *link, const struct bpf_program *prog)
 	    pin__prog_tag(bpf_program__fd(prog), want, NULL))
 		return false;
 	return !memcmp(have, want, sizeof(have));
-}
-
-/*
- * Pin link at path. With replace, an older link is pinned there: pin the
- * new one beside it and rename it over the old pin, which swaps them in one
- * step, so that at no moment is neither pinned (a SIGKILL between two
- * steps leaves both, never none).
- */
-static int link_pin(struct bpf_link *link, const char *path, bool replace)
-{
-	char tmp[PATH_MAX];
-	int err;
-
-	if (!replace)
-		return bpf_link__pin(link, path);
-	/* bpffs refuses '.' in names. */
-	if (snprintf(tmp, sizeof(tmp), "%s-new", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	unlink(tmp);	/* left by an agent killed at this very step */
-	err = bpf_link__pin(link, tmp);
-	if (err)
-		return err;
-	if (rename(tmp, path)) {
-		err = -errno;
-		unlink(tmp);
-	}
-	return err;
-}
-
-/* Drop our LSM links; unpin those this agent attached (a failed probe). */
-static void lsm_drop(struct agent *a, bool unpin_new, const bool *is_new)
-{
-	char path[PATH_MAX];
-	size_t i;
-
-	for (i = 0; i < a->n_lsm_links; i++) {
-		if (unpin_new && is_new && is_new[i] &&
-		    bpf_link__pin_path(a->lsm_links[i])) {
-			snprintf(path, sizeof(path), "%s",
-				 bpf_link__pin_path(a->lsm_links[i]));
-			unlink(path);
-		}
-		bpf_link__destroy(a->lsm_links[i]);
-		a->lsm_links[i] = NULL;
-	}
-	a->n_lsm_links = 0;
-}
-
-/*
- * Attach the BPF-LSM programs, each once, system-wide; this is also the
- * proof that BPF-LSM works here. A pinned link of the same program is
- * adopted as it is. One of another build is replaced by a new link made
- * first: both programs judge for a moment, and neither is ever missing.
- */
-static int lsm_attach(struct agent *a)
-{
-	bool is_new[AGENT_MAX_LSM] = { false };
-	char name[128], path[PATH_MAX];
-	struct bpf_program *prog;
-	struct bpf_link *old, *link;
-	int err = 0;
-
-	bpf_object__for_each_program(prog, a->skel->obj) {
-		/* Not loaded: the other kernel's variant (setattr_select()). */
-		if (bpf_program__type(prog) != BPF_PROG_TYPE_LSM ||
-		    !bpf_program__autoload(prog))
-			continue;
-		if (a->n_lsm_links == AGENT_MAX_LSM) {
-			err = -E2BIG;
-			break;
-		}
-		snprintf(name, sizeof(name), "lsm-%s", bpf_program__name(prog));
-		err = pin__link_path(path, sizeof(path), a->opt.bpffs, name);
-		if (err)
-			break;
-		/* access() first: libbpf warns about any link it cannot open. */
-		old = access(path, F_OK) ? NULL : bpf_link__open(path);
-		if (!old && errno != ENOENT) {
-			err = -errno;
-			pr_err("pin", "opening the pinned link %s failed: %s", path,
-			       strerror(errno));
-			break;
-		}
-		if (old && same_prog(old, prog)) {
-			a->lsm_links[a->n_lsm_links++] = old;
-			a->lsm_adopted++;
-			continue;
-		}
-		link = bpf_program__attach_lsm(prog);
-		if (!link) {
-			err = -errno;
-			bpf_link__destroy(old);	/* closes; its pin keeps it */
-			break;
-		}
-		err = link_pin(link, path, old != NULL);
-		if (err) {
-			pr_err("pin", "pinning %s failed: %s", path, strerror(-err));
-			bpf_link__destroy(link);
-			bpf_link__destroy(old);
-			break;
-		}
-		/* The old program's last reference: it stops judging now. */
-		bpf_link__destroy(old);
-		is_new[a->n_lsm_links] = !old;
-		a->lsm_links[a->n_lsm_links++] = link;
-		if (old)
-			a->lsm_replaced++;
-		else
-			a->lsm_attached++;
-	}
-	if (err)
-		lsm_drop(a, true, is_new);
-	else if (a->lsm_replaced)
-		pr_info("agent", "BPF-LSM: %u programs of another build replaced (overlapping), %u adopted, %u attached",
-			a->lsm_replaced, a->lsm_adopted, a->lsm_attached);
-	return err;
 }
 
 /*
@@ -443,17 +217,19 @@ static int load_bpf(struct agent *a)
 	char why[512];
 	int err;
 
-	if (!lsm_bpf_listed(why, sizeof(why))) {
-		err = degrade(a, why);
+	if (!lsm__bpf_listed(why, sizeof(why))) {
+		err = lsm__degrade(a, why);
 		return err ?: open_skel(a, false);
 	}
 	log_libbpf_quiet = true;
 	err = open_skel(a, true);
 	log_libbpf_quiet = false;
-	if (err == -ESTALE)
+	/* -EOPNOTSUPP: a hook is missing and --allow-degraded not given;
+	 * lsm__set_autoload said which. */
+	if (err == -ESTALE || err == -EOPNOTSUPP)
 		return err;
 	if (!err) {
-		err = lsm_attach(a);
+		err = lsm__attach(a);
 		if (!err)
 			return 0;
 		snprintf(why, sizeof(why), "attaching BPF-LSM programs failed: %s (are BPF trampolines blocked on this kernel?)",
@@ -478,7 +254,7 @@ static int load_bpf(struct agent *a)
 			       strerror(-err));
 		return err;
 	}
-	err = degrade(a, why);
+	err = lsm__degrade(a, why);
 	if (err) {
 		stockade__destroy(a->skel);
 		a->skel = NULL;
@@ -990,7 +766,7 @@ static int attach_cg(struct agent *a, struct sandbox_cg *cg, const char **how)
 			link = NULL;
 		}
 		if (link) {
-			if (same_prog(link, progs[i])) {
+			if (agent__same_prog(link, progs[i])) {
 				adopted++;
 			} else if ((err = bpf_link__update_program(link, progs[i]))) {
 				pr_err("cgroup", "switching %s of %s to this build's program failed: %s; the old program stays",
@@ -1527,11 +1303,12 @@ static void sweep(struct agent *a)
 			/* Degraded, we cannot tell; leave BPF-LSM as it is.
 			 * Otherwise each of our programs holds lsm-<name>, and
 			 * anything else (another build's hook, a "-new" left
-			 * by a killed agent) is stale. */
-			ours = a->n_degraded > 0;
+			 * by a killed agent, a program not loaded because its
+			 * hook is missing here) is stale. */
+			ours = a->n_degraded > 0 && !a->n_lsm_links;
 			bpf_object__for_each_program(prog, a->skel->obj)
 				if (bpf_program__type(prog) == BPF_PROG_TYPE_LSM &&
-				    a->n_lsm_links &&
+				    a->n_lsm_links && bpf_program__autoload(prog) &&
 				    !strcmp(bpf_program__name(prog), de->d_name + 4))
 					ours = true;
 		} else {
@@ -2302,7 +2079,7 @@ static void agent_cleanup(struct agent *a, bool detach, int sig)
 			for (i = 0; i < a->n_lsm_links; i++)
 				if (bpf_link__pin_path(a->lsm_links[i]))
 					unlink(bpf_link__pin_path(a->lsm_links[i]));
-		lsm_drop(a, false, NULL);
+		lsm__drop(a, false, NULL);
 		if (a->ring) {
 			events__close_ring(a);
 			events__begin(a, "agent_stop");

@@ -158,5 +158,9 @@ void agent__signals_init(void);
 int agent__run(const struct agent_opts *opt);
 const struct sandbox_cg *agent__find_cg(struct agent *a, uint64_t id);
 const char *agent__policy_name(struct agent *a, uint32_t policy_id);
+struct bpf_link;
+struct bpf_program;
+/* Is the program behind link the one prog holds (same tag)? */
+bool agent__same_prog(struct bpf_link *link, const struct bpf_program *prog);
 
 #endif

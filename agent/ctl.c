@@ -29,6 +29,7 @@
 #include "limits_agent.h"
 #include "limits_util.h"
 #include "log.h"
+#include "lsm.h"
 #include "pin.h"
 #include "replace.h"
 #include "sandbox.h"
@@ -162,6 +163,27 @@ usage:
 		"usage: stockade status [--bpffs DIR] [--cgroup-root DIR] [--state FILE] [--json]\n");
 	(void)cmd;
 	return 2;
+}
+
+/* Is prog's BPF-LSM link pinned (links/lsm-<prog>)? For lsm__lost(). */
+static bool lsm_pinned(const char *prog, void *ctx)
+{
+	const struct ctl *c = ctx;
+	size_t i;
+
+	/* By the pin's own name: .prog points into the name where the pin
+	 * was read, and the status sort moves the pins. */
+	for (i = 0; i < c->n_pins; i++)
+		if (!c->pins[i].cg_id && !strncmp(c->pins[i].name, "lsm-", 4) &&
+		    !strcmp(c->pins[i].name + 4, prog))
+			return true;
+	return false;
+}
+
+/* The guarantees lost on this kernel: every one without BPF-LSM. */
+static size_t status_degraded(struct ctl *c, size_t n_lsm, const char **out, size_t max)
+{
+	return n_lsm ? lsm__lost(lsm_pinned, c, out, max) : lsm__guarantees(out, max);
 }
 
 /* The link pins, parsed. */
@@ -730,7 +752,8 @@ int ctl__status(int argc, char **argv)
 	size_t n_st = 0, n_use = 0;
 	uint32_t pid = 0;
 	bool running = false;
-	size_t i, j, n = 0, n_rows = 0, n_lsm = 0;
+	size_t i, j, n = 0, n_rows = 0, n_lsm = 0, n_deg;
+	const char *deg[32];
 	__u32 zero = 0;
 	int err, rc = 1;
 
@@ -803,6 +826,9 @@ int ctl__status(int argc, char **argv)
 	qsort(c.pins, c.n_pins, sizeof(*c.pins), pin_cmp);
 	for (i = 0; i < c.n_pins; i++)
 		n_lsm += !c.pins[i].cg_id;
+	n_deg = status_degraded(&c, n_lsm, deg, sizeof(deg) / sizeof(deg[0]));
+	if (n_deg > sizeof(deg) / sizeof(deg[0]))
+		n_deg = sizeof(deg) / sizeof(deg[0]);
 
 	if (c.json) {
 		struct json *j2 = &c.j;
@@ -822,6 +848,7 @@ int ctl__status(int argc, char **argv)
 					 meta.pid);
 			json_raw(j2, "agent", agent);
 		}
+		json_str_array(j2, "degraded", deg, n_deg);
 		json_u64(j2, "seq_next", c.data->ev_seq);
 		json_u64(j2, "events_lost", bss.ev_lost);
 		json_u64(j2, "events_lost_reported", meta.lost_reported);
@@ -920,6 +947,12 @@ int ctl__status(int argc, char **argv)
 	if (n_lsm) {
 		prog_list(&c, 0, false, progs, sizeof(progs));
 		printf("BPF-LSM:  %zu programs attached, prog ids %s\n", n_lsm, progs);
+		if (n_deg) {
+			printf("degraded:");
+			for (i = 0; i < n_deg; i++)
+				printf("%s %s", i ? "," : "", deg[i]);
+			printf(" (hooks this kernel lacks)\n");
+		}
 	} else {
 		printf("BPF-LSM:  none attached (the agent runs degraded: network rules only)\n");
 	}

@@ -860,7 +860,7 @@ int replace__finish(struct agent *a)
 	for (i = 0; i < r->n_links; i++) {
 		if (r->links[i].gone || r->links[i].cg_id)
 			continue;
-		if (a->n_degraded && !degraded_warned) {
+		if (a->n_degraded && !a->n_lsm_links && !degraded_warned) {
 			pr_warn("replace", "dropping the old state's BPF-LSM links: this agent runs degraded and cannot attach its own (the guarantees lost are listed above)");
 			degraded_warned = true;
 		}

@@ -282,6 +282,31 @@ PATH_HOOK(stk_path_truncate, path_truncate, EV_OP_TRUNCATE)
 PATH_HOOK(stk_path_chmod, path_chmod, EV_OP_CHMOD)
 PATH_HOOK(stk_path_chown, path_chown, EV_OP_CHOWN)
 
+/* 6.2 on: ftruncate() and open(O_TRUNC) reach file_truncate, no longer
+ * path_truncate, so an fd opened before the task joined the sandbox (or
+ * handed in) would truncate a file outside the write scope. The same
+ * judgement through the file's path. On 6.1 the program is not loaded
+ * (agent/lsm_table.c: newer) and path_truncate still sees both calls;
+ * where both hooks exist a call reaches only one of them. */
+SEC("lsm/file_truncate")
+int BPF_PROG(stk_file_truncate, struct file *file)
+{
+	struct policy_conf *conf;
+	struct lsm_scratch *s;
+	struct sandbox *sb, sb_snap;
+	__u64 cgid;
+
+	conf = lsm_current(&sb, &cgid, &sb_snap);
+	if (!conf)
+		return 0;
+	s = scratch();
+	if (!s)
+		return -EPERM;
+	return walked(sb, conf, cgid, s, BPF_CORE_READ(file, f_path.mnt),
+		      BPF_CORE_READ(file, f_path.dentry), EV_OP_TRUNCATE,
+		      WANT_WRITE);
+}
+
 /* xattr hooks get no mount: the walk stops at the filesystem's root
  * (include/file.h states the limit). */
 #define XATTR_HOOK(fn, hook, op)					\
@@ -304,6 +329,11 @@ int BPF_PROG(fn, void *idmap, struct dentry *dentry)			\
 
 XATTR_HOOK(stk_inode_setxattr, inode_setxattr, EV_OP_SETXATTR)
 XATTR_HOOK(stk_inode_removexattr, inode_removexattr, EV_OP_REMOVEXATTR)
+/* 6.2 on: system.posix_acl_* go through vfs_set_acl()/vfs_remove_acl()
+ * and these hooks instead of the xattr ones; an ACL change is a write.
+ * On 6.1 the xattr hooks above see them (op setxattr/removexattr). */
+XATTR_HOOK(stk_inode_set_acl, inode_set_acl, EV_OP_SET_ACL)
+XATTR_HOOK(stk_inode_rm_acl, inode_remove_acl, EV_OP_REMOVE_ACL)
 
 /* Both ends: moving a file out of scope, or in from outside, is a write
  * to each side. */

@@ -546,19 +546,44 @@ deny:
 /* ioctls that reach past the file: typing into the outside terminal
  * (TIOCSTI, TIOCLINUX), changing inode flags (chattr), and setting the
  * host's hardware clock (RTC_SET_TIME; the system clock is lsm/settime in
- * bpf/priv.bpf.c). */
+ * bpf/priv.bpf.c). A 32-bit task's SETFLAGS has its own number
+ * (FS_IOC32_SETFLAGS: the int argument). */
 #define TIOCSTI			0x5412
 #define TIOCLINUX		0x541C
 #define FS_IOC_SETFLAGS		0x40086602
+#define FS_IOC32_SETFLAGS	0x40046602
 #define FS_IOC_FSSETXATTR	0x401c5820
 #define RTC_SET_TIME		0x4024700a	/* _IOW('p', 0x0a, struct rtc_time) */
 
+static __always_inline bool ioctl_refused(unsigned int cmd)
+{
+	return cmd == TIOCSTI || cmd == TIOCLINUX || cmd == FS_IOC_SETFLAGS ||
+	       cmd == FS_IOC32_SETFLAGS || cmd == FS_IOC_FSSETXATTR ||
+	       cmd == RTC_SET_TIME;
+}
+
+/* Kernels without file_ioctl_compat pass compat ioctls here too. */
 SEC("lsm/file_ioctl")
 int BPF_PROG(stk_file_ioctl, struct file *file, unsigned int cmd,
 	     unsigned long arg)
 {
-	if (cmd != TIOCSTI && cmd != TIOCLINUX && cmd != FS_IOC_SETFLAGS &&
-	    cmd != FS_IOC_FSSETXATTR && cmd != RTC_SET_TIME)
+	if (!ioctl_refused(cmd))
+		return 0;
+	{
+		CURRENT_OR_ALLOW();
+		return lsm_deny(sb, conf, cgid, EV_KIND_FILE, EV_OP_IOCTL,
+				EV_REASON_ALWAYS_DENIED, NULL, NULL, 0, cmd);
+	}
+}
+
+/* 6.7, and 6.1 stable kernels since early 2024 (a backport; Debian's 6.1 has it): a 32-bit
+ * ioctl (compat_sys_ioctl(), or int $0x80 from any task) reaches this
+ * hook and not file_ioctl, so without it TIOCSTI and chattr would pass. */
+SEC("lsm/file_ioctl_compat")
+int BPF_PROG(stk_file_ioctl_compat, struct file *file, unsigned int cmd,
+	     unsigned long arg)
+{
+	if (!ioctl_refused(cmd))
 		return 0;
 	{
 		CURRENT_OR_ALLOW();

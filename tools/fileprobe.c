@@ -49,6 +49,16 @@
  *                             copy of the mount, then openat(FILE) in it
  *   socket-xdp                socket(AF_XDP): a family the rules never see
  *                             (built into the test VM's kernel)
+ *   ftruncate FD              ftruncate(FD, 0) of an fd inherited from the
+ *                             shell, opened before joining the cgroup
+ *   set-acl PATH              setxattr system.posix_acl_access, a real ACL
+ *                             (user 65534 r--); 6.2+ judge it in
+ *                             inode_set_acl, 6.1 in inode_setxattr
+ *   remove-acl PATH           removexattr system.posix_acl_access
+ *   tiocsti FD                ioctl(FD, TIOCSTI, "x"), FD an inherited tty
+ *   tiocsti32 FD              the same as a 32-bit ioctl (int $0x80, the
+ *                             compat entry: file_ioctl_compat); ENOSYS on
+ *                             a kernel without IA32 emulation
  * Helpers, run outside the sandbox: they print "pid=N", then "ready" once
  * set up, then their result, and exit after HELPER_TIMEOUT seconds anyway:
  *   hold                      sleep until killed; prints addr=0x... of a
@@ -83,6 +93,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/ioctl.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -512,6 +523,7 @@ enum op_id {
 	OP_ENVIRON, OP_VM_READV, OP_CGROUP_MOVE, OP_CLONE_CGROUP, OP_URING,
 	OP_UNIX_CONNECT, OP_RECV_FD, OP_HOLD, OP_UNIX_LISTEN, OP_SEND_FD,
 	OP_MKNOD_DEV, OP_PRLIMIT, OP_SETPRIO, OP_OPEN_TREE, OP_SOCKET_XDP,
+	OP_FTRUNCATE, OP_SET_ACL, OP_REMOVE_ACL, OP_TIOCSTI, OP_TIOCSTI32,
 };
 
 static const struct op {
@@ -558,6 +570,11 @@ static const struct op {
 	{ "setpriority", OP_SETPRIO, 1, 1, false },
 	{ "open-tree-read", OP_OPEN_TREE, 2, 2, false },
 	{ "socket-xdp", OP_SOCKET_XDP, 0, 0, false },
+	{ "ftruncate", OP_FTRUNCATE, 1, 1, false },
+	{ "set-acl", OP_SET_ACL, 1, 1, false },
+	{ "remove-acl", OP_REMOVE_ACL, 1, 1, false },
+	{ "tiocsti", OP_TIOCSTI, 1, 1, false },
+	{ "tiocsti32", OP_TIOCSTI32, 1, 1, false },
 };
 
 /* open_tree(2) has no glibc wrapper in Debian 12. */
@@ -573,6 +590,48 @@ static int open_tree_read(const char *dir, const char *file)
 		return result(-1);
 	fd = openat(tfd, file, O_RDONLY);
 	return result(fd < 0 ? -1 : 0);
+}
+
+/* A POSIX ACL in its xattr form (include/uapi/linux/posix_acl_xattr.h):
+ * owner rw-, user 65534 r--, group r--, mask r--, other r--. A named user
+ * makes it a real ACL, stored, not folded into the mode. */
+static int set_acl(const char *path)
+{
+	struct { uint16_t tag, perm; uint32_t id; } __attribute__((packed)) e[5] = {
+		{ 0x01, 6, UINT32_MAX }, { 0x02, 4, 65534 }, { 0x04, 4, UINT32_MAX },
+		{ 0x10, 4, UINT32_MAX }, { 0x20, 4, UINT32_MAX },
+	};
+	unsigned char buf[4 + sizeof(e)];
+	uint32_t version = 2;
+
+	memcpy(buf, &version, 4);
+	memcpy(buf + 4, e, sizeof(e));
+	return result(setxattr(path, "system.posix_acl_access", buf, sizeof(buf), 0));
+}
+
+/* TIOCSTI of one byte; compat as a 32-bit syscall: int $0x80 enters the
+ * ia32 table (ioctl is 54 there) from this 64-bit process, and so
+ * compat_sys_ioctl(); its pointer must fit 32 bits (MAP_32BIT). */
+static int tiocsti(int fd, bool compat)
+{
+	char *c = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+	long ret;
+
+	if (c == MAP_FAILED)
+		return setup_fail("mmap(MAP_32BIT)");
+	c[0] = 'x';
+	if (!compat)
+		return result(ioctl(fd, TIOCSTI, c));
+	__asm__ volatile("int $0x80"
+			 : "=a"(ret)
+			 : "a"(54), "b"(fd), "c"(TIOCSTI), "d"((uint32_t)(uintptr_t)c)
+			 : "memory", "r8", "r9", "r10", "r11");
+	if (ret < 0 && ret > -4096) {
+		errno = (int)-ret;
+		return result(-1);
+	}
+	return result(0);
 }
 
 /* UID:GID, or the default nobody:nogroup; -1 on a malformed one. */
@@ -662,6 +721,15 @@ static int act(enum op_id id, const char *a1, const char *a2)
 		return open_tree_read(a1, a2);
 	case OP_SOCKET_XDP:
 		return result(socket(AF_XDP, SOCK_RAW, 0) < 0 ? -1 : 0);
+	case OP_FTRUNCATE:
+		return result(ftruncate(atoi(a1), 0));
+	case OP_SET_ACL:
+		return set_acl(a1);
+	case OP_REMOVE_ACL:
+		return result(removexattr(a1, "system.posix_acl_access"));
+	case OP_TIOCSTI:
+	case OP_TIOCSTI32:
+		return tiocsti(atoi(a1), id == OP_TIOCSTI32);
 	case OP_PTRACE:
 		return ptrace_attach((pid_t)atoi(a1));
 	case OP_ENVIRON:
@@ -699,6 +767,7 @@ static void usage(void)
 		"  kill PID SIG    ptrace-attach PID    read-environ PID    process-vm-readv PID ADDR\n"
 		"  cgroup-move CGDIR    clone-into-cgroup CGDIR    io-uring-openat PATH\n"
 		"  unix-connect PATH|@NAME    recv-fd PATH|@NAME\n"
+		"  ftruncate FD    set-acl PATH    remove-acl PATH    tiocsti FD    tiocsti32 FD\n"
 		"  helpers: hold    unix-listen PATH|@NAME [N]    send-fd-server PATH|@NAME FILE\n");
 }
 

@@ -21,13 +21,14 @@ STOCKADE=${STOCKADE:-$here/../../stockade}
 SRC=${SRC:-$here/../..}
 
 # Every guarantee that needs BPF-LSM, by the name agent_ready gives it: a
-# contract, so a name dropped from the agent fails here. Entries added to
-# lsm_guarantees[] in agent/agent.c are picked up from the source too.
+# contract, so a name dropped from the agent fails here. Guarantees added
+# to the table in agent/lsm_table.c (its rows' third field) are picked up
+# from the source too.
 GUARANTEES="file_scope protected_paths fd_receive bpf ptrace signals mount"
 GUARANTEES="$GUARANTEES cgroup_escape unix_sockets user_namespaces packet_sockets"
-if [ -f "$SRC/agent/agent.c" ]; then
-	from_src=$(sed -n '/lsm_guarantees\[\] = {/,/};/p' "$SRC/agent/agent.c" |
-		sed -n 's/^[[:space:]]*"\([a-z0-9_]*\)",.*/\1/p')
+if [ -f "$SRC/agent/lsm_table.c" ]; then
+	from_src=$(sed -n 's/^[[:space:]]*{ "stk_[a-z0-9_]*", "[a-z0-9_]*", "\([a-z0-9_]*\)".*/\1/p' \
+		"$SRC/agent/lsm_table.c")
 	for g in $from_src; do
 		case " $GUARANTEES " in
 		*" $g "*) ;;

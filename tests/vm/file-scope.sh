@@ -315,6 +315,20 @@ judge() {
 
 # ---- the cases (issue 4's list, in its order) ----
 
+# 6.2 moved POSIX ACL changes from the xattr hooks to their own: the
+# record's op says which hook judged it.
+if grep -qw bpf_lsm_inode_set_acl /proc/kallsyms; then
+	ACL_SET=set_acl ACL_REMOVE=remove_acl
+else
+	ACL_SET=setxattr ACL_REMOVE=removexattr
+fi
+# /dev/ptmx opens only with devpts mounted (the tiocsti cases).
+mkdir -p /dev/pts
+grep -q ' /dev/pts devpts ' /proc/mounts || mount -t devpts devpts /dev/pts
+# 32-bit syscalls (IA32 emulation) for the compat ioctl case.
+compat=1
+[ "$("$probe" tiocsti32 -1 | tail -n 1)" != ENOSYS ] || compat=0
+
 # Fields of the record for a protected /etc/shadow read.
 SHADOW='"kind":"file" "op":"open_read" "path":"/etc/shadow" "reason":"protected"'
 
@@ -449,6 +463,39 @@ all_cases() {
 	fd_server
 	kase recv-fd-shadow NOFD "\"kind\":\"fd_receive\" \"path\":\"/etc/shadow\" \"reason\":\"protected\" $FP" '' \
 		recv-fd /run/task.sock
+
+	# 10. calls that newer kernels send to other hooks (agent/lsm_table.c
+	# rows marked newer; README "Kernels"). Each runs on both kernels:
+	# where the new hook exists it must refuse, elsewhere the old one.
+	# ftruncate of an fd the shell opened, outside, before the probe
+	# joined: 6.2+ judge it in file_truncate, 6.1 in path_truncate.
+	exec 7<>/etc/fs-test/file
+	kase ftruncate-preopened EPERM "$W \"op\":\"truncate\" \"path\":\"/etc/fs-test/file\" $FP" '' \
+		ftruncate 7
+	exec 7>&-
+	# A POSIX ACL is a write: inode_set_acl/inode_remove_acl on 6.2+,
+	# the xattr hooks on 6.1 (so the record's op differs).
+	kase set-acl-outside EPERM "$W \"op\":\"$ACL_SET\" \"path\":\"/etc/fs-test/file\" $FP" '' \
+		set-acl /etc/fs-test/file
+	kase remove-acl-outside EPERM "$W \"op\":\"$ACL_REMOVE\" \"path\":\"/etc/fs-test/file\" $FP" '' \
+		remove-acl /etc/fs-test/file
+	# TIOCSTI on a pty the shell opened, as a 64-bit ioctl (file_ioctl)
+	# and as a 32-bit one (file_ioctl_compat where the kernel has it).
+	# (A failed redirection on exec would end this shell: try it in a
+	# subshell first.)
+	I='"kind":"file" "op":"ioctl" "ioctl_cmd":21522[,}] "reason":"always_denied"'
+	if ! (exec 8<>/dev/ptmx) 2>/dev/null; then
+		t_fail "$T/$phase/tiocsti" "cannot open /dev/ptmx (is devpts mounted on /dev/pts?)"
+	else
+		exec 8<>/dev/ptmx
+		kase tiocsti EPERM "$I $FP" '' tiocsti 8
+		if [ "$compat" = 1 ]; then
+			kase tiocsti32 EPERM "$I $FP" '' tiocsti32 8
+		else
+			t_skip "$T/$phase/tiocsti32" "no 32-bit syscalls on this kernel (int \$0x80 gave ENOSYS): no compat ioctl to refuse"
+		fi
+		exec 8>&-
+	fi
 
 	# 9. allowed work, one syscall each (the script comes after judge())
 	kase read-input OK '' '' open-read /task/in/data.txt

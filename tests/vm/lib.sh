@@ -3,7 +3,8 @@
 # tests/vm/run.sh, one line each on the console:
 #   @@STOCKADE ok NAME
 #   @@STOCKADE fail NAME | DETAIL
-#   @@STOCKADE done passed=N failed=N
+#   @@STOCKADE skip NAME | REASON
+#   @@STOCKADE done passed=N failed=N skipped=N
 # NAME may contain spaces (the live tests' names do) but not " | ".
 # Each result is also appended to $RESULTS, so scripts run as separate
 # processes add up to one count for the final `done` line.
@@ -24,10 +25,21 @@ t_fail() {
 	echo "fail $_n" >> "$RESULTS"
 }
 
+# t_skip NAME REASON...: a case this kernel cannot run (a hook it lacks):
+# counted apart, neither passed nor failed, and the reason printed.
+t_skip() {
+	_n=$1
+	shift
+	_d=$(printf '%s' "$*" | tr '\n\r\t' '   ')
+	echo "@@STOCKADE skip $_n | ${_d:-skipped}"
+	echo "skip $_n" >> "$RESULTS"
+}
+
 t_done() {
 	_p=$(grep -c '^ok ' "$RESULTS" 2>/dev/null)
 	_f=$(grep -c '^fail ' "$RESULTS" 2>/dev/null)
-	echo "@@STOCKADE done passed=${_p:-0} failed=${_f:-0}"
+	_s=$(grep -c '^skip ' "$RESULTS" 2>/dev/null)
+	echo "@@STOCKADE done passed=${_p:-0} failed=${_f:-0} skipped=${_s:-0}"
 }
 
 # Show a file on the console for whoever reads the log after a failure.

@@ -14,6 +14,7 @@
 #                                 and tools/demo-files.sh (make demo)
 #   /opt/stockade/tests/live/     the host live tests and their policies
 #   /opt/stockade/tests/vm/       this suite
+#   /opt/stockade/agent/lsm_table.c  the BPF-LSM table (tests/vm/lsm-probe.sh)
 #   /lib/modules/NN-name.ko       tests/vm/modules, from KERNEL_CACHE
 # Uncompressed because the kernel unpacks it under TCG emulation, where
 # gunzip costs more than qemu copying a few extra megabytes.
@@ -62,6 +63,9 @@ for t in "$tools"/*; do
 done
 cp "$repo"/tools/demo-files.sh "$stage"/opt/stockade/tools/
 cp -R "$repo"/tests/vm "$stage"/opt/stockade/tests/vm
+# The BPF-LSM table, read by tests/vm/lsm-probe.sh.
+mkdir -p "$stage"/opt/stockade/agent
+cp "$repo"/agent/lsm_table.c "$stage"/opt/stockade/agent/
 if [ -d "$repo"/tests/live ]; then
 	cp -R "$repo"/tests/live "$stage"/opt/stockade/tests/live
 fi

@@ -1,9 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #
-# Boot the test VM once and report the suite's results.
+# Boot the test VM and report the suite's results.
 #
-#   tests/vm/run.sh test     run tests/vm/suite.sh in the guest (make vm-test)
+#   tests/vm/run.sh test     run tests/vm/suite.sh in the guest (make vm-test),
+#                            once per kernel in VM_KERNELS (6.1 6.12), the
+#                            guests in parallel (one qemu each)
 #   tests/vm/run.sh shell    interactive busybox shell (make vm-shell)
 #   tests/vm/run.sh demo     the file part of the demo, tests/vm/demo.sh
 #                            (make vm-demo; make demo on a host without
@@ -14,35 +16,104 @@
 #                            options (stockade.bench_tiny=1,
 #                            stockade.bench_rounds=N)
 #
-# Expects the kernel cache from tests/vm/kernel.sh and the initramfs from
-# tests/vm/mkinitramfs.sh under VM_DIR. The guest reports over the serial
-# console, one marker a line (tests/vm/lib.sh writes them):
+# Two kernels (README "Testing"): Debian 12's 6.1 under the system's qemu
+# 7.2 (known good there), and bookworm-backports' 6.12 under qemu 10 from
+# backports (tests/vm/qemu.sh: qemu 7.2 double-faults 6.12 under TCG
+# before init). Each kernel SERIES has its cache VM_DIR/kernel-SERIES
+# (tests/vm/kernel.sh), its initramfs VM_DIR/initramfs-SERIES.cpio
+# (tests/vm/mkinitramfs.sh) and its console log VM_DIR/console-SERIES.log.
+# The guest reports over the serial console, one marker a line
+# (tests/vm/lib.sh writes them):
 #   @@STOCKADE ok NAME
 #   @@STOCKADE fail NAME | DETAIL
-#   @@STOCKADE done passed=N failed=N
-# NAME may contain spaces, not " | ".
-# Anything else on the console is only copied to the terminal and to
-# VM_DIR/console.log. The exit status is non-zero on any failure, on no
-# results at all, and on a guest that did not reach `done` (crash, early
-# exit of init, or VM_TIMEOUT).
+#   @@STOCKADE skip NAME | REASON
+#   @@STOCKADE done passed=N failed=N skipped=N
+# NAME may contain spaces, not " | ". Each result line printed here names
+# its kernel (`PASS  [6.12] NAME`), each kernel ends with
+# `[SERIES] N passed, N failed, N skipped`, and `test` ends with the total.
+# Anything else on the console is only copied to the console log (and to
+# the terminal when one kernel runs alone). The exit status is non-zero
+# on any failure, on no results at all, and on a guest that did not reach
+# `done` (crash, early exit of init, or VM_TIMEOUT), for any kernel.
 #
-# Env: VM_DIR (build/vm), VM_TIMEOUT (420 s), VM_KVM=1 (use /dev/kvm: off by
+# Env: VM_DIR (build/vm), VM_TIMEOUT (600 s: two guests share the cores), VM_KVM=1 (use /dev/kvm: off by
 # default because KVM hangs on some hosts, TCG always works),
-# VM_APPEND (more kernel command line), QEMU (qemu-system-x86_64).
+# VM_APPEND (more kernel command line), VM_KERNELS (test: "6.1 6.12"),
+# VM_KERNEL (shell, demo, bench: 6.1), QEMU (the qemu binary: the
+# system's qemu-system-x86_64 for 6.1, VM_DIR/qemu's for others).
 set -u
 
 mode=${1:-test}
 vm_dir=${VM_DIR:-build/vm}
-timeout_s=${VM_TIMEOUT:-420}
-qemu=${QEMU:-qemu-system-x86_64}
-kernel=$vm_dir/kernel/vmlinuz
-initrd=$vm_dir/initramfs.cpio
-log=$vm_dir/console.log
+timeout_s=${VM_TIMEOUT:-600}
+
+# test: one child run (mode test-one) per kernel, in parallel; their
+# results are printed whole, one kernel after the other, then the total.
+if [ "$mode" = test ]; then
+	kernels=${VM_KERNELS:-6.1 6.12}
+	set -- $kernels
+	n=$#
+	start=$(date +%s)
+	pids=
+	mkdir -p "$vm_dir"
+	for k in $kernels; do
+		if [ "$n" = 1 ]; then
+			# Alone: the console on the terminal as it comes.
+			VM_KERNEL=$k sh "$0" test-one 2>&1 | tee "$vm_dir/results-$k.txt" &
+		else
+			echo "vm-test: [$k] booting (console in $vm_dir/console-$k.log)"
+			VM_KERNEL=$k VM_QUIET=1 sh "$0" test-one > "$vm_dir/results-$k.txt" 2>&1 &
+		fi
+		pids="$pids $!"
+	done
+	trap 'trap - INT TERM HUP; kill -TERM $pids 2>/dev/null; wait
+		echo "vm-test: interrupted; guests stopped" >&2; exit 130' INT TERM HUP
+	rc=0
+	for p in $pids; do
+		wait "$p" || rc=1
+	done
+	trap - INT TERM HUP
+	tp=0 tf=0 ts=0
+	for k in $kernels; do
+		[ "$n" = 1 ] || { echo; cat "$vm_dir/results-$k.txt"; }
+		# Its closing line; a run that printed none counts as a failure.
+		line=$(grep -E "^\[$k\] [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped\$" "$vm_dir/results-$k.txt" | tail -n 1)
+		if [ -z "$line" ]; then
+			echo "  FAIL  [$k] vm/results: no closing line from its run"
+			tf=$((tf + 1))
+			rc=1
+			continue
+		fi
+		set -- $line
+		tp=$((tp + $2)) tf=$((tf + $4)) ts=$((ts + $6))
+	done
+	echo
+	echo "vm-test: kernels $kernels in $(($(date +%s) - start))s"
+	echo "$tp passed, $tf failed, $ts skipped"
+	[ "$tf" = 0 ] || rc=1
+	exit $rc
+fi
+
+series=${VM_KERNEL:-6.1}
+kernel=$vm_dir/kernel-$series/vmlinuz
+initrd=$vm_dir/initramfs-$series.cpio
+log=$vm_dir/console-$series.log
+case $series in
+6.1)
+	qemu=${QEMU:-qemu-system-x86_64}
+	roms="/usr/share/qemu /usr/share/qemu/firmware"
+	;;
+*)
+	qemu=${QEMU:-$vm_dir/qemu/qemu-system-x86_64}
+	roms=$vm_dir/qemu/share
+	[ -x "$qemu" ] || { echo "vm-$mode: no qemu at $qemu: run tests/vm/qemu.sh (make vm-initramfs VM_KERNEL=$series)" >&2; exit 1; }
+	;;
+esac
 
 die() { echo "vm-$mode: $*" >&2; exit 1; }
 
-[ -r "$kernel" ] || die "no kernel at $kernel: run tests/vm/kernel.sh (make vm-kernel)"
-[ -r "$initrd" ] || die "no initramfs at $initrd: run make vm-initramfs"
+[ -r "$kernel" ] || die "no kernel at $kernel: run tests/vm/kernel.sh $vm_dir/kernel-$series $series (make vm-kernel VM_KERNEL=$series)"
+[ -r "$initrd" ] || die "no initramfs at $initrd: run make vm-initramfs VM_KERNEL=$series"
 command -v "$qemu" >/dev/null 2>&1 || die "$qemu not found: apt-get install qemu-system-x86"
 
 # -nographic puts the serial console on stdio. qboot instead of SeaBIOS:
@@ -50,9 +121,12 @@ command -v "$qemu" >/dev/null 2>&1 || die "$qemu not found: apt-get install qemu
 # the log.
 set -- -nographic -no-reboot -nic none -m 1024 -smp 1 \
 	-kernel "$kernel" -initrd "$initrd"
-for rom in /usr/share/qemu/qboot.rom /usr/share/qemu/firmware/qboot.rom; do
-	if [ -r "$rom" ]; then
-		set -- "$@" -bios "$rom"
+# qemu 10 unpacked under build/ finds its option ROMs (linuxboot_dma.bin)
+# only with -L.
+[ "$series" = 6.1 ] || set -- "$@" -L "$roms"
+for dir in $roms; do
+	if [ -r "$dir/qboot.rom" ]; then
+		set -- "$@" -bios "$dir/qboot.rom"
 		break
 	fi
 done
@@ -80,7 +154,8 @@ bench) marker=@@BENCH flag="stockade.bench=1 ${BENCH_APPEND:-}" ;;
 *) marker= ;;
 esac
 if [ -n "$marker" ]; then
-	mlog=$vm_dir/$mode-console.log
+	mlog=$vm_dir/$mode-console.log	# as before for 6.1: tools/demo.sh, tests/bench
+	[ "$series" = 6.1 ] || mlog=$vm_dir/$mode-console-$series.log
 	: > "$mlog"
 	echo "vm-$mode: booting $(cat "$vm_dir/kernel/release" 2>/dev/null) under $accel, timeout ${timeout_s}s (console in $mlog)" >&2
 	# timeout puts itself and qemu in a process group of their own, out of
@@ -128,18 +203,22 @@ if [ -n "$marker" ]; then
 	fi
 	exit "$guest_rc"
 fi
-[ "$mode" = test ] || die "unknown mode '$mode' (test, shell, demo or bench)"
+[ "$mode" = test-one ] || die "unknown mode '$mode' (test, shell, demo or bench)"
+mode=test
 
 rc_file=$log.rc
 rm -f "$log" "$rc_file"
 start=$(date +%s)
-echo "vm-test: booting $(cat "$vm_dir/kernel/release" 2>/dev/null) under $accel, timeout ${timeout_s}s"
+echo "vm-test: [$series] booting $(cat "$vm_dir/kernel-$series/release" 2>/dev/null) under $accel ($("$qemu" --version | head -n 1)), timeout ${timeout_s}s"
 # qemu dies if stdin is closed, and CI has none: give it /dev/null. The
 # exit status goes through a file because a pipeline's status is tee's.
+# VM_QUIET=1 (two kernels at once): the console goes to its log only.
+tee_out=/dev/stdout
+[ "${VM_QUIET:-0}" = 0 ] || tee_out=/dev/null
 {
 	timeout -k 5 "$timeout_s" "$qemu" "$@" -append "$append" </dev/null 2>&1
 	echo $? > "$rc_file"
-} | tee "$log"
+} | tee "$log" > "$tee_out"
 qemu_rc=$(cat "$rc_file" 2>/dev/null || echo 255)
 rm -f "$rc_file"
 elapsed=$(($(date +%s) - start))
@@ -157,15 +236,15 @@ if [ -z "$why" ]; then
 fi
 if [ -n "$why" ] || ! grep -q '@@STOCKADE done' "$log"; then
 	echo
-	echo "vm-test: last 30 console lines ($log):"
+	echo "vm-test: [$series] last 30 console lines ($log):"
 	tail -n 30 "$log" | tr -d '\r' | sed 's/^/  | /'
 fi
 
 echo
-echo "vm-test: results (${elapsed}s, console in $log)"
+echo "vm-test: [$series] results (${elapsed}s, console in $log)"
 # Markers can follow other output on the same line (a kernel message or
 # an escape sequence without a newline), so look for them anywhere.
-tr -d '\r' < "$log" | awk -v why="$why" '
+tr -d '\r' < "$log" | awk -v why="$why" -v k="[$series]" '
 	{
 		i = index($0, "@@STOCKADE ")
 		if (!i)
@@ -175,15 +254,18 @@ tr -d '\r' < "$log" | awk -v why="$why" '
 		sub(/ .*/, "", verb)
 		rest = substr(s, length(verb) + 2)
 		if (verb == "ok") {
-			printf "  PASS  %s\n", rest
+			printf "  PASS  %s %s\n", k, rest
 			pass++
-		} else if (verb == "fail") {
+		} else if (verb == "fail" || verb == "skip") {
 			j = index(rest, " | ")
 			if (j)
-				printf "  FAIL  %s: %s\n", substr(rest, 1, j - 1), substr(rest, j + 3)
+				printf "  %s  %s %s: %s\n", toupper(verb), k, substr(rest, 1, j - 1), substr(rest, j + 3)
 			else
-				printf "  FAIL  %s\n", rest
-			fail++
+				printf "  %s  %s %s\n", toupper(verb), k, rest
+			if (verb == "fail")
+				fail++
+			else
+				skip++
 		} else if (verb == "done") {
 			done = 1
 			claim = s
@@ -193,21 +275,21 @@ tr -d '\r' < "$log" | awk -v why="$why" '
 		# The harness itself is a test: a guest that never reached the
 		# end, or whose markers got lost, is a failure, not a short run.
 		if (!done) {
-			printf "  FAIL  vm/guest-finished: no @@STOCKADE done marker (%s)\n", \
-				why != "" ? why : "init died or powered off early"
+			printf "  FAIL  %s vm/guest-finished: no @@STOCKADE done marker (%s)\n", \
+				k, why != "" ? why : "init died or powered off early"
 			fail++
 		} else if (why != "") {
-			printf "  FAIL  vm/guest-exit: %s, after the suite finished\n", why
+			printf "  FAIL  %s vm/guest-exit: %s, after the suite finished\n", k, why
 			fail++
-		} else if (claim != sprintf("done passed=%d failed=%d", pass, fail)) {
-			printf "  FAIL  vm/markers: guest said \"%s\", host saw passed=%d failed=%d\n", \
-				claim, pass, fail
+		} else if (claim != sprintf("done passed=%d failed=%d skipped=%d", pass, fail, skip)) {
+			printf "  FAIL  %s vm/markers: guest said \"%s\", host saw passed=%d failed=%d skipped=%d\n", \
+				k, claim, pass, fail, skip
 			fail++
 		}
 		if (pass + fail == 0) {
-			printf "  FAIL  vm/results: the guest reported no results\n"
+			printf "  FAIL  %s vm/results: the guest reported no results\n", k
 			fail++
 		}
-		printf "%d passed, %d failed\n", pass, fail
+		printf "%s %d passed, %d failed, %d skipped\n", k, pass, fail, skip + 0
 		exit fail != 0
 	}'

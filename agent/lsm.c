@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The BPF-LSM room (agent/lsm.h): is BPF-LSM active, which programs this
+ * kernel can take (probed by BTF), what is lost without the others, and
+ * attaching, pinning and dropping their links. The table of programs,
+ * hooks and guarantees is agent/lsm_table.c.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <unistd.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "agent.h"
+#include "log.h"
+#include "lsm.h"
+#include "pin.h"
+#include "stockade.skel.h"
+
+bool lsm__bpf_listed(char *why, size_t len)
+{
+	char buf[512] = "";
+	FILE *f = fopen("/sys/kernel/security/lsm", "re");
+
+	if (!f && errno == ENOENT) {
+		/* securityfs is commonly unmounted on minimal hosts; a
+		 * failed mount is told by the fopen's errno below. */
+		if (!mount("securityfs", "/sys/kernel/security", "securityfs",
+			   MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
+			f = fopen("/sys/kernel/security/lsm", "re");
+	}
+	if (!f) {
+		snprintf(why, len, "cannot read /sys/kernel/security/lsm (%s); mount securityfs (mount -t securityfs securityfs /sys/kernel/security)",
+			 strerror(errno));
+		return false;
+	}
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	if (!strstr(buf, "bpf")) {
+		snprintf(why, len, "BPF LSM is not active: /sys/kernel/security/lsm is '%s', without 'bpf'; add lsm=%s,bpf to the kernel command line",
+			 buf, buf);
+		return false;
+	}
+	return true;
+}
+
+/* Names g in a->degraded once; loads and retries may say it again. */
+static void lose(struct agent *a, const char *g)
+{
+	size_t i;
+
+	if (!g)
+		return;
+	for (i = 0; i < a->n_degraded; i++)
+		if (!strcmp(a->degraded[i], g))
+			return;
+	if (a->n_degraded == sizeof(a->degraded) / sizeof(a->degraded[0])) {
+		/* Cannot happen with the table's dozen names; never silent. */
+		pr_warn("agent", "guarantee lost: %s (not listed: degraded[] is full)", g);
+		return;
+	}
+	a->degraded[a->n_degraded++] = g;
+	pr_warn("agent", "guarantee lost: %s", g);
+}
+
+int lsm__degrade(struct agent *a, const char *cause)
+{
+	const char *all[32];
+	size_t i, n;
+
+	if (!a->opt.allow_degraded) {
+		pr_err("agent", "%s. Refusing to start: without BPF-LSM the sandbox keeps only its network rules. Fix the kernel, or pass --allow-degraded to run with cgroup socket programs only",
+		       cause);
+		return -EOPNOTSUPP;
+	}
+	pr_warn("agent", "%s; running DEGRADED (--allow-degraded)", cause);
+	n = lsm__guarantees(all, sizeof(all) / sizeof(all[0]));
+	for (i = 0; i < n && i < sizeof(all) / sizeof(all[0]); i++)
+		lose(a, all[i]);
+	return 0;
+}
+
+/* Resolve typedefs and modifiers (const, volatile...). */
+static const struct btf_type *strip(const struct btf *btf, __u32 *id)
+{
+	const struct btf_type *t = btf__type_by_id(btf, *id);
+
+	while (t && (btf_is_mod(t) || btf_is_typedef(t))) {
+		*id = t->type;
+		t = btf__type_by_id(btf, *id);
+	}
+	return t;
+}
+
+/*
+ * Is bpf_lsm_<hook> in this kernel, shaped as row expects? Returns 0, or
+ * -ENOENT (no such hook) or -EPROTO (another prototype) with why set.
+ */
+static int hook_fits(const struct btf *btf, const char *hook,
+		     const struct lsm_hook *row, char *why, size_t len)
+{
+	const struct btf_param *p;
+	const struct btf_type *fn, *proto, *t;
+	char name[128];
+	__u32 id;
+	int i = 0, fid;
+
+	snprintf(name, sizeof(name), "bpf_lsm_%s", hook);
+	fid = btf__find_by_name_kind(btf, name, BTF_KIND_FUNC);
+	if (fid < 0) {
+		snprintf(why, len, "this kernel has no LSM hook %s (no %s in its BTF)",
+			 hook, name);
+		return -ENOENT;
+	}
+	if (!row)
+		return 0;
+	fn = btf__type_by_id(btf, fid);
+	proto = fn ? btf__type_by_id(btf, fn->type) : NULL;
+	if (!proto || !btf_is_func_proto(proto))
+		goto other;
+	p = btf_params(proto);
+	for (i = 0; i < LSM_MAX_ARGS && row->args[i]; i++) {
+		if (i >= btf_vlen(proto))
+			goto other;
+		if (!row->args[i][0])
+			continue;
+		id = p[i].type;
+		t = strip(btf, &id);
+		if (!t || !btf_is_ptr(t))
+			goto other;
+		id = t->type;
+		t = strip(btf, &id);
+		if (!t || !(btf_is_struct(t) || btf_is_union(t)) ||
+		    strcmp(btf__name_by_offset(btf, t->name_off), row->args[i]))
+			goto other;
+	}
+	return 0;
+other:
+	snprintf(why, len, "this kernel's LSM hook %s has another prototype than stockade's program %s expects (argument %d: want struct %s *)",
+		 hook, row->prog, i + 1, i < LSM_MAX_ARGS && row->args[i] ? row->args[i] : "?");
+	return -EPROTO;
+}
+
+/*
+ * STOCKADE_TEST_HIDE_HOOKS=a,b: treat those hooks as missing from this
+ * kernel, so the VM suite can prove the missing-hook path on kernels that
+ * have every hook (tests/vm/lsm-probe.sh). It only takes programs away,
+ * never adds one, and says so on stderr.
+ */
+static bool hidden(const char *hook)
+{
+	const char *list = getenv("STOCKADE_TEST_HIDE_HOOKS"), *p;
+	size_t n = strlen(hook);
+
+	for (p = list; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+		if (strcspn(p, ",") == n && !strncmp(p, hook, n)) {
+			pr_warn("agent", "STOCKADE_TEST_HIDE_HOOKS: treating the LSM hook %s as missing (a test setting)",
+				hook);
+			return true;
+		}
+	}
+	return false;
+}
+
+static const char *hook_of(const struct bpf_program *prog)
+{
+	const char *sec = bpf_program__section_name(prog);
+
+	return sec && !strncmp(sec, "lsm/", 4) ? sec + 4 : sec;
+}
+
+/*
+ * Does another LSM program of skel, for the same hook, fit this kernel?
+ * A hook whose prototype changed between kernels gets one program per
+ * prototype (each with its row); the one that does not fit is then no
+ * loss. Judged by BTF alone, before any autoload is changed.
+ */
+static bool twin_fits(const struct btf *btf, struct stockade *skel,
+		      const struct bpf_program *self, const char *hook)
+{
+	struct bpf_program *prog;
+	char why[256];
+
+	bpf_object__for_each_program(prog, skel->obj) {
+		const char *h = hook_of(prog);
+
+		if (prog == self || bpf_program__type(prog) != BPF_PROG_TYPE_LSM ||
+		    !h || strcmp(h, hook))
+			continue;
+		if (!hook_fits(btf, hook, lsm__hook(bpf_program__name(prog)), why,
+			       sizeof(why)))
+			return true;
+	}
+	return false;
+}
+
+static size_t add_name(const char **out, size_t n, size_t max, const char *g)
+{
+	size_t i;
+
+	for (i = 0; g && i < n && i < max; i++)
+		if (!strcmp(out[i], g))
+			return n;
+	if (!g)
+		return n;
+	if (n < max)
+		out[n] = g;
+	return n + 1;
+}
+
+size_t lsm__lost(bool (*attached)(const char *prog, void *ctx), void *ctx,
+		 const char **out, size_t max)
+{
+	const struct lsm_hook *row, *twin;
+	struct btf *btf = btf__load_vmlinux_btf();
+	char name[128];
+	size_t i, k, n = 0;
+	bool ok;
+
+	for (i = 0; (row = lsm__row(i)); i++) {
+		if (attached(row->prog, ctx))
+			continue;
+		snprintf(name, sizeof(name), "bpf_lsm_%s", row->hook);
+		if (row->newer && btf && btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) < 0)
+			continue;	/* the older hook covers it */
+		for (ok = false, k = 0; !ok && (twin = lsm__row(k)); k++)
+			ok = twin != row && !strcmp(twin->hook, row->hook) &&
+			     attached(twin->prog, ctx);
+		if (ok)
+			continue;
+		n = add_name(out, n, max, row->guarantee);
+		n = add_name(out, n, max, row->also);
+	}
+	btf__free(btf);
+	return n;
+}
+
+int lsm__set_autoload(struct agent *a, struct stockade *skel, bool on)
+{
+	struct bpf_program *prog;
+	struct btf *btf = NULL;
+	bool lost = false;
+	char why[256];
+	int err = 0;
+
+	if (on) {
+		btf = btf__load_vmlinux_btf();
+		if (!btf) {
+			/* CO-RE needs it too: the load fails and says so. */
+			pr_warn("agent", "reading the kernel's BTF failed (%s): BPF-LSM hooks are not probed",
+				strerror(errno));
+		}
+	}
+	bpf_object__for_each_program(prog, skel->obj) {
+		const char *hook = hook_of(prog);
+		const struct lsm_hook *row;
+
+		if (bpf_program__type(prog) != BPF_PROG_TYPE_LSM)
+			continue;
+		if (!on || !btf || !hook) {
+			bpf_program__set_autoload(prog, on);
+			continue;
+		}
+		/* An unlisted program is still probed for its hook; its
+		 * guarantee is then its hook's name (lsm__guarantee). */
+		row = lsm__hook(bpf_program__name(prog));
+		if (hidden(hook)) {
+			snprintf(why, sizeof(why), "the LSM hook %s is hidden by STOCKADE_TEST_HIDE_HOOKS",
+				 hook);
+			err = -ENOENT;
+		} else {
+			err = hook_fits(btf, hook, row, why, sizeof(why));
+		}
+		bpf_program__set_autoload(prog, !err);
+		if (!err)
+			continue;
+		if (err == -ENOENT && row && row->newer) {
+			/* Older kernels route the call through the old hook. */
+			pr_debug("agent", "%s: %s not loaded; an older hook covers it",
+				 why, bpf_program__name(prog));
+			err = 0;
+			continue;
+		}
+		if (err == -EPROTO && twin_fits(btf, skel, prog, hook)) {
+			pr_debug("agent", "%s: %s not loaded; its twin for this prototype is",
+				 why, bpf_program__name(prog));
+			err = 0;
+			continue;
+		}
+		pr_warn("agent", "%s: %s not loaded", why, bpf_program__name(prog));
+		if (!a->opt.allow_degraded) {
+			pr_err("agent", "%s. Refusing to start: that loses '%s'. Run a kernel with this hook, or pass --allow-degraded to run without it",
+			       why, lsm__guarantee(bpf_program__name(prog), hook));
+			btf__free(btf);
+			return -EOPNOTSUPP;
+		}
+		lost = true;
+		lose(a, lsm__guarantee(bpf_program__name(prog), hook));
+		if (row)
+			lose(a, row->also);
+		err = 0;
+	}
+	if (lost)
+		pr_warn("agent", "running DEGRADED (--allow-degraded): some BPF-LSM hooks are missing on this kernel");
+	btf__free(btf);
+	return err;
+}
+
+/*
+ * Pin link at path. With replace, an older link is pinned there: pin the
+ * new one beside it and rename it over the old pin, which swaps them in one
+ * step, so that at no moment is neither pinned (a SIGKILL between two
+ * steps leaves both, never none).
+ */
+static int link_pin(struct bpf_link *link, const char *path, bool replace)
+{
+	char tmp[PATH_MAX];
+	int err;
+
+	if (!replace)
+		return bpf_link__pin(link, path);
+	/* bpffs refuses '.' in names. */
+	if (snprintf(tmp, sizeof(tmp), "%s-new", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	unlink(tmp);	/* left by an agent killed at this very step */
+	err = bpf_link__pin(link, tmp);
+	if (err)
+		return err;
+	if (rename(tmp, path)) {
+		err = -errno;
+		unlink(tmp);
+	}
+	return err;
+}
+
+/* Drop our LSM links; unpin those this agent attached (a failed probe). */
+void lsm__drop(struct agent *a, bool unpin_new, const bool *is_new)
+{
+	char path[PATH_MAX];
+	size_t i;
+
+	for (i = 0; i < a->n_lsm_links; i++) {
+		if (unpin_new && is_new && is_new[i] &&
+		    bpf_link__pin_path(a->lsm_links[i])) {
+			snprintf(path, sizeof(path), "%s",
+				 bpf_link__pin_path(a->lsm_links[i]));
+			unlink(path);
+		}
+		bpf_link__destroy(a->lsm_links[i]);
+		a->lsm_links[i] = NULL;
+	}
+	a->n_lsm_links = 0;
+}
+
+/*
+ * Attach the BPF-LSM programs, each once, system-wide; this is also the
+ * proof that BPF-LSM works here. A pinned link of the same program is
+ * adopted as it is. One of another build is replaced by a new link made
+ * first: both programs judge for a moment, and neither is ever missing.
+ */
+int lsm__attach(struct agent *a)
+{
+	bool is_new[AGENT_MAX_LSM] = { false };
+	char name[128], path[PATH_MAX];
+	struct bpf_program *prog;
+	struct bpf_link *old, *link;
+	int err = 0;
+
+	bpf_object__for_each_program(prog, a->skel->obj) {
+		/* Not loaded: its hook is missing here (lsm__set_autoload). */
+		if (bpf_program__type(prog) != BPF_PROG_TYPE_LSM ||
+		    !bpf_program__autoload(prog))
+			continue;
+		if (a->n_lsm_links == AGENT_MAX_LSM) {
+			err = -E2BIG;
+			break;
+		}
+		snprintf(name, sizeof(name), "lsm-%s", bpf_program__name(prog));
+		err = pin__link_path(path, sizeof(path), a->opt.bpffs, name);
+		if (err)
+			break;
+		/* access() first: libbpf warns about any link it cannot open. */
+		old = access(path, F_OK) ? NULL : bpf_link__open(path);
+		if (!old && errno != ENOENT) {
+			err = -errno;
+			pr_err("pin", "opening the pinned link %s failed: %s", path,
+			       strerror(errno));
+			break;
+		}
+		if (old && agent__same_prog(old, prog)) {
+			a->lsm_links[a->n_lsm_links++] = old;
+			a->lsm_adopted++;
+			continue;
+		}
+		link = bpf_program__attach_lsm(prog);
+		if (!link) {
+			err = -errno;
+			bpf_link__destroy(old);	/* closes; its pin keeps it */
+			break;
+		}
+		err = link_pin(link, path, old != NULL);
+		if (err) {
+			pr_err("pin", "pinning %s failed: %s", path, strerror(-err));
+			bpf_link__destroy(link);
+			bpf_link__destroy(old);
+			break;
+		}
+		/* The old program's last reference: it stops judging now. */
+		bpf_link__destroy(old);
+		is_new[a->n_lsm_links] = !old;
+		a->lsm_links[a->n_lsm_links++] = link;
+		if (old)
+			a->lsm_replaced++;
+		else
+			a->lsm_attached++;
+	}
+	if (err)
+		lsm__drop(a, true, is_new);
+	else if (a->lsm_replaced)
+		pr_info("agent", "BPF-LSM: %u programs of another build replaced (overlapping), %u adopted, %u attached",
+			a->lsm_replaced, a->lsm_adopted, a->lsm_attached);
+	return err;
+}

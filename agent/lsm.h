@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The BPF-LSM room: which hook each LSM program judges, which guarantee
+ * is lost without it, and loading/attaching them (agent/lsm.c).
+ *
+ * Kernels differ in their hooks: a hook is judged present when the
+ * running kernel's BTF has the FUNC bpf_lsm_<hook>, and of the shape the
+ * program was written for (lsm_hook.args). A program whose hook is
+ * missing is not loaded; what that costs depends on the hook:
+ *   - a hook newer kernels added in front of an old one (`newer`), e.g.
+ *     file_truncate (6.2, ftruncate no longer reaches path_truncate): on
+ *     a kernel without it the old hook still sees the call, nothing lost;
+ *   - a hook whose prototype changed (inode_setattr gained a first
+ *     argument after 6.1): one program per prototype, each with its row;
+ *     the one that does not fit is not loaded, and nothing is lost while
+ *     its twin (same hook) fits;
+ *   - any other: its guarantee is named in agent_ready's `degraded`, and
+ *     the agent starts only with --allow-degraded.
+ */
+#ifndef STOCKADE_AGENT_LSM_H
+#define STOCKADE_AGENT_LSM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define LSM_MAX_ARGS	4
+
+struct lsm_hook {
+	const char *prog;	/* the BPF program's name, in bpf/ */
+	const char *hook;	/* the LSM hook, "lsm/<hook>" */
+	const char *guarantee;	/* named in `degraded` without it */
+	const char *also;	/* a second guarantee it carries, or NULL */
+	bool newer;		/* missing = the older hook covers it */
+	/* The struct each leading argument points to, as the program reads
+	 * it ("" = any pointer or scalar, not checked); a kernel whose
+	 * prototype differs there has another hook under the same name. */
+	const char *args[LSM_MAX_ARGS];
+};
+
+/* The table's i-th row, NULL past the end. */
+const struct lsm_hook *lsm__row(size_t i);
+/* The table's row for a program, or NULL if it is not listed. */
+const struct lsm_hook *lsm__hook(const char *prog);
+/* What a missing prog costs: its row's guarantee, else (a program added
+ * without a row) its hook's name, so nothing is ever lost unnamed. */
+const char *lsm__guarantee(const char *prog, const char *hook);
+/* Every guarantee the table names, each once, in table order; returns
+ * how many (at most max are stored). */
+size_t lsm__guarantees(const char **out, size_t max);
+
+struct agent;
+struct stockade;
+struct bpf_link;
+struct bpf_program;
+
+/* Is `bpf` in the active LSM list? Mounts securityfs if nobody has. */
+bool lsm__bpf_listed(char *why, size_t len);
+/* Autoload every LSM program (on), or none; with on, leave out those
+ * whose hook this kernel lacks, naming their guarantees in a->degraded
+ * (set_lsm_autoload of old). Fails (-EOPNOTSUPP) when a guarantee is lost
+ * without --allow-degraded. */
+int lsm__set_autoload(struct agent *a, struct stockade *skel, bool on);
+/* Every LSM guarantee lost (no BPF-LSM at all): refuses without
+ * --allow-degraded. */
+int lsm__degrade(struct agent *a, const char *cause);
+int lsm__attach(struct agent *a);
+/* For `stockade status`: the guarantees lost, given which programs are
+ * attached (attached(prog, ctx)): a row with no attached program is lost
+ * unless it is `newer` and this kernel lacks its hook, or a twin for its
+ * hook is attached. Returns how many (at most max stored). */
+size_t lsm__lost(bool (*attached)(const char *prog, void *ctx), void *ctx,
+		 const char **out, size_t max);
+void lsm__drop(struct agent *a, bool unpin_new, const bool *is_new);
+
+#endif
