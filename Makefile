@@ -191,6 +191,7 @@ live-test: $(BIN) tools variant variant-layout
 	$(Q)STOCKADE_VARIANT=$(VARIANT) STOCKADE_VARIANT_LAYOUT=$(VARIANT_LAYOUT) \
 		sh tests/live/lifecycle.sh
 	$(Q)sh tests/live/reload.sh
+	$(Q)sh tests/live/zerowin.sh
 
 # ---- benchmarks (root; README "Performance") ----
 # tests/bench/run.sh runs each section script (tests/bench/*.sh) and prints

@@ -41,7 +41,9 @@
 #include "stockade_limits.h"
 #include "stockade.skel.h"
 
-#define SCAN_INTERVAL_MS	250	/* new cgroups confined within 1 s */
+/* The safety net: new cgroups arrive by inotify on the watched
+ * directories (include/sandbox.h); the scan finds what that missed. */
+#define SCAN_INTERVAL_MS	5000
 
 static volatile sig_atomic_t stop_signal, reload_signal;
 
@@ -740,26 +742,27 @@ static bool cg_link_fits(struct bpf_link *link, uint64_t id,
  * this build's program in place (BPF_LINK_UPDATE: atomic, no window), and
  * only a missing one is attached (and pinned). *how says which happened.
  */
-static int attach_cg(struct agent *a, struct sandbox_cg *cg, const char **how)
+static int attach_links(struct agent *a, uint64_t id, const char *rel,
+			struct bpf_program **progs, int n, struct bpf_link **links,
+			const char **how)
 {
-	struct bpf_program *progs[SANDBOX_N_LINKS];
-	bool is_new[SANDBOX_N_LINKS] = { false };
+	bool is_new[SANDBOX_N_LINKS > WATCH_N_LINKS ? SANDBOX_N_LINKS :
+		    WATCH_N_LINKS] = { false };
 	char path[PATH_MAX], pin[PATH_MAX];
 	unsigned int adopted = 0, replaced = 0;
 	struct bpf_link *link;
 	int fd, i, err = 0;
 
-	cg_progs(a, progs);
-	snprintf(path, sizeof(path), "%s%s", a->cgroot, cg->path);
+	snprintf(path, sizeof(path), "%s%s", a->cgroot, rel);
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	for (i = 0; i < SANDBOX_N_LINKS; i++) {
-		err = cg_link_path(a, cg->id, progs[i], pin, sizeof(pin));
+	for (i = 0; i < n; i++) {
+		err = cg_link_path(a, id, progs[i], pin, sizeof(pin));
 		if (err)
 			break;
 		link = access(pin, F_OK) ? NULL : bpf_link__open(pin);
-		if (link && !cg_link_fits(link, cg->id, progs[i])) {
+		if (link && !cg_link_fits(link, id, progs[i])) {
 			/* Not what its name says: drop the pin, attach anew. */
 			unlink(pin);
 			bpf_link__destroy(link);
@@ -776,18 +779,18 @@ static int attach_cg(struct agent *a, struct sandbox_cg *cg, const char **how)
 			} else {
 				replaced++;
 			}
-			cg->links[i] = link;
+			links[i] = link;
 			continue;
 		}
-		cg->links[i] = bpf_program__attach_cgroup(progs[i], fd);
-		if (!cg->links[i]) {
+		links[i] = bpf_program__attach_cgroup(progs[i], fd);
+		if (!links[i]) {
 			err = -errno;
 			pr_err("cgroup", "attaching %s to %s failed: %s",
 			       bpf_program__name(progs[i]), path, strerror(errno));
 			break;
 		}
 		is_new[i] = true;
-		err = bpf_link__pin(cg->links[i], pin);
+		err = bpf_link__pin(links[i], pin);
 		if (err) {
 			pr_err("pin", "pinning %s failed: %s", pin, strerror(-err));
 			i++;
@@ -800,17 +803,26 @@ static int attach_cg(struct agent *a, struct sandbox_cg *cg, const char **how)
 		 * links stay pinned, and keep confining. */
 		while (i-- > 0) {
 			if (is_new[i]) {
-				bpf_link__unpin(cg->links[i]);
-				bpf_link_detach(bpf_link__fd(cg->links[i]));
+				bpf_link__unpin(links[i]);
+				bpf_link_detach(bpf_link__fd(links[i]));
 			}
-			bpf_link__destroy(cg->links[i]);
-			cg->links[i] = NULL;
+			bpf_link__destroy(links[i]);
+			links[i] = NULL;
 		}
 		return err;
 	}
-	*how = replaced ? "replaced" : adopted == SANDBOX_N_LINKS ? "adopted" :
+	*how = replaced ? "replaced" : adopted == (unsigned int)n ? "adopted" :
 	       "attached";
 	return 0;
+}
+
+static int attach_cg(struct agent *a, struct sandbox_cg *cg, const char **how)
+{
+	struct bpf_program *progs[SANDBOX_N_LINKS];
+
+	cg_progs(a, progs);
+	return attach_links(a, cg->id, cg->path, progs, SANDBOX_N_LINKS,
+			    cg->links, how);
 }
 
 /* Close our handles on cg's links; the pins keep them attached. */
@@ -866,6 +878,8 @@ static void detach_cg(struct agent *a, struct sandbox_cg *cg, const char *why)
 /* Forget a->cgs[i] (its links and entries are handled by the caller). */
 static void untrack(struct agent *a, size_t i)
 {
+	if (a->cgs[i].wd >= 0 && a->cg_ino_fd >= 0)
+		inotify_rm_watch(a->cg_ino_fd, a->cgs[i].wd);
 	free(a->cgs[i].path);
 	a->cgs[i] = a->cgs[--a->n_cgs];
 	a->last_cg = 0;
@@ -919,6 +933,7 @@ static struct sandbox_cg *track(struct agent *a, const char *rel, uint64_t id)
 	if (!cg->path)
 		return NULL;
 	cg->id = id;
+	cg->wd = -1;
 	a->n_cgs++;
 	return cg;
 }
@@ -1000,6 +1015,323 @@ static bool pin_has_cg_links(struct agent *a, uint64_t id)
 	return false;
 }
 
+/* ---- zero window: watched directories (include/sandbox.h) ---- */
+
+static void w_progs(struct agent *a, struct bpf_program *progs[WATCH_N_LINKS])
+{
+	progs[0] = a->skel->progs.stk_w_connect4;
+	progs[1] = a->skel->progs.stk_w_connect6;
+	progs[2] = a->skel->progs.stk_w_sendmsg4;
+	progs[3] = a->skel->progs.stk_w_sendmsg6;
+	progs[4] = a->skel->progs.stk_w_sock_create;
+	progs[5] = a->skel->progs.stk_w_bind4;
+	progs[6] = a->skel->progs.stk_w_bind6;
+}
+
+static struct watch_dir *find_wd(struct agent *a, const char *rel)
+{
+	size_t i;
+
+	for (i = 0; i < a->n_wds; i++)
+		if (!strcmp(a->wds[i].path, rel))
+			return &a->wds[i];
+	return NULL;
+}
+
+static struct watch_dir *find_wd_id(struct agent *a, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < a->n_wds; i++)
+		if (a->wds[i].id == id)
+			return &a->wds[i];
+	return NULL;
+}
+
+/* The watched directory rel's parent is, if any. */
+static struct watch_dir *parent_wd(struct agent *a, const char *rel)
+{
+	char parent[PATH_MAX];
+	const char *slash = strrchr(rel, '/');
+
+	if (!slash)
+		return NULL;
+	snprintf(parent, sizeof(parent), "%.*s", (int)(slash - rel), rel);
+	return find_wd(a, parent);
+}
+
+/*
+ * The slot a pending cgroup below dir is judged by: the one policy whose
+ * selectors can select something below dir, else the conflict slot (deny
+ * all): several candidates, or one that is conflicted itself.
+ */
+static uint32_t candidate_slot(struct agent *a, const char *dir)
+{
+	int64_t found = -1;
+	size_t i, j;
+
+	for (i = 0; i < a->set.n; i++) {
+		const struct policy *p = a->set.v[i];
+
+		for (j = 0; j < p->n_cgroups; j++) {
+			if (!select__prefix_match(p->cgroups[j], dir))
+				continue;
+			if (found >= 0 && found != (int64_t)a->pol_id[i])
+				return POLICY_SLOT_CONFLICT;
+			found = (int64_t)a->pol_id[i];
+		}
+	}
+	return found < 0 ? POLICY_SLOT_CONFLICT : slot_of(a, (uint32_t)found);
+}
+
+/* Can any selector select a cgroup below rel (not rel itself)? */
+static bool may_select_below(struct agent *a, const char *rel)
+{
+	size_t i, j;
+
+	for (i = 0; i < a->set.n; i++)
+		for (j = 0; j < a->set.v[i]->n_cgroups; j++)
+			if (select__prefix_match(a->set.v[i]->cgroups[j], rel))
+				return true;
+	return false;
+}
+
+/* Want rel watched (this scan generation); add it, and its inotify
+ * watch, when new. */
+static struct watch_dir *want_wd(struct agent *a, const char *rel, bool top)
+{
+	struct watch_dir *w = find_wd(a, rel);
+	char path[PATH_MAX];
+
+	if (!w) {
+		uint64_t id = cgroup__id(a->cgroot, rel);
+
+		if (!id)
+			return NULL;	/* gone meanwhile */
+		if (a->n_wds == a->cap_wds) {
+			size_t cap = a->cap_wds ? a->cap_wds * 2 : 16;
+			struct watch_dir *v = realloc(a->wds, cap * sizeof(*v));
+
+			if (!v)
+				return NULL;
+			a->wds = v;
+			a->cap_wds = cap;
+		}
+		w = &a->wds[a->n_wds];
+		memset(w, 0, sizeof(*w));
+		w->path = strdup(rel);
+		if (!w->path)
+			return NULL;
+		w->id = id;
+		w->wd = -1;
+		a->n_wds++;
+		/* The watch before anything below is judged: a cgroup made
+		 * from now on is reported, one made before is walked. */
+		snprintf(path, sizeof(path), "%s%s", a->cgroot, rel);
+		if (a->cg_ino_fd >= 0) {
+			w->wd = inotify_add_watch(a->cg_ino_fd, path,
+						  IN_CREATE | IN_ONLYDIR);
+			if (w->wd < 0)
+				pr_warn("cgroup", "watching %s for new cgroups failed: %s; they are classified by the periodic scan (every %d s), pending until then",
+					path, strerror(errno), SCAN_INTERVAL_MS / 1000);
+		}
+	}
+	w->top |= top;
+	w->seen = a->scan_gen;
+	return w;
+}
+
+/* The selectors' watched directories, for this scan (start, reload, or
+ * the safety net). A literal selector whose cgroup exists needs none:
+ * its subtree is confined by inheritance. */
+static void watch_tops(struct agent *a)
+{
+	char base[PATH_MAX], path[2 * PATH_MAX];
+	size_t i, j;
+
+	for (i = 0; i < a->set.n; i++) {
+		const struct policy *p = a->set.v[i];
+
+		for (j = 0; j < p->n_cgroups; j++) {
+			const char *sel = p->cgroups[j];
+			char *slash;
+
+			if (select__is_literal(sel)) {
+				snprintf(path, sizeof(path), "%s%s", a->cgroot, sel);
+				if (!access(path, F_OK))
+					continue;
+			}
+			if (select__watch_base(sel, base, sizeof(base)))
+				continue;
+			/* The deepest of its directories that exists. */
+			for (;;) {
+				snprintf(path, sizeof(path), "%s%s", a->cgroot, base);
+				if (!access(path, F_OK) || !base[0])
+					break;
+				slash = strrchr(base, '/');
+				*(slash ? slash : base) = '\0';
+			}
+			want_wd(a, base, true);
+		}
+	}
+}
+
+static void outside_add(struct agent *a, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < a->n_outs; i++) {
+		if (a->outs[i].id == id) {
+			a->outs[i].seen = a->scan_gen;
+			return;
+		}
+	}
+	if (a->n_outs == a->cap_outs) {
+		size_t cap = a->cap_outs ? a->cap_outs * 2 : 64;
+		struct outside_cg *v = realloc(a->outs, cap * sizeof(*v));
+
+		if (!v)
+			return;	/* its entry stays until the agent stops */
+		a->outs = v;
+		a->cap_outs = cap;
+	}
+	a->outs[a->n_outs].id = id;
+	a->outs[a->n_outs++].seen = a->scan_gen;
+}
+
+static bool is_outside(struct agent *a, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < a->n_outs; i++)
+		if (a->outs[i].id == id)
+			return true;
+	return false;
+}
+
+static int arm_wd(struct agent *a, struct watch_dir *w);
+
+/*
+ * A cgroup that no selector chose, right below a watched directory:
+ * another watched directory when a selector can still select below it,
+ * else an OUTSIDE entry, which ends its pending state (and its
+ * descendants').
+ */
+static void classify_unselected(struct agent *a, const char *rel, uint64_t id)
+{
+	struct sandbox sb = { .policy_id = SANDBOX_ENTRY_OUTSIDE };
+
+	if (may_select_below(a, rel)) {
+		struct watch_dir *w = want_wd(a, rel, false), *up = parent_wd(a, rel);
+
+		/* Below an armed directory: armed now, before anything below
+		 * it is classified, so a selected child of it takes the
+		 * links-first path (its pending state must not end before
+		 * its own links judge it). */
+		if (w && up && up->armed && up->entry)
+			arm_wd(a, w);
+		return;
+	}
+	if (map_update_retry(bpf_map__fd(a->skel->maps.sandboxes), &id, &sb,
+			     BPF_ANY)) {
+		pr_warn("cgroup", "marking %s outside every sandbox failed: %s; it stays pending (judged deny-first) until the next scan",
+			rel, strerror(errno));
+		return;
+	}
+	outside_add(a, id);
+}
+
+/* Write w's WATCHED entry and, for a top directory, attach its links. */
+static int arm_wd(struct agent *a, struct watch_dir *w)
+{
+	struct bpf_program *progs[WATCH_N_LINKS];
+	struct sandbox sb = { .policy_id = SANDBOX_ENTRY_WATCHED };
+	const char *how;
+	int err;
+
+	/* Inside a confined cgroup, the cgroup is judged by that sandbox
+	 * already (its inherited entry), and its parent's programs run
+	 * there: nothing to add, only the inotify watch. */
+	if (agent__find_cg(a, w->id)) {
+		w->armed = true;
+		w->entry = false;
+		return 0;
+	}
+	sb.slot = candidate_slot(a, w->path);
+	if (!w->armed || !w->entry || sb.slot != w->slot) {
+		err = map_update_retry(bpf_map__fd(a->skel->maps.sandboxes),
+				       &w->id, &sb, BPF_ANY);
+		if (err) {
+			pr_err("cgroup", "marking %s as watched failed: %s; cgroups created there wait for the scan",
+			       w->path[0] ? w->path : "/", strerror(-err));
+			return err;
+		}
+		w->slot = sb.slot;
+		w->entry = true;
+	}
+	if (w->top && !w->links[0]) {
+		w_progs(a, progs);
+		err = attach_links(a, w->id, w->path, progs, WATCH_N_LINKS,
+				   w->links, &how);
+		if (err) {
+			pr_err("cgroup", "attaching the watch programs to %s failed: %s",
+			       w->path[0] ? w->path : "/", strerror(-err));
+			return err;
+		}
+	}
+	w->armed = true;
+	return 0;
+}
+
+/* Undo arm_wd(): links first (then nothing judges pending cgroups with
+ * the cgroup programs), then the entry, then the inotify watch. */
+static void disarm_wd(struct agent *a, struct watch_dir *w)
+{
+	struct bpf_program *progs[WATCH_N_LINKS];
+	struct sandbox sb;
+	char pin[PATH_MAX];
+	int i;
+
+	w_progs(a, progs);
+	for (i = 0; i < WATCH_N_LINKS; i++) {
+		if (w->links[i])
+			bpf_link_detach(bpf_link__fd(w->links[i]));
+		bpf_link__destroy(w->links[i]);
+		w->links[i] = NULL;
+		if (!cg_link_path(a, w->id, progs[i], pin, sizeof(pin)))
+			unlink(pin);
+	}
+	if (w->entry &&
+	    !bpf_map_lookup_elem(bpf_map__fd(a->skel->maps.sandboxes), &w->id, &sb) &&
+	    sb.policy_id == SANDBOX_ENTRY_WATCHED)
+		bpf_map_delete_elem(bpf_map__fd(a->skel->maps.sandboxes), &w->id);
+	if (w->wd >= 0 && a->cg_ino_fd >= 0)
+		inotify_rm_watch(a->cg_ino_fd, w->wd);
+	w->wd = -1;
+	w->armed = w->entry = false;
+}
+
+static void forget_wd(struct agent *a, size_t i)
+{
+	disarm_wd(a, &a->wds[i]);
+	free(a->wds[i].path);
+	a->wds[i] = a->wds[--a->n_wds];
+}
+
+/* Milliseconds from rel's creation (its directory's ctime) until now. */
+static int64_t pending_ms_of(struct agent *a, const char *rel)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int64_t born;
+
+	snprintf(path, sizeof(path), "%s%s", a->cgroot, rel);
+	if (stat(path, &st))
+		return -1;
+	born = (int64_t)st.st_ctim.tv_sec * 1000 + st.st_ctim.tv_nsec / 1000000;
+	return now_ns(CLOCK_REALTIME) / 1000000 - born;
+}
+
 static void emit_attach(struct agent *a, const struct sandbox_cg *cg,
 			const char *parent, const char *how)
 {
@@ -1010,6 +1342,11 @@ static void emit_attach(struct agent *a, const struct sandbox_cg *cg,
 		json_str_raw(&a->j, "parent", parent, strlen(parent));
 	if (how)
 		json_str(&a->j, "links", how);
+	if (cg->pending_ms >= 0) {
+		/* Created below a watched directory while the agent ran. */
+		json_u64(&a->j, "pending_ms", (uint64_t)cg->pending_ms);
+		json_str(&a->j, "classified_by", a->in_inotify ? "inotify" : "scan");
+	}
 	events__emit(a);
 }
 
@@ -1121,7 +1458,8 @@ static void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	const char *how = NULL;
 	int64_t sel;
 	uintptr_t pidx = (uintptr_t)parent;
-	bool direct, det = a->n_det && is_detached(a, id);
+	bool direct, det = a->n_det && is_detached(a, id), links_first;
+	struct watch_dir *under;
 	int err;
 
 	if (found) {
@@ -1137,8 +1475,18 @@ static void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	if (sel >= 0 && det)
 		sel = -1;
 	direct = sel >= 0;
-	if (!direct && !pidx)
-		return NULL;	/* outside every sandbox */
+	under = parent_wd(a, rel);
+	if (!direct && !pidx) {
+		/* Outside every sandbox; below a watched directory that means
+		 * classified: watched itself, or an OUTSIDE entry. */
+		if (under)
+			classify_unselected(a, rel, id);
+		return NULL;
+	}
+	/* Pending until now (its nearest entry a WATCHED directory): its own
+	 * links go first, while the watch links still judge it, then the
+	 * entry that ends the pending state (bpf/net.bpf.c, who_judges()). */
+	links_first = direct && !pidx && under && under->armed && under->entry;
 
 	cg = track(a, rel, id);
 	if (!cg) {
@@ -1147,6 +1495,12 @@ static void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	}
 	cg->seen = a->scan_gen;
 	cg->direct = direct;
+	cg->pending_ms = -1;
+	if (under && under->armed && under->entry) {
+		cg->pending_ms = pending_ms_of(a, rel);
+		if (!a->in_inotify)
+			a->scan_found++;	/* inotify missed it */
+	}
 	cg->slot = direct ? slot_of(a, (uint32_t)sel) : a->cgs[pidx - 1].slot;
 	cg->policy_id = a->slot_id[cg->slot];
 	cg->root_id = direct ? id : a->cgs[pidx - 1].root_id;
@@ -1155,12 +1509,14 @@ static void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	/* Counters and limits (agent/limits.c) first, then the entry before
 	 * the links, so the programs find all they need at once. */
 	err = limits__attach(a, cg);
+	if (!err && links_first)
+		err = attach_cg(a, cg, &how);
 	if (!err && bpf_map_update_elem(bpf_map__fd(a->skel->maps.sandboxes),
 					&id, &sb, BPF_ANY)) {
 		err = -errno;
 		pr_err("cgroup", "recording %s in the sandbox map failed: %s (map full? at most %d cgroups)",
 		       rel, strerror(errno), SANDBOX_MAX_CGROUPS);
-	} else if (!err && direct && !pidx) {
+	} else if (!err && direct && !pidx && !links_first) {
 		/* Nested in a confined cgroup, the ancestor's programs already
 		 * run here and pick this entry (nearest wins); links of its
 		 * own would judge, and log, every denial twice. Replacing
@@ -1189,9 +1545,147 @@ static void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	/* After the entry exists: invalidates "outside" cached by the LSM
 	 * programs for this cgroup and its descendants (include/sandbox.h). */
 	__atomic_fetch_add(&a->skel->data->sandbox_gen, 1, __ATOMIC_SEQ_CST);
+	/* Its children are confined by inheritance from the moment they
+	 * exist; the watch only tells the agent at once (status, detach,
+	 * their attach records), instead of at the next scan. */
+	if (a->cg_ino_fd >= 0) {
+		char dir[2 * PATH_MAX];
+
+		snprintf(dir, sizeof(dir), "%s%s", a->cgroot, rel);
+		cg->wd = inotify_add_watch(a->cg_ino_fd, dir, IN_CREATE | IN_ONLYDIR);
+	}
 	emit_attach(a, cg, pidx ? a->cgs[pidx - 1].path : NULL, how);
 	return (void *)(uintptr_t)(cg - a->cgs + 1);
 }
+/* scan_one() over rel's existing subtree (a cgroup classified from an
+ * inotify event may have children by now). */
+struct sub_ctx {
+	struct scan_ctx *sc;
+	const char *prefix;
+	void *top;
+};
+
+static void *sub_one(const char *rel, uint64_t id, void *parent, void *vctx)
+{
+	struct sub_ctx *c = vctx;
+	char full[PATH_MAX];
+
+	snprintf(full, sizeof(full), "%s%s", c->prefix, rel);
+	return scan_one(full, id, parent ?: c->top, c->sc);
+}
+
+/* Arm every watched directory this scan wants; forget the others (a
+ * reload dropped their selector, or they are gone). */
+static void arm_all(struct agent *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->n_wds;) {
+		if (a->wds[i].seen != a->scan_gen) {
+			forget_wd(a, i);
+			continue;
+		}
+		arm_wd(a, &a->wds[i]);
+		i++;
+	}
+}
+
+/*
+ * New cgroups below the watched directories, from inotify: classified at
+ * once, so a pending cgroup is judged by its candidate for a millisecond
+ * or two, not until the next scan. An overflowed queue asks for a scan.
+ */
+static void drain_cg_inotify(struct agent *a)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	char rel[PATH_MAX], path[2 * PATH_MAX];
+	struct scan_ctx ctx = { .a = a, .err = 0 };
+	bool rescan = false;
+	ssize_t n;
+
+	if (a->cg_ino_fd < 0)
+		return;
+	a->in_inotify = true;
+	while ((n = read(a->cg_ino_fd, buf, sizeof(buf))) > 0) {
+		char *p;
+
+		for (p = buf; p < buf + n;) {
+			struct inotify_event *ev = (struct inotify_event *)p;
+			const struct sandbox_cg *pcg;
+			struct watch_dir *w = NULL;
+			size_t i;
+
+			p += sizeof(*ev) + ev->len;
+			if (ev->mask & IN_Q_OVERFLOW) {
+				rescan = true;
+				continue;
+			}
+			if (!(ev->mask & IN_CREATE) || !(ev->mask & IN_ISDIR) || !ev->len)
+				continue;
+			pcg = NULL;
+			for (i = 0; i < a->n_wds; i++)
+				if (a->wds[i].wd == ev->wd)
+					w = &a->wds[i];
+			for (i = 0; !w && i < a->n_cgs; i++)
+				if (a->cgs[i].wd == ev->wd)
+					pcg = &a->cgs[i];
+			if (!w && !pcg)
+				continue;
+			snprintf(rel, sizeof(rel), "%s/%s", w ? w->path : pcg->path,
+				 ev->name);
+			{
+				uint64_t id = cgroup__id(a->cgroot, rel);
+				struct sub_ctx sc = { .sc = &ctx, .prefix = rel };
+				void *r;
+
+				if (!id)
+					continue;	/* removed already */
+				if (w)
+					pcg = agent__find_cg(a, w->id);
+				r = scan_one(rel, id, pcg ? (void *)(uintptr_t)(pcg - a->cgs + 1) : NULL,
+					     &ctx);
+				sc.top = r;
+				snprintf(path, sizeof(path), "%s%s", a->cgroot, rel);
+				cgroup__walk(path, sub_one, &sc);
+			}
+			/* Directories it made watched: armed now, before more
+			 * events are read. */
+			for (i = 0; i < a->n_wds; i++)
+				if (!a->wds[i].armed)
+					arm_wd(a, &a->wds[i]);
+		}
+	}
+	a->in_inotify = false;
+	if (ctx.err)
+		pr_warn("cgroup", "confining a new cgroup failed: %s; the periodic scan retries (it stays pending, judged by its candidate policy, until then)",
+			strerror(-ctx.err));
+	if (a->confined_more) {
+		__atomic_fetch_add(&a->skel->data->sandbox_gen, 1, __ATOMIC_SEQ_CST);
+		a->confined_more = false;
+	}
+	if (rescan)
+		a->rescan = true;
+}
+
+/* OUTSIDE entries of cgroups the last walk did not see as such. */
+static void sweep_outside(struct agent *a)
+{
+	int fd = bpf_map__fd(a->skel->maps.sandboxes);
+	struct sandbox sb;
+	size_t i;
+
+	for (i = 0; i < a->n_outs;) {
+		if (a->outs[i].seen == a->scan_gen) {
+			i++;
+			continue;
+		}
+		if (!bpf_map_lookup_elem(fd, &a->outs[i].id, &sb) &&
+		    sb.policy_id == SANDBOX_ENTRY_OUTSIDE)
+			bpf_map_delete_elem(fd, &a->outs[i].id);
+		a->outs[i] = a->outs[--a->n_outs];
+	}
+}
+
 static int scan(struct agent *a)
 {
 	struct scan_ctx ctx = { .a = a, .err = 0 };
@@ -1199,12 +1693,18 @@ static int scan(struct agent *a)
 	int err;
 
 	a->scan_gen++;
+	a->rescan = false;
 	honour_detached(a);
+	/* The watched directories and their inotify watches first: a cgroup
+	 * made during the walk is reported, and classified below. */
+	watch_tops(a);
 	err = cgroup__walk(a->cgroot, scan_one, &ctx);
 	if (err) {
 		pr_err("cgroup", "walking %s failed: %s", a->cgroot, strerror(-err));
 		return err;
 	}
+	arm_all(a);
+	sweep_outside(a);
 	/* Gone since the last scan: the kernel detached their links. A
 	 * reload released others: now that every new attach is done, their
 	 * links, then their entries, go. */
@@ -1235,6 +1735,7 @@ static int scan(struct agent *a)
 			bpf_map_delete_elem(bpf_map__fd(a->skel->maps.detached),
 					    &a->det[i]);
 	a->last_cg = 0;
+	drain_cg_inotify(a);
 	return ctx.err;
 }
 
@@ -1292,12 +1793,18 @@ static void sweep(struct agent *a)
 			continue;
 		if (!pin__parse_cg_link(de->d_name, &id, &pname)) {
 			const struct sandbox_cg *cg = agent__find_cg(a, id);
+			const struct watch_dir *w = find_wd_id(a, id);
 
 			if (cg && cg->direct) {
 				bpf_object__for_each_program(prog, a->skel->obj)
 					if (bpf_program__type(prog) != BPF_PROG_TYPE_LSM &&
+					    strncmp(bpf_program__name(prog), "stk_w_", 6) &&
 					    !strcmp(bpf_program__name(prog), pname))
 						ours = true;
+			} else if (w && w->top && w->links[0]) {
+				/* A watched directory's links (zero window). */
+				ours = !strncmp(pname, "stk_w_", 6) &&
+				       bpf_object__find_program_by_name(a->skel->obj, pname);
 			}
 		} else if (!strncmp(de->d_name, "lsm-", 4)) {
 			/* Degraded, we cannot tell; leave BPF-LSM as it is.
@@ -1333,7 +1840,8 @@ static void sweep(struct agent *a)
 	 * while no agent ran, or no longer selected. */
 	err = bpf_map_get_next_key(sb_fd, NULL, &next);
 	while (!err) {
-		if (!agent__find_cg(a, next) && key_set_add(&gone, &next, sizeof(next)))
+		if (!agent__find_cg(a, next) && !find_wd_id(a, next) &&
+		    !is_outside(a, next) && key_set_add(&gone, &next, sizeof(next)))
 			break;
 		key = next;
 		err = bpf_map_get_next_key(sb_fd, &key, &next);
@@ -1348,6 +1856,8 @@ static void sweep(struct agent *a)
 		if (bpf_map_lookup_elem(sb_fd, &tmp.id, &sb))
 			continue;
 		bpf_map_delete_elem(sb_fd, &tmp.id);
+		if (sb.policy_id != SANDBOX_ENTRY_SANDBOX)
+			continue;	/* a watched or outside mark: no sandbox */
 		path = cgroup_paths__find(&paths, tmp.id);
 		tmp.path = (char *)(path ?: "");
 		tmp.policy_id = sb.slot < POLICY_SLOTS ? a->slot_id[sb.slot] :
@@ -2074,6 +2584,20 @@ static void agent_cleanup(struct agent *a, bool detach, int sig)
 			else
 				close_cg(&a->cgs[i]);
 		}
+		for (i = 0; i < a->n_wds; i++) {
+			int k;
+
+			if (detach) {
+				disarm_wd(a, &a->wds[i]);
+				continue;
+			}
+			for (k = 0; k < WATCH_N_LINKS; k++)
+				bpf_link__destroy(a->wds[i].links[k]);
+		}
+		if (detach) {
+			a->scan_gen++;	/* none seen: every OUTSIDE entry goes */
+			sweep_outside(a);
+		}
 		limits__fini(a);
 		if (detach)
 			for (i = 0; i < a->n_lsm_links; i++)
@@ -2101,6 +2625,12 @@ static void agent_cleanup(struct agent *a, bool detach, int sig)
 	for (i = 0; i < a->n_cgs; i++)
 		free(a->cgs[i].path);
 	free(a->cgs);
+	for (i = 0; i < a->n_wds; i++)
+		free(a->wds[i].path);
+	free(a->wds);
+	free(a->outs);
+	if (a->cg_ino_fd >= 0)
+		close(a->cg_ino_fd);
 	free(a->det);
 	free(a->det_seen);
 	free(a->old);
@@ -2177,6 +2707,11 @@ int agent__run(const struct agent_opts *opt)
 	a->opt = *opt;
 	a->pin_fd = -1;
 	a->ino_fd = -1;
+	/* Before the first scan: the watched directories' watches go on it. */
+	a->cg_ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (a->cg_ino_fd < 0)
+		pr_warn("cgroup", "inotify_init1 failed: %s; new cgroups are classified by the periodic scan only (every %d s), pending until then",
+			strerror(errno), SCAN_INTERVAL_MS / 1000);
 
 	err = policy_set__load(opt->policy_paths, opt->n_policy_paths, &a->set,
 			       &diag);
@@ -2288,6 +2823,7 @@ int agent__run(const struct agent_opts *opt)
 		if (err < 0)
 			break;
 		err = 0;
+		drain_cg_inotify(a);	/* first: a pending cgroup waits */
 		limits__tick(a);	/* breaches, run time, metrics */
 		if (a->ino_fd >= 0)
 			check_inotify(a);
@@ -2302,7 +2838,8 @@ int agent__run(const struct agent_opts *opt)
 		}
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if ((now.tv_sec - last.tv_sec) * 1000 +
-		    (now.tv_nsec - last.tv_nsec) / 1000000 >= SCAN_INTERVAL_MS) {
+		    (now.tv_nsec - last.tv_nsec) / 1000000 >= SCAN_INTERVAL_MS ||
+		    a->rescan) {
 			last = now;
 			/* A failed attach is retried next scan; the cgroup is
 			 * still confined by inheritance or the ancestor walk

@@ -29,9 +29,32 @@ struct sandbox_cg {
 	uint64_t root_id;	/* the directly selected cgroup it is under */
 	bool direct;		/* selected itself (has links), or inherited */
 	bool released;		/* a reload stopped confining it: forget it */
+	int64_t pending_ms;	/* creation to classification; -1: not pending */
+	int wd;			/* inotify on its directory (new children), or -1 */
 	unsigned int seen;	/* scan generation that last saw it */
 	struct bpf_link *links[SANDBOX_N_LINKS];
 	struct limits_cg *lim;	/* limits, watches, run time: agent/limits.c */
+};
+
+/*
+ * A watched directory (include/sandbox.h, zero window): a selector's
+ * deepest existing directory above its first wildcard ("top": the watch
+ * links are attached there), or a directory below one that a selector can
+ * still select below ("intermediate": only its WATCHED entry, for its own
+ * candidate). Each has an inotify watch, so new cgroups are classified as
+ * they appear.
+ */
+#define WATCH_N_LINKS	7
+struct watch_dir {
+	char *path;		/* relative to the cgroup2 mount; "" the root */
+	uint64_t id;
+	int wd;			/* inotify watch, or -1 */
+	uint32_t slot;		/* the candidate its entry holds */
+	bool top;
+	bool armed;		/* entry written (and links, when top) */
+	bool entry;		/* the WATCHED entry is ours (not confined) */
+	unsigned int seen;	/* scan generation that last wanted it */
+	struct bpf_link *links[WATCH_N_LINKS];
 };
 
 struct agent_opts {
@@ -111,6 +134,18 @@ struct agent {
 
 	struct sandbox_cg *cgs;
 	size_t n_cgs, cap_cgs;
+	/* Watched directories and the OUTSIDE entries written below them. */
+	struct watch_dir *wds;
+	size_t n_wds, cap_wds;
+	int cg_ino_fd;		/* inotify on the watched directories, or -1 */
+	struct outside_cg {
+		uint64_t id;
+		unsigned int seen;
+	} *outs;		/* cgroup ids with an OUTSIDE entry */
+	size_t n_outs, cap_outs;
+	uint64_t scan_found;	/* new cgroups the safety scan found first */
+	bool in_inotify;	/* classifying from an inotify event */
+	bool rescan;		/* the inotify queue overflowed: scan now */
 	size_t last_cg;		/* lookup cache: events come in bursts */
 	unsigned int scan_gen;
 

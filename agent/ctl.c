@@ -54,6 +54,7 @@ struct ctl {
 
 	int dir_fd;
 	int sb_fd, names_fd, cnt_fd, det_fd, data_fd, bss_fd;
+	size_t n_watch_entries;	/* WATCHED and OUTSIDE entries */
 	int slots_fd;		/* policy_slots: an entry's slot -> policy id */
 	int saved_fd;		/* lim_saved: limit values found (optional) */
 	int conf_fd;		/* policies: each id's settings (capabilities) */
@@ -378,7 +379,12 @@ static int read_entries(struct ctl *c, struct entry **out, size_t *n_out)
 			}
 			v = nv;
 		}
-		if (!bpf_map_lookup_elem(c->sb_fd, &next, &v[n].sb)) {
+		if (!bpf_map_lookup_elem(c->sb_fd, &next, &v[n].sb) &&
+		    v[n].sb.policy_id != SANDBOX_ENTRY_SANDBOX) {
+			/* A watched directory, or a cgroup classified outside
+			 * (include/sandbox.h): no sandbox. */
+			c->n_watch_entries++;
+		} else if (!bpf_map_lookup_elem(c->sb_fd, &next, &v[n].sb)) {
 			v[n].sb.policy_id = slot_policy(c, v[n].sb.slot);
 			v[n].id = next;
 			n++;
@@ -852,6 +858,7 @@ int ctl__status(int argc, char **argv)
 		json_u64(j2, "seq_next", c.data->ev_seq);
 		json_u64(j2, "events_lost", bss.ev_lost);
 		json_u64(j2, "events_lost_reported", meta.lost_reported);
+		json_u64(j2, "watch_entries", c.n_watch_entries);
 		fwrite(j2->buf, 1, j2->len, stdout);
 		printf(",\"lsm\":[");
 		for (i = 0, j = 0; i < c.n_pins; i++) {
@@ -944,6 +951,9 @@ int ctl__status(int argc, char **argv)
 	printf("events:   next seq %llu, %llu lost in total (%llu reported)\n",
 	       (unsigned long long)c.data->ev_seq, (unsigned long long)bss.ev_lost,
 	       (unsigned long long)meta.lost_reported);
+	if (c.n_watch_entries)
+		printf("watching: %zu entries (directories watched for new cgroups, and cgroups below them classified outside)\n",
+		       c.n_watch_entries);
 	if (n_lsm) {
 		prog_list(&c, 0, false, progs, sizeof(progs));
 		printf("BPF-LSM:  %zu programs attached, prog ids %s\n", n_lsm, progs);

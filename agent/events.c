@@ -333,7 +333,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	common_fields(a, (int64_t)e->ts_boot_ns + a->boot_to_real_ns, e->seq,
-		      e->type == EV_AUDIT ? "audit" : "deny");
+		      (e->type & ~EV_TYPE_PENDING) == EV_AUDIT ? "audit" : "deny");
 	json_str(&a->j, "kind", limits_kind_name(e->kind) ?: "unknown");
 	json_str(&a->j, "policy", agent__policy_name(a, e->policy_id));
 	cg = agent__find_cg(a, e->cgroup_id);
@@ -356,6 +356,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 	else
 		addr_fields(&a->j, e);
 	json_str(&a->j, "reason", NAME(reason_names, e->reason));
+	if (e->type & EV_TYPE_PENDING)
+		json_bool(&a->j, "pending", true);
 	json_end(&a->j);
 	if (!a->j.oom)
 		a->logged++;
@@ -517,7 +519,14 @@ static int ring_open(struct agent *a, int map_fd)
 	if (r->epfd < 0)
 		return -errno;
 	err = epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->map_fd, &ev);
-	return err ? -errno : 0;
+	if (err)
+		return -errno;
+	/* New cgroups below the watched directories wake the loop too, so
+	 * they are classified at once, not at the next poll timeout. */
+	if (a->cg_ino_fd >= 0 &&
+	    epoll_ctl(r->epfd, EPOLL_CTL_ADD, a->cg_ino_fd, &ev))
+		return -errno;
+	return 0;
 }
 
 static void ring_close(struct agent *a)

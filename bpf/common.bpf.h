@@ -92,28 +92,38 @@ static __always_inline struct sandbox *sandbox_resolve(struct sandbox *snap)
 }
 
 /*
- * The sandbox the current task is in: its own cgroup first (the agent
- * inserts every cgroup it has seen, so this is the common case), then the
- * outsider cache, then its ancestors, nearest first, for a cgroup created
- * since the last scan. Returns NULL when the task is outside every sandbox,
- * else snap, a copy of the entry taken right at the lookup, its slot
- * resolved to a policy id: a reload replaces entries and flips slots while
- * programs run, and the kernel may reuse a replaced entry's memory for the
- * next update at once (preallocated hash), so a program must read the
- * entry once and decide by that copy.
+ * The sandbox the current task is in (include/sandbox.h): its own
+ * cgroup's entry first (the agent inserts every cgroup it has seen, so
+ * this is the common case), then the outsider cache, then its ancestors,
+ * nearest entry wins, for a cgroup the agent has not classified yet.
+ * Returns NULL when the task is outside every sandbox (*state says whether
+ * an entry said so, or none was found), else snap, a copy of the entry
+ * taken right at the lookup, its slot resolved to a policy id: a reload
+ * replaces entries and flips slots while programs run, and the kernel may
+ * reuse a replaced entry's memory for the next update at once
+ * (preallocated hash), so a program must read the entry once and decide
+ * by that copy. A pending cgroup (nearest entry a WATCHED directory) is
+ * judged by the directory's candidate slot, as a sandbox of its own
+ * (root_id: itself), and its copy's slot carries SANDBOX_SNAP_PENDING.
  */
-static __always_inline struct sandbox *sandbox_current(__u64 *cgid,
-							struct sandbox *snap)
+static __always_inline struct sandbox *sandbox_lookup(__u64 *cgid,
+						       struct sandbox *snap,
+						       int *state)
 {
 	struct cg_cache_val *c, nc;
-	struct sandbox *sb, *found = NULL;
+	struct sandbox *sb;
 	__u64 id = bpf_get_current_cgroup_id(), anc;
+	bool found = false;
 	int level;
 
 	*cgid = id;
+	*state = SANDBOX_OUTSIDE;
 	sb = bpf_map_lookup_elem(&sandboxes, &id);
 	if (sb) {
 		*snap = *sb;
+		if (snap->policy_id != SANDBOX_ENTRY_SANDBOX)
+			return NULL;	/* a watched directory, or outside */
+		*state = SANDBOX_IN;
 		return sandbox_resolve(snap);
 	}
 	/* Read the generation before the walk: a sandbox added during it
@@ -121,8 +131,11 @@ static __always_inline struct sandbox *sandbox_current(__u64 *cgid,
 	 * a walk that missed it is stale on arrival. */
 	nc.gen = sandbox_gen;
 	c = bpf_map_lookup_elem(&cg_cache, &id);
-	if (c && c->gen == nc.gen)
+	if (c && (c->gen & ~SANDBOX_CACHE_CLASSIFIED) == nc.gen) {
+		if (!(c->gen & SANDBOX_CACHE_CLASSIFIED))
+			*state = SANDBOX_NONE;
 		return NULL;
+	}
 	/* bpf_get_current_ancestor_cgroup_id() returns 0 beyond the task's
 	 * own level, so scan from the root down and keep the deepest hit. */
 	for (level = 0; level < SANDBOX_MAX_DEPTH; level++) {
@@ -132,14 +145,44 @@ static __always_inline struct sandbox *sandbox_current(__u64 *cgid,
 		sb = bpf_map_lookup_elem(&sandboxes, &anc);
 		if (sb) {
 			*snap = *sb;
-			found = snap;
+			found = true;
 		}
 	}
-	if (!found) {
+	if (!found || snap->policy_id == SANDBOX_ENTRY_OUTSIDE) {
+		if (found)
+			nc.gen |= SANDBOX_CACHE_CLASSIFIED;
+		else
+			*state = SANDBOX_NONE;
 		bpf_map_update_elem(&cg_cache, &id, &nc, BPF_ANY);
 		return NULL;
 	}
-	return sandbox_resolve(found);
+	*state = SANDBOX_IN;
+	if (snap->policy_id == SANDBOX_ENTRY_WATCHED) {
+		/* Pending: never cached, the agent is about to classify it. */
+		snap->root_id = id;
+		sandbox_resolve(snap);
+		snap->slot |= SANDBOX_SNAP_PENDING;
+		return snap;
+	}
+	return sandbox_resolve(snap);
+}
+
+static __always_inline struct sandbox *sandbox_current(__u64 *cgid,
+							struct sandbox *snap)
+{
+	int state;
+
+	return sandbox_lookup(cgid, snap, &state);
+}
+
+/* A record's type for a decision about sb (EV_TYPE_PENDING). */
+static __always_inline __u8 ev_type(const struct sandbox *sb, bool audit)
+{
+	__u8 t = audit ? EV_AUDIT : EV_DENY;
+
+	if (sb && (sb->slot & SANDBOX_SNAP_PENDING))
+		t |= EV_TYPE_PENDING;
+	return t;
 }
 
 /*

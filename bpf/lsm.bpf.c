@@ -245,7 +245,7 @@ int BPF_PROG(stk_socket_create, int family, int type, int protocol, int kern)
 
 		if (e) {
 			event_fill_task(e, cgid, sb->policy_id,
-					audit ? EV_AUDIT : EV_DENY);
+					ev_type(sb, audit));
 			e->kind = EV_KIND_SOCKET;
 			e->reason = reason;
 			/* 17 is AF_PACKET; any other family is 255, its number
@@ -299,7 +299,7 @@ static __always_inline int raw_outside(struct sandbox *sb, __u64 cgid,
 	limits_count(sb, EV_KIND_SOCKET, true, audit);
 	e = event_reserve();
 	if (e) {
-		event_fill_task(e, cgid, id, audit ? EV_AUDIT : EV_DENY);
+		event_fill_task(e, cgid, id, ev_type(sb, audit));
 		e->kind = EV_KIND_SOCKET;
 		e->reason = EV_REASON_RAW_SOCKET;
 		e->family = BPF_CORE_READ(sock, sk, __sk_common.skc_family) ==

@@ -64,7 +64,9 @@ lsm_current(struct sandbox **sbp, __u64 *cgid, struct sandbox *snap)
 
 /*
  * The sandbox root of any cgroup, 0 when it is in none: its own entry,
- * else its ancestors' (nearest first).
+ * else its ancestors' (nearest first). A pending cgroup (nearest entry a
+ * WATCHED directory: include/sandbox.h) is a sandbox of its own until the
+ * agent classifies it, as sandbox_lookup() judges it.
  */
 static __always_inline __u64 cgroup_root_of(struct cgroup *cgrp)
 {
@@ -81,8 +83,11 @@ static __always_inline __u64 cgroup_root_of(struct cgroup *cgrp)
 		anc = BPF_CORE_READ(cgrp, ancestors[level - i]);
 		id = BPF_CORE_READ(anc, kn, id);
 		sb = bpf_map_lookup_elem(&sandboxes, &id);
-		if (sb)
-			return sb->root_id;
+		if (!sb)
+			continue;
+		if (sb->policy_id == SANDBOX_ENTRY_WATCHED)
+			return i ? BPF_CORE_READ(cgrp, kn, id) : 0;
+		return sb->root_id;	/* 0 for an OUTSIDE entry */
 	}
 	return 0;
 }
@@ -120,7 +125,7 @@ static __always_inline int lsm_deny_arg(struct sandbox *sb,
 		return audit ? 0 : -EPERM;
 	}
 	fe->e.seq = seq;
-	event_fill_task(&fe->e, cgid, sb->policy_id, audit ? EV_AUDIT : EV_DENY);
+	event_fill_task(&fe->e, cgid, sb->policy_id, ev_type(sb, audit));
 	fe->e.kind = kind;
 	fe->e.reason = reason;
 	fe->e.family = 0;

@@ -6,16 +6,42 @@
  */
 #include "net.bpf.h"
 
+/*
+ * Who judges a task under a watched directory (include/sandbox.h): the
+ * watch links, attached at the directory, judge only pending cgroups; a
+ * cgroup's own links judge it once it is classified. The agent attaches a
+ * new cgroup's own links before it writes the entry that ends its pending
+ * state, so at every moment exactly one of the two judges, and logs.
+ * Returns the sandbox to judge by, or NULL with *skip set to allow at
+ * once (judged elsewhere, or outside).
+ */
+static __always_inline struct sandbox *who_judges(__u64 *cgid,
+						  struct sandbox *snap,
+						  const bool watch, bool *skip)
+{
+	struct sandbox *sb;
+	bool pending;
+	int state;
+
+	sb = sandbox_lookup(cgid, snap, &state);
+	pending = sb && (sb->slot & SANDBOX_SNAP_PENDING);
+	*skip = watch ? !pending : (pending || state == SANDBOX_OUTSIDE);
+	return sb;
+}
+
 /* The cgroup hooks: v6 is a constant per program, because the verifier
  * rejects even a dead read of user_ip6 in a connect4 program. */
 static __always_inline int judge(struct bpf_sock_addr *ctx, __u8 kind,
-				 const bool v6)
+				 const bool v6, const bool watch)
 {
 	__u8 given[16] = {};
 	struct sandbox *sb, sb_snap;
 	__u64 cgid;
+	bool skip;
 
-	sb = sandbox_current(&cgid, &sb_snap);
+	sb = who_judges(&cgid, &sb_snap, watch, &skip);
+	if (skip)
+		return 1;
 	if (!v6) {
 		__u32 a = ctx->user_ip4;
 
@@ -37,25 +63,50 @@ SEC("cgroup/connect4")
 int stk_connect4(struct bpf_sock_addr *ctx)
 {
 	TEST_VARIANT_MARK();
-	return judge(ctx, EV_KIND_CONNECT, false);
+	return judge(ctx, EV_KIND_CONNECT, false, false);
 }
 
 SEC("cgroup/connect6")
 int stk_connect6(struct bpf_sock_addr *ctx)
 {
-	return judge(ctx, EV_KIND_CONNECT, true);
+	return judge(ctx, EV_KIND_CONNECT, true, false);
 }
 
 SEC("cgroup/sendmsg4")
 int stk_sendmsg4(struct bpf_sock_addr *ctx)
 {
-	return judge(ctx, EV_KIND_SENDMSG, false);
+	return judge(ctx, EV_KIND_SENDMSG, false, false);
 }
 
 SEC("cgroup/sendmsg6")
 int stk_sendmsg6(struct bpf_sock_addr *ctx)
 {
-	return judge(ctx, EV_KIND_SENDMSG, true);
+	return judge(ctx, EV_KIND_SENDMSG, true, false);
+}
+
+/* The watch links' programs (include/sandbox.h): pending cgroups only. */
+SEC("cgroup/connect4")
+int stk_w_connect4(struct bpf_sock_addr *ctx)
+{
+	return judge(ctx, EV_KIND_CONNECT, false, true);
+}
+
+SEC("cgroup/connect6")
+int stk_w_connect6(struct bpf_sock_addr *ctx)
+{
+	return judge(ctx, EV_KIND_CONNECT, true, true);
+}
+
+SEC("cgroup/sendmsg4")
+int stk_w_sendmsg4(struct bpf_sock_addr *ctx)
+{
+	return judge(ctx, EV_KIND_SENDMSG, false, true);
+}
+
+SEC("cgroup/sendmsg6")
+int stk_w_sendmsg6(struct bpf_sock_addr *ctx)
+{
+	return judge(ctx, EV_KIND_SENDMSG, true, true);
 }
 
 /*
@@ -63,13 +114,17 @@ int stk_sendmsg6(struct bpf_sock_addr *ctx)
  * on every kernel, BPF-LSM or not; lsm/socket_listen (bpf/netctl.bpf.c)
  * adds the listen that follows a bind to port 0, or no bind at all.
  */
-static __always_inline int judge_bind(struct bpf_sock_addr *ctx, const bool v6)
+static __always_inline int judge_bind(struct bpf_sock_addr *ctx, const bool v6,
+				      const bool watch)
 {
 	__u8 given[16] = {};
 	struct sandbox *sb, sb_snap;
 	__u64 cgid;
+	bool skip;
 
-	sb = sandbox_current(&cgid, &sb_snap);
+	sb = who_judges(&cgid, &sb_snap, watch, &skip);
+	if (skip)
+		return 1;
 	if (!v6) {
 		__u32 a = ctx->user_ip4;
 
@@ -91,13 +146,26 @@ static __always_inline int judge_bind(struct bpf_sock_addr *ctx, const bool v6)
 SEC("cgroup/bind4")
 int stk_bind4(struct bpf_sock_addr *ctx)
 {
-	return judge_bind(ctx, false);
+	return judge_bind(ctx, false, false);
 }
 
 SEC("cgroup/bind6")
 int stk_bind6(struct bpf_sock_addr *ctx)
 {
-	return judge_bind(ctx, true);
+	return judge_bind(ctx, true, false);
+}
+
+/* Their watch links' twins: a pending cgroup binds under its candidate. */
+SEC("cgroup/bind4")
+int stk_w_bind4(struct bpf_sock_addr *ctx)
+{
+	return judge_bind(ctx, false, true);
+}
+
+SEC("cgroup/bind6")
+int stk_w_bind6(struct bpf_sock_addr *ctx)
+{
+	return judge_bind(ctx, true, true);
 }
 
 /*
@@ -105,8 +173,7 @@ int stk_bind6(struct bpf_sock_addr *ctx)
  * ICMP ping sockets reach any address; both are refused at creation unless
  * the policy allows them. AF_PACKET never reaches this hook: see lsm.bpf.c.
  */
-SEC("cgroup/sock_create")
-int stk_sock_create(struct bpf_sock *sk)
+static __always_inline int sock_create(struct bpf_sock *sk, const bool watch)
 {
 	struct policy_conf *conf;
 	struct sandbox *sb, sb_snap;
@@ -114,10 +181,13 @@ int stk_sock_create(struct bpf_sock *sk)
 	__u32 policy_id;
 	__u8 reason = 0;
 	__u64 cgid;
+	bool skip;
 
 	if (sk->family != AF_INET && sk->family != AF_INET6)
 		return 1;
-	sb = sandbox_current(&cgid, &sb_snap);
+	sb = who_judges(&cgid, &sb_snap, watch, &skip);
+	if (skip)
+		return 1;
 	policy_id = sb ? sb->policy_id : POLICY_ID_CONFLICT;
 	conf = bpf_map_lookup_elem(&policies, &policy_id);
 	if (!conf)
@@ -138,6 +208,7 @@ int stk_sock_create(struct bpf_sock *sk)
 		 * hosts the rules never see. */
 		reason = EV_REASON_OTHER_PROTOCOL;
 	}
+	/* Attached, yet no entry says anything: fail closed. */
 	if (!sb && !reason)
 		reason = EV_REASON_NO_POLICY;
 	if (!reason)
@@ -147,7 +218,7 @@ int stk_sock_create(struct bpf_sock *sk)
 	e = event_reserve();
 	if (e) {
 		event_fill_task(e, cgid, policy_id,
-				conf->mode == SANDBOX_AUDIT ? EV_AUDIT : EV_DENY);
+				ev_type(sb, conf->mode == SANDBOX_AUDIT));
 		e->kind = EV_KIND_SOCKET;
 		e->reason = reason;
 		e->family = sk->family == AF_INET ? 4 : 6;
@@ -158,3 +229,14 @@ int stk_sock_create(struct bpf_sock *sk)
 	return conf->mode == SANDBOX_AUDIT;
 }
 
+SEC("cgroup/sock_create")
+int stk_sock_create(struct bpf_sock *sk)
+{
+	return sock_create(sk, false);
+}
+
+SEC("cgroup/sock_create")
+int stk_w_sock_create(struct bpf_sock *sk)
+{
+	return sock_create(sk, true);
+}

@@ -134,7 +134,7 @@ static __always_inline int net_verdict(struct sandbox *sb, __u64 cgid,
 	e = event_reserve();
 	if (e) {
 		event_fill_task(e, cgid, policy_id,
-				conf->mode == SANDBOX_AUDIT ? EV_AUDIT : EV_DENY);
+				ev_type(sb, conf->mode == SANDBOX_AUDIT));
 		e->kind = kind;
 		e->reason = reason;
 		e->family = v6 ? 6 : 4;

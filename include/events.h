@@ -24,6 +24,9 @@ enum ev_type {
 	EV_DENY = 1,
 	EV_AUDIT = 2,
 };
+/* Or'ed into a record's type: the cgroup was pending, not yet classified
+ * by the agent (include/sandbox.h, zero window); "pending": true. */
+#define EV_TYPE_PENDING	0x80
 
 enum ev_kind {
 	EV_KIND_CONNECT = 1,

@@ -67,13 +67,39 @@ struct policy_conf {
 };
 
 /*
- * A `sandboxes` entry. In the map only slot and root_id mean anything;
- * policy_id is written 0 there and filled in by sandbox_current() in the
- * copy a program decides by (slot resolved once, so one program run sees
- * one policy id throughout).
+ * A `sandboxes` entry. In the map, policy_id says what the entry is (enum
+ * sandbox_entry; 0, a sandbox, is what every entry was before watched
+ * directories existed), and sandbox_current() fills in the resolved
+ * policy id in the copy a program decides by (slot resolved once, so one
+ * program run sees one policy id throughout).
+ *
+ * Zero window. A cgroup created below a selector's watched directory (the
+ * deepest existing directory above its glob's first wildcard: /docker for
+ * /docker/<*>) exists, and runs code, before the agent can classify it.
+ * The agent attaches the cgroup programs at the watched directory too
+ * (the watch links, bpf/net.bpf.c) and marks it WATCHED, so such a cgroup
+ * is never an outsider by default: a task whose nearest entry is a
+ * WATCHED ancestor is pending, and is judged by that entry's candidate
+ * slot, the one policy whose selectors can select below it (the conflict
+ * slot, deny all, when several can). The agent classifies each new
+ * cgroup within a millisecond or two (inotify on the watched directory):
+ * a selected one gets its own entry and links; one that no selector can
+ * select, at any depth below it, gets an OUTSIDE entry, so it and its
+ * descendants are outsiders again. A task in a WATCHED directory itself
+ * is outside (the directory is not selected).
  */
+enum sandbox_entry {
+	SANDBOX_ENTRY_SANDBOX = 0,
+	SANDBOX_ENTRY_WATCHED = 1,	/* slot: the candidate; root_id: 0 */
+	SANDBOX_ENTRY_OUTSIDE = 2,	/* classified: in no sandbox */
+};
+
+/* In a copy's slot, once resolved: it was judged while pending (records
+ * say "pending": true). */
+#define SANDBOX_SNAP_PENDING	0x80000000u
+
 struct sandbox {
-	__u32 policy_id;	/* the copy's resolved id; 0 in the map */
+	__u32 policy_id;	/* the copy's resolved id; in the map enum sandbox_entry */
 	__u32 slot;		/* index into `policy_slots` */
 	/* The directly selected cgroup this one is confined through (itself
 	 * when selected). Two tasks are in the same sandbox when their roots
@@ -90,7 +116,18 @@ struct sandbox {
  */
 #define SANDBOX_CACHE_SIZE	8192
 struct cg_cache_val {
-	__u64 gen;
+	__u64 gen;	/* | SANDBOX_CACHE_CLASSIFIED: an OUTSIDE entry said so */
+};
+/* Cached "outside" because an OUTSIDE entry (or a WATCHED directory of its
+ * own) says so, not because no entry was found: the cgroup programs deny
+ * the second (attached, yet no policy: fail closed), never the first. */
+#define SANDBOX_CACHE_CLASSIFIED	(1ULL << 63)
+
+/* What sandbox_lookup() found for the current task. */
+enum sandbox_state {
+	SANDBOX_NONE = 0,	/* no entry at all */
+	SANDBOX_OUTSIDE = 1,	/* classified outside every sandbox */
+	SANDBOX_IN = 2,		/* in a sandbox (or pending: judged as one) */
 };
 
 #endif /* STOCKADE_SANDBOX_H */

@@ -243,6 +243,22 @@ extern const uint64_t policy_caps_default;
 extern const uint64_t policy_caps_dangerous;
 uint64_t policy_caps(const struct policy *p);
 
+/*
+ * Selectors before their cgroups exist (policy/select.c). Paths are "/a/b"
+ * below the cgroup2 mount; "" is the mount's root.
+ *   select__depth("/docker/<*>/x") is 3;
+ *   select__prefix_match(sel, rel): rel is shallower than sel, and each of
+ *     its components matches sel's: a cgroup below rel could be selected;
+ *   select__watch_base(sel): the components before the first wildcard
+ *     ("/docker" for /docker/<*>), or a literal selector's parent;
+ *     0 or -ENAMETOOLONG;
+ *   select__is_literal(sel): no wildcard at all.
+ */
+int select__depth(const char *sel);
+bool select__prefix_match(const char *sel, const char *rel);
+int select__watch_base(const char *sel, char *out, size_t len);
+bool select__is_literal(const char *sel);
+
 /* FNV-1a, 64 bits: the content hash of a policy file (policy.hash). */
 uint64_t policy__hash(const void *buf, size_t len);
 

@@ -235,6 +235,26 @@ left=$(pidof stockade ipcprobe)
 	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/ipc > /dev/null 2>&1
 fi
 
+# Zero window (tests/live/zerowin.sh) with BPF-LSM: files and network.
+if want zerowin; then
+echo "suite: zerowin at $(cut -d' ' -f1 /proc/uptime) s"
+: > /tmp/zerowin.out
+ZW_CYCLES=200 ZW_FILES=1 timeout -s KILL 150 sh tests/live/zerowin.sh > /tmp/zerowin.out 2>&1
+rc=$?
+tr -d '\r' < /tmp/zerowin.out | while IFS= read -r line; do
+	case $line in
+	"ok "*) t_ok "zerowin/${line#ok }" ;;
+	"not ok "*": "*) rest=${line#not ok }; t_fail "zerowin/${rest%%: *}" "${rest#*: }" ;;
+	"# "*) echo "$line" ;;
+	esac
+done
+[ "$rc" != 137 ] || t_fail zerowin/run "killed after 150 s; the results above are partial"
+grep -qE '^[0-9]+ passed, [0-9]+ failed' /tmp/zerowin.out ||
+	t_fail zerowin/run "no closing line (exit $rc): $(tail -n 3 /tmp/zerowin.out | tr '\n' ' ')"
+left=$(pidof stockade)
+[ -z "$left" ] || kill -9 $left 2>/dev/null
+fi
+
 # ---- 3. the host live tests, on this kernel ----
 live=tests/live/run.sh
 if ! want live; then

@@ -1,0 +1,261 @@
+#!/bin/sh
+# Zero window (issue 12), live on a real kernel (root): runs on the host
+# (make live-test) and again in the test VM. A cgroup created below a
+# selector's watched directory is confined from its first syscall, the
+# way a container runtime makes one and starts the payload at once.
+#
+#   1. create-and-attack: mkdir a cgroup the policy selects, start a
+#      process in it at once that connects to a port the policy does not
+#      allow: every connect is refused (EPERM), each with exactly one deny
+#      record; at one level (/stockade-zw/c-*) and two (/stockade-zw2/*/job-*);
+#   2. a cgroup below the watched directory that no selector matches is
+#      released once classified: its connects then succeed (ECONNREFUSED in
+#      the probe's private netns) with no record;
+#   3. attach records carry pending_ms; its median and p99 are printed;
+#   4. reload: a selector added by a reload is watched before `stockade
+#      reload` returns; a removed one is not any more.
+# Probes run in a private network namespace (netprobe --netns): nothing
+# leaves the machine.
+#
+# Env: STOCKADE, TOOLS, CGROUP_ROOT (detected), STOCKADE_AGENT_FLAGS
+# (default --allow-degraded), ZW_CYCLES (1000; the VM uses fewer).
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+STOCKADE=${STOCKADE:-$here/../../stockade}
+TOOLS=${TOOLS:-$here/../../build/tools}
+STOCKADE_AGENT_FLAGS=${STOCKADE_AGENT_FLAGS---allow-degraded}
+cycles=${ZW_CYCLES:-1000}
+probe=$TOOLS/netprobe
+
+fs_at() { awk -v d="$1" '$2 == d { t = $3 } END { print t }' /proc/mounts; }
+if [ -z "${CGROUP_ROOT:-}" ]; then
+	for d in /sys/fs/cgroup /sys/fs/cgroup/unified; do
+		if [ "$(fs_at "$d")" = cgroup2 ]; then
+			CGROUP_ROOT=$d
+			break
+		fi
+	done
+fi
+[ -n "${CGROUP_ROOT:-}" ] || { echo "zerowin: no cgroup2 mount found" >&2; exit 1; }
+if [ "$(fs_at /sys/fs/bpf)" != bpf ]; then
+	mount -t bpf bpf /sys/fs/bpf || { echo "zerowin: cannot mount bpffs" >&2; exit 1; }
+fi
+
+work=$(mktemp -d /tmp/stockade-zw.XXXXXX)
+bpffs=/sys/fs/bpf/stockade-zw-$$
+log=$work/agent.log
+pol=$work/policies
+top1=$CGROUP_ROOT/stockade-zw
+top2=$CGROUP_ROOT/stockade-zw2
+top3=$CGROUP_ROOT/stockade-zw3
+agent_pid=
+passed=0
+failed=0
+
+ok() { passed=$((passed + 1)); echo "ok $1"; }
+not_ok() { failed=$((failed + 1)); echo "not ok $1: $2"; }
+
+# rm -r for cgroups: children first.
+rmcg() {
+	[ -d "$1" ] || return 0
+	find "$1" -depth -type d -exec rmdir {} \; 2>/dev/null
+}
+cleanup() {
+	[ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
+	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
+	rmcg "$top1"; rmcg "$top2"; rmcg "$top3"
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+wait_for() {
+	n=0
+	while ! grep -q "$1" "$2" 2>/dev/null; do
+		n=$((n + 1))
+		[ "$n" -gt "${3:-100}" ] && return 1
+		sleep 0.1
+	done
+	return 0
+}
+
+mkdir -p "$pol" "$top1" "$top2" "$top3"
+cat > "$pol/zw.yaml" <<'YAML'
+name: zw
+cgroups: [/stockade-zw/c-*, /stockade-zw2/*/job-*]
+network:
+  default: deny
+YAML
+cat > "$pol/zw3.yaml" <<'YAML'
+name: zw3
+cgroups: [/stockade-zw3/job-*]
+network:
+  default: deny
+YAML
+
+# shellcheck disable=SC2086
+"$STOCKADE" agent $STOCKADE_AGENT_FLAGS --policy "$pol" --bpffs "$bpffs" \
+	--cgroup-root "$CGROUP_ROOT" --detach-on-exit --log "$log" \
+	> "$work/agent.out" 2> "$work/agent.err" &
+agent_pid=$!
+if ! wait_for '"event":"agent_ready"' "$log" 600; then
+	not_ok "agent ready" "$(tail -n 3 "$work/agent.err" | tr '\n' ' ')"
+	echo "$passed passed, $failed failed"
+	exit 1
+fi
+ok "agent ready"
+
+# attack DIR: the probe joins DIR and connects at once; prints its pid
+# and the result (EPERM, ECONNREFUSED...).
+attack() {
+	"$probe" --netns --cgroup "$1" connect tcp 127.0.0.1 18099 2>&1 | tr '\n' ' '
+}
+
+# 1. create and attack, one level and two.
+run_cycles() {	# NAME N MKPATH-FMT
+	name=$1 n=$2 fmt=$3
+	: > "$work/$name.res"
+	i=1
+	while [ "$i" -le "$n" ]; do
+		# shellcheck disable=SC2059
+		d=$(printf "$fmt" "$i")
+		mkdir -p "$d" && attack "$d" >> "$work/$name.res"
+		echo >> "$work/$name.res"
+		i=$((i + 1))
+	done
+	bad=$(grep -vc 'EPERM' "$work/$name.res")
+	if [ "$bad" = 0 ]; then
+		ok "$name: $n new cgroups, every first connect refused"
+	else
+		not_ok "$name" "$bad of $n first connects were not refused: $(grep -v EPERM "$work/$name.res" | head -n 2 | tr '\n' ' ')"
+	fi
+}
+run_cycles zw-one-level "$cycles" "$top1/c-%d"
+run_cycles zw-two-levels $((cycles / 5)) "$top2/g%d/job-1"
+
+# With BPF-LSM (the test VM sets ZW_FILES=1): the new cgroup's first
+# process reads /etc/shadow, the next connects to the metadata address.
+if [ "${ZW_FILES:-0}" = 1 ]; then
+	: > "$work/zw-files.res"
+	i=1
+	while [ "$i" -le "$cycles" ]; do
+		d=$top1/c-f$i
+		mkdir "$d"
+		echo "$("$TOOLS/fileprobe" --cgroup "$d" open-read /etc/shadow 2>&1 | tr '\n' ' ')" >> "$work/zw-files.res"
+		echo "$("$probe" --netns --cgroup "$d" connect tcp 169.254.169.254 80 2>&1 | tr '\n' ' ')" >> "$work/zw-files.res"
+		i=$((i + 1))
+	done
+	bad=$(grep -vc 'EPERM' "$work/zw-files.res")
+	if [ "$bad" = 0 ]; then
+		ok "zw-files: $cycles new cgroups, /etc/shadow and the metadata address refused to the first processes"
+	else
+		not_ok "zw-files" "$bad of $((2 * cycles)) attempts not refused: $(grep -v EPERM "$work/zw-files.res" | head -n 2 | tr '\n' ' ')"
+	fi
+fi
+
+# One deny record per refused connect, each naming the probe's pid.
+sleep 1
+names="zw-one-level zw-two-levels"
+[ "${ZW_FILES:-0}" = 1 ] && names="$names zw-files"
+for name in $names; do
+	missing=0 dup=0
+	for pid in $(grep -o 'pid=[0-9]*' "$work/$name.res" | cut -d= -f2); do
+		c=$(grep -c "\"event\":\"deny\".*\"pid\":$pid,\"tid\"" "$log")
+		[ "$c" = 0 ] && missing=$((missing + 1))
+		[ "$c" -gt 1 ] && dup=$((dup + 1))
+	done
+	if [ "$missing" = 0 ] && [ "$dup" = 0 ]; then
+		ok "$name: exactly one deny record per refusal"
+	else
+		not_ok "$name records" "$missing refusals without a record, $dup with more than one"
+	fi
+done
+np=$(grep '"event":"deny"' "$log" | grep -c '"pending":true')
+echo "# zerowin: $np of the refusals were made while the cgroup was pending"
+
+# 3. pending_ms: from the cgroup's creation to its classification.
+grep '"event":"attach"' "$log" | sed -n 's/.*"pending_ms":\([0-9]*\).*/\1/p' |
+	sort -n > "$work/pending.ms"
+n=$(wc -l < "$work/pending.ms")
+if [ "$n" -ge "$cycles" ]; then
+	med=$(sed -n "$(( (n + 1) / 2 ))p" "$work/pending.ms")
+	p99=$(sed -n "$(( (n * 99 + 99) / 100 ))p" "$work/pending.ms")
+	ok "attach records carry pending_ms ($n): median $med ms, p99 $p99 ms"
+else
+	not_ok "pending_ms" "only $n of $((cycles + cycles / 5)) attach records carry pending_ms; without: $(grep '"event":"attach"' "$log" | grep -v pending_ms | head -n 2 | tr '\n' ' ')"
+fi
+
+# Milliseconds of uptime (busybox date has no %N).
+now_ms() { awk '{ printf "%d", $1 * 1000 }' /proc/uptime; }
+
+# 2. Not selected (no job- prefix): released once classified, then no
+# record. Measure how long that takes.
+mkdir "$top3/other"
+t0=$(now_ms)
+released=
+k=0
+while [ "$k" -lt 200 ]; do
+	r=$(attack "$top3/other")
+	case $r in *ECONNREFUSED*) released=1; break ;; esac
+	k=$((k + 1))
+done
+t1=$(now_ms)
+if [ -n "$released" ]; then
+	ok "unmatched cgroup released after $((t1 - t0)) ms ($k refused attempts first)"
+else
+	not_ok "unmatched released" "still refused after 200 attempts: $r"
+fi
+before=$(grep -c '"event":"deny"' "$log")
+for k in 1 2 3 4 5; do attack "$top3/other" > /dev/null; done
+sleep 1
+after=$(grep -c '"event":"deny"' "$log")
+if [ "$before" = "$after" ]; then
+	ok "unmatched cgroup: no denials after classification"
+else
+	not_ok "unmatched no denials" "$((after - before)) deny records after classification"
+fi
+
+# 4. Reload: add a selector, and remove one.
+cat > "$pol/zw3.yaml" <<'YAML'
+name: zw3
+cgroups: [/stockade-zw3/job-*, /stockade-zw-new/*]
+network:
+  default: deny
+YAML
+mkdir -p "$CGROUP_ROOT/stockade-zw-new"
+if "$STOCKADE" reload --bpffs "$bpffs" > "$work/reload.out" 2>&1; then
+	mkdir "$CGROUP_ROOT/stockade-zw-new/a"
+	r=$(attack "$CGROUP_ROOT/stockade-zw-new/a")
+	case $r in
+	*EPERM*) ok "reload: an added selector is watched when reload returns" ;;
+	*) not_ok "reload add" "first connect in a new cgroup of the added selector: $r" ;;
+	esac
+else
+	not_ok "reload add" "stockade reload failed: $(cat "$work/reload.out")"
+fi
+cat > "$pol/zw3.yaml" <<'YAML'
+name: zw3
+cgroups: [/stockade-zw3/job-*]
+network:
+  default: deny
+YAML
+if "$STOCKADE" reload --bpffs "$bpffs" > "$work/reload.out" 2>&1; then
+	mkdir "$CGROUP_ROOT/stockade-zw-new/b"
+	r=$(attack "$CGROUP_ROOT/stockade-zw-new/b")
+	case $r in
+	*ECONNREFUSED*) ok "reload: a removed selector is not watched any more" ;;
+	*) not_ok "reload remove" "connect in a cgroup of the removed selector: $r" ;;
+	esac
+else
+	not_ok "reload remove" "stockade reload failed: $(cat "$work/reload.out")"
+fi
+rmcg "$CGROUP_ROOT/stockade-zw-new"
+
+kill "$agent_pid"
+wait "$agent_pid"
+rc=$?
+agent_pid=
+[ "$rc" = 0 ] && ok "agent stops" || not_ok "agent stops" "exit $rc"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
