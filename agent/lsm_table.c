@@ -129,6 +129,8 @@ static const struct lsm_hook lsm_table[] = {
 	{ "stk_settime", "settime", "host_state", NULL, false, { "timespec64", "timezone" } },
 	{ "stk_syslog", "syslog", "host_state", NULL, false, { 0 } },
 	{ "stk_perf_open", "perf_event_open", "perf", NULL, false, { "perf_event_attr" } },
+	/* 6.18 dropped the attr argument: (int type) only; its twin. */
+	{ "stk_perf_open_t", "perf_event_open", "perf", NULL, false, { LSM_ARG_SCALAR } },
 	{ "stk_perf_alloc", "perf_event_alloc", "perf", NULL, false, { "perf_event" } },
 	{ "stk_path_notify", "path_notify", "notify_marks", NULL, false, { "path" } },
 	/* userfaultfd's anonymous inode is the one point that tells it. */
