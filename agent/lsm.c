@@ -131,6 +131,11 @@ static int hook_fits(const struct btf *btf, const char *hook,
 			continue;
 		id = p[i].type;
 		t = strip(btf, &id);
+		if (!strcmp(row->args[i], LSM_ARG_SCALAR)) {
+			if (!t || btf_is_ptr(t))
+				goto other;
+			continue;
+		}
 		if (!t || !btf_is_ptr(t))
 			goto other;
 		id = t->type;
@@ -141,8 +146,12 @@ static int hook_fits(const struct btf *btf, const char *hook,
 	}
 	return 0;
 other:
-	snprintf(why, len, "this kernel's LSM hook %s has another prototype than stockade's program %s expects (argument %d: want struct %s *)",
-		 hook, row->prog, i + 1, i < LSM_MAX_ARGS && row->args[i] ? row->args[i] : "?");
+	snprintf(why, len, "this kernel's LSM hook %s has another prototype than stockade's program %s expects (argument %d: want %s%s%s)",
+		 hook, row->prog, i + 1,
+		 i < LSM_MAX_ARGS && row->args[i] && strcmp(row->args[i], LSM_ARG_SCALAR) ? "struct " : "",
+		 i < LSM_MAX_ARGS && row->args[i] ?
+		 (strcmp(row->args[i], LSM_ARG_SCALAR) ? row->args[i] : "a number") : "?",
+		 i < LSM_MAX_ARGS && row->args[i] && strcmp(row->args[i], LSM_ARG_SCALAR) ? " *" : "");
 	return -EPROTO;
 }
 

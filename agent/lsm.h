@@ -24,6 +24,7 @@
 #include <stddef.h>
 
 #define LSM_MAX_ARGS	4
+#define LSM_ARG_SCALAR	"="
 
 struct lsm_hook {
 	const char *prog;	/* the BPF program's name, in bpf/ */
@@ -32,8 +33,9 @@ struct lsm_hook {
 	const char *also;	/* a second guarantee it carries, or NULL */
 	bool newer;		/* missing = the older hook covers it */
 	/* The struct each leading argument points to, as the program reads
-	 * it ("" = any pointer or scalar, not checked); a kernel whose
-	 * prototype differs there has another hook under the same name. */
+	 * it ("" = any pointer or scalar, not checked; LSM_ARG_SCALAR = not
+	 * a pointer); a kernel whose prototype differs there has another
+	 * hook under the same name. */
 	const char *args[LSM_MAX_ARGS];
 };
 

@@ -94,7 +94,14 @@ static const struct lsm_hook lsm_table[] = {
 	/* bpf/ipc.bpf.c: keys, SysV IPC and POSIX message queues across the
 	 * sandbox's edge. */
 	{ "stk_key_alloc", "key_alloc", "keys", NULL, false, { "key", "cred" } },
-	{ "stk_key_free", "key_free", "keys", NULL, false, { "key" } },
+	/* Table hygiene only: later kernels (6.18 has none) free the key's
+	 * LSM state themselves and dropped the hook. Without it, an entry
+	 * outlives its key until the address is reused, and key_alloc judges
+	 * every new key at a reused address afresh; a table full of stale
+	 * entries refuses the sandbox's new keys (table_full), never an
+	 * outsider's. Marked `newer` for that reason: missing, nothing is
+	 * lost. */
+	{ "stk_key_free", "key_free", "keys", NULL, true, { "key" } },
 	{ "stk_key_permission", "key_permission", "keys", NULL, false, { "", "cred" } },
 	{ "stk_ipc_permission", "ipc_permission", "ipc", NULL, false, { "kern_ipc_perm" } },
 	{ "stk_shm_shmctl", "shm_shmctl", "ipc", NULL, false, { "kern_ipc_perm" } },
@@ -122,6 +129,8 @@ static const struct lsm_hook lsm_table[] = {
 	{ "stk_settime", "settime", "host_state", NULL, false, { "timespec64", "timezone" } },
 	{ "stk_syslog", "syslog", "host_state", NULL, false, { 0 } },
 	{ "stk_perf_open", "perf_event_open", "perf", NULL, false, { "perf_event_attr" } },
+	/* 6.18 dropped the attr argument: (int type) only; its twin. */
+	{ "stk_perf_open_t", "perf_event_open", "perf", NULL, false, { LSM_ARG_SCALAR } },
 	{ "stk_perf_alloc", "perf_event_alloc", "perf", NULL, false, { "perf_event" } },
 	{ "stk_path_notify", "path_notify", "notify_marks", NULL, false, { "path" } },
 	/* userfaultfd's anonymous inode is the one point that tells it. */

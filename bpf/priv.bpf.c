@@ -297,6 +297,23 @@ int BPF_PROG(stk_perf_open, struct perf_event_attr *attr, int type)
 	}
 }
 
+/* The same on kernels whose hook has no attr (6.18: perf_event_open(int
+ * type)); the record has no perf_type there. One of the two loads, by the
+ * hook's prototype (agent/lsm_table.c). */
+SEC("lsm/perf_event_open")
+int BPF_PROG(stk_perf_open_t, int type)
+{
+	if (type != PERF_SECURITY_OPEN)
+		return 0;
+	{
+		CURRENT_OR_ALLOW();
+		if (conf->flags & SANDBOX_PERF)
+			return 0;
+		return lsm_deny_arg(sb, conf, cgid, EV_KIND_PERF, EV_OP_PERF_OPEN,
+				    EV_REASON_PERF_NOT_ALLOWED, NULL, NULL, 0, 0, 0);
+	}
+}
+
 /*
  * perf: allow: only counters on a task of the same sandbox, of the
  * hardware, software, cache and raw PMUs, that exclude the kernel.

@@ -109,9 +109,15 @@ fi
 # Modules, numbered to keep the listed load order (init loads them by glob).
 n=10
 grep -v '^[[:space:]]*\(#\|$\)' "$here"/modules | while read -r mod; do
-	ko=$(find "$kcache"/root/lib/modules -name "$mod.ko" | head -n 1)
+	# 6.12's package compresses its modules (.ko.xz), and busybox's
+	# insmod takes only plain ones: unpacked here.
+	ko=$(find "$kcache"/root/lib/modules -name "$mod.ko" -o -name "$mod.ko.xz" | head -n 1)
 	[ -n "$ko" ] || die "module $mod (tests/vm/modules) is not in $kcache"
-	cp "$ko" "$stage/lib/modules/$n-$mod.ko"
+	case $ko in
+	*.xz) xz -dc "$ko" > "$stage/lib/modules/$n-$mod.ko" ||
+		die "unpacking $ko failed (is xz-utils installed?)" ;;
+	*) cp "$ko" "$stage/lib/modules/$n-$mod.ko" ;;
+	esac
 	n=$((n + 1))
 done
 
