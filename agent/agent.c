@@ -38,6 +38,7 @@
 #include "pin.h"
 #include "replace.h"
 #include "sandbox.h"
+#include "setup_agent.h"
 #include "stockade_limits.h"
 #include "stockade.skel.h"
 
@@ -880,6 +881,7 @@ static void untrack(struct agent *a, size_t i)
 {
 	if (a->cgs[i].wd >= 0 && a->cg_ino_fd >= 0)
 		inotify_rm_watch(a->cg_ino_fd, a->cgs[i].wd);
+	setup__revoke(a, a->cgs[i].id);
 	free(a->cgs[i].path);
 	a->cgs[i] = a->cgs[--a->n_cgs];
 	a->last_cg = 0;
@@ -1259,6 +1261,9 @@ static int arm_wd(struct agent *a, struct watch_dir *w)
 	}
 	sb.slot = candidate_slot(a, w->path);
 	if (!w->armed || !w->entry || sb.slot != w->slot) {
+		/* Its grant first: pending children count from the mark. */
+		w->slot = sb.slot;
+		setup__grant_wd(a, w);
 		err = map_update_retry(bpf_map__fd(a->skel->maps.sandboxes),
 				       &w->id, &sb, BPF_ANY);
 		if (err) {
@@ -1266,7 +1271,6 @@ static int arm_wd(struct agent *a, struct watch_dir *w)
 			       w->path[0] ? w->path : "/", strerror(-err));
 			return err;
 		}
-		w->slot = sb.slot;
 		w->entry = true;
 	}
 	if (w->top && !w->links[0]) {
@@ -1305,6 +1309,7 @@ static void disarm_wd(struct agent *a, struct watch_dir *w)
 	    !bpf_map_lookup_elem(bpf_map__fd(a->skel->maps.sandboxes), &w->id, &sb) &&
 	    sb.policy_id == SANDBOX_ENTRY_WATCHED)
 		bpf_map_delete_elem(bpf_map__fd(a->skel->maps.sandboxes), &w->id);
+	setup__revoke(a, w->id);
 	if (w->wd >= 0 && a->cg_ino_fd >= 0)
 		inotify_rm_watch(a->cg_ino_fd, w->wd);
 	w->wd = -1;
@@ -1506,6 +1511,10 @@ static void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	cg->root_id = direct ? id : a->cgs[pidx - 1].root_id;
 	sb.slot = cg->slot;
 	sb.root_id = cg->root_id;
+	/* Its setup grant before its entry: while pending, a runtime's move
+	 * into it was granted by the watched directory's (agent/setup.c). */
+	cg->fresh = setup__is_fresh(a, rel);
+	setup__grant_cg(a, cg);
 	/* Counters and limits (agent/limits.c) first, then the entry before
 	 * the links, so the programs find all they need at once. */
 	err = limits__attach(a, cg);
@@ -1734,6 +1743,10 @@ static int scan(struct agent *a)
 		if (!a->det_seen[i])
 			bpf_map_delete_elem(bpf_map__fd(a->skel->maps.detached),
 					    &a->det[i]);
+	/* Setup grants follow the policies (a reload) and the cgroups. */
+	if (a->reselect)
+		setup__regrant(a);
+	setup__sweep(a);
 	a->last_cg = 0;
 	drain_cg_inotify(a);
 	return ctx.err;
@@ -1814,7 +1827,7 @@ static void sweep(struct agent *a)
 			 * hook is missing here) is stale. */
 			ours = a->n_degraded > 0 && !a->n_lsm_links;
 			bpf_object__for_each_program(prog, a->skel->obj)
-				if (bpf_program__type(prog) == BPF_PROG_TYPE_LSM &&
+				if (lsm__is_ours(prog) &&
 				    a->n_lsm_links && bpf_program__autoload(prog) &&
 				    !strcmp(bpf_program__name(prog), de->d_name + 4))
 					ours = true;

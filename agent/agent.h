@@ -30,6 +30,7 @@ struct sandbox_cg {
 	bool direct;		/* selected itself (has links), or inherited */
 	bool released;		/* a reload stopped confining it: forget it */
 	int64_t pending_ms;	/* creation to classification; -1: not pending */
+	bool fresh;		/* created while this agent runs (agent/setup_agent.h) */
 	int wd;			/* inotify on its directory (new children), or -1 */
 	unsigned int seen;	/* scan generation that last saw it */
 	struct bpf_link *links[SANDBOX_N_LINKS];

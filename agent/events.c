@@ -93,6 +93,9 @@ static const char *const op_names[] = {
 	[EV_OP_FANOTIFY_PERM] = "fanotify_perm", [EV_OP_SETATTR] = "setattr",
 	[EV_OP_SET_ACL] = "set_acl", [EV_OP_REMOVE_ACL] = "remove_acl",
 	[EV_OP_NETLINK_SEND] = "netlink_send", [EV_OP_SETSOCKOPT] = "setsockopt",
+	[EV_OP_SETUP_BEGIN] = "begin", [EV_OP_SETUP_EXEC] = "exec",
+	[EV_OP_SETUP_DEADLINE] = "deadline", [EV_OP_SETUP_REFUSED] = "refused",
+	[EV_OP_SETUP_MOVED] = "moved",
 };
 
 static const char *const reason_names[] = {
@@ -121,6 +124,7 @@ static const char *const reason_names[] = {
 	[EV_REASON_KERNEL_PMU] = "kernel_pmu",
 	[EV_REASON_TABLE_FULL] = "table_full",
 	[EV_REASON_PERF_NOT_ALLOWED] = "perf_not_allowed",
+	[EV_REASON_IN_SETUP] = "in_setup",
 };
 
 
@@ -320,21 +324,50 @@ static void lsm_fields(struct json *j, const struct file_event *fe)
 	}
 }
 
+/*
+ * A setup pass (include/setup.h) began or ended: not a refusal. begin: the
+ * record's task is the mover, target_pid the task moved into the cgroup;
+ * the others are the task's own, with the pass's length.
+ */
+static void setup_fields(struct json *j, const struct file_event *fe)
+{
+	json_str(j, "op", NAME(op_names, fe->op));
+	switch (fe->op) {
+	case EV_OP_SETUP_BEGIN:
+		json_u64(j, "target_pid", fe->target_pid);
+		json_u64(j, "deadline_ms", fe->arg);
+		break;
+	case EV_OP_SETUP_REFUSED:
+		json_u64(j, "target_pid", fe->target_pid);
+		json_str(j, "reason", "sandboxed");
+		break;
+	default:
+		json_u64(j, "setup_ms", fe->arg);
+		if (fe->path[0])
+			json_str_raw(j, "path", fe->path, strnlen(fe->path, sizeof(fe->path)));
+		break;
+	}
+}
+
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct agent *a = ctx;
 	const struct event *e = data;
 	const struct sandbox_cg *cg;
 	bool lsm_record = size >= sizeof(struct event) && !ev_kind_is_net(e->kind);
+	bool setup;
 
 	if (size < sizeof(*e) || (lsm_record && size < sizeof(struct file_event))) {
 		pr_warn("events", "short record (%zu bytes) from the kernel; counted as lost", size);
 		a->lost_agent++;
 		return 0;
 	}
+	setup = lsm_record && (e->type & ~EV_TYPE_PENDING) == EV_SETUP &&
+		e->kind == EV_KIND_SETUP;
 	common_fields(a, (int64_t)e->ts_boot_ns + a->boot_to_real_ns, e->seq,
+		      setup ? "setup" :
 		      (e->type & ~EV_TYPE_PENDING) == EV_AUDIT ? "audit" : "deny");
-	json_str(&a->j, "kind", limits_kind_name(e->kind) ?: "unknown");
+	json_str(&a->j, "kind", setup ? "setup" : limits_kind_name(e->kind) ?: "unknown");
 	json_str(&a->j, "policy", agent__policy_name(a, e->policy_id));
 	cg = agent__find_cg(a, e->cgroup_id);
 	/* A cgroup created since the last scan: name it by id only; records
@@ -351,6 +384,10 @@ static int handle_event(void *ctx, void *data, size_t size)
 	json_u64(&a->j, "tid", e->tid);
 	json_u64(&a->j, "uid", e->uid);
 	json_str_raw(&a->j, "comm", e->comm, strnlen(e->comm, sizeof(e->comm)));
+	if (setup) {
+		setup_fields(&a->j, data);
+		goto end;
+	}
 	if (lsm_record)
 		lsm_fields(&a->j, data);
 	else
@@ -358,6 +395,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 	json_str(&a->j, "reason", NAME(reason_names, e->reason));
 	if (e->type & EV_TYPE_PENDING)
 		json_bool(&a->j, "pending", true);
+end:
 	json_end(&a->j);
 	if (!a->j.oom)
 		a->logged++;

@@ -249,6 +249,12 @@ size_t lsm__lost(bool (*attached)(const char *prog, void *ctx), void *ctx,
 	return n;
 }
 
+bool lsm__is_ours(const struct bpf_program *prog)
+{
+	return bpf_program__type(prog) == BPF_PROG_TYPE_LSM ||
+	       bpf_program__type(prog) == BPF_PROG_TYPE_TRACING;
+}
+
 int lsm__set_autoload(struct agent *a, struct stockade *skel, bool on)
 {
 	struct bpf_program *prog;
@@ -269,6 +275,12 @@ int lsm__set_autoload(struct agent *a, struct stockade *skel, bool on)
 		const char *hook = hook_of(prog);
 		const struct lsm_hook *row;
 
+		if (bpf_program__type(prog) == BPF_PROG_TYPE_TRACING) {
+			/* The setup pass's tracepoint (bpf/setup.bpf.c) serves
+			 * the BPF-LSM programs only: loaded with them. */
+			bpf_program__set_autoload(prog, on);
+			continue;
+		}
 		if (bpf_program__type(prog) != BPF_PROG_TYPE_LSM)
 			continue;
 		if (!on || !btf || !hook) {
@@ -382,8 +394,7 @@ int lsm__attach(struct agent *a)
 
 	bpf_object__for_each_program(prog, a->skel->obj) {
 		/* Not loaded: its hook is missing here (lsm__set_autoload). */
-		if (bpf_program__type(prog) != BPF_PROG_TYPE_LSM ||
-		    !bpf_program__autoload(prog))
+		if (!lsm__is_ours(prog) || !bpf_program__autoload(prog))
 			continue;
 		if (a->n_lsm_links == AGENT_MAX_LSM) {
 			err = -E2BIG;
@@ -406,7 +417,7 @@ int lsm__attach(struct agent *a)
 			a->lsm_adopted++;
 			continue;
 		}
-		link = bpf_program__attach_lsm(prog);
+		link = bpf_program__attach(prog);	/* lsm/ or tp_btf/ */
 		if (!link) {
 			err = -errno;
 			bpf_link__destroy(old);	/* closes; its pin keeps it */

@@ -62,6 +62,9 @@ bool lsm__bpf_listed(char *why, size_t len);
  * (set_lsm_autoload of old). Fails (-EOPNOTSUPP) when a guarantee is lost
  * without --allow-degraded. */
 int lsm__set_autoload(struct agent *a, struct stockade *skel, bool on);
+/* Is prog one of the set attached, and pinned as lsm-<name>, with
+ * BPF-LSM: the LSM programs and the setup pass's tracepoint. */
+bool lsm__is_ours(const struct bpf_program *prog);
 /* Every LSM guarantee lost (no BPF-LSM at all): refuses without
  * --allow-degraded. */
 int lsm__degrade(struct agent *a, const char *cause);

@@ -201,6 +201,10 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 SEC("lsm/file_open")
 int BPF_PROG(stk_file_open, struct file *file)
 {
+	/* An exec ends a setup pass (include/setup.h) before it is judged,
+	 * so the payload's own binary is judged. */
+	if ((BPF_CORE_READ(file, f_mode) | BPF_CORE_READ(file, f_flags)) & FMODE_EXEC)
+		setup_exec(file);
 	return judge_file(file, EV_KIND_FILE, EV_OP_OPEN_READ);
 }
 

@@ -51,13 +51,18 @@ int BPF_PROG(stk_bpf, int cmd, union bpf_attr *attr, unsigned int size)
 SEC("lsm/ptrace_access_check")
 int BPF_PROG(stk_ptrace, struct task_struct *child, unsigned int mode)
 {
+	__u8 reason = EV_REASON_OUTSIDE_SANDBOX;
+
 	CURRENT_OR_ALLOW();
-	if (task_root_of(child) == sb->root_id)
+	/* A runtime's task in setup is not judged: whoever controlled it
+	 * would run unjudged code. Out of the sandbox's reach. */
+	if (in_setup(child))
+		reason = EV_REASON_IN_SETUP;
+	else if (task_root_of(child) == sb->root_id)
 		return 0;
 	if (mode & PTRACE_MODE_NOAUDIT)
 		return lsm_deny_quiet(sb, conf, EV_KIND_PTRACE);
-	return lsm_deny(sb, conf, cgid, EV_KIND_PTRACE, 0,
-			EV_REASON_OUTSIDE_SANDBOX, NULL, NULL,
+	return lsm_deny(sb, conf, cgid, EV_KIND_PTRACE, 0, reason, NULL, NULL,
 			BPF_CORE_READ(child, tgid), 0);
 }
 
@@ -66,6 +71,11 @@ int BPF_PROG(stk_task_kill, struct task_struct *p, struct kernel_siginfo *info,
 	     int sig, const struct cred *cred)
 {
 	CURRENT_OR_ALLOW();
+	/* A runtime's task in setup is out of the sandbox's reach. */
+	if (in_setup(p))
+		return lsm_deny(sb, conf, cgid, EV_KIND_SIGNAL, 0,
+				EV_REASON_IN_SETUP, NULL, NULL,
+				BPF_CORE_READ(p, tgid), sig);
 	if (task_root_of(p) == sb->root_id)
 		return 0;
 	return lsm_deny(sb, conf, cgid, EV_KIND_SIGNAL, 0,
@@ -137,6 +147,10 @@ SEC("lsm/task_alloc")
 int BPF_PROG(stk_task_alloc, struct task_struct *task,
 	     unsigned long clone_flags)
 {
+	int err = setup_inherit(task);
+
+	if (err)
+		return err;
 	if (!(clone_flags & CLONE_INTO_CGROUP))
 		return 0;
 	{

@@ -47,21 +47,6 @@ static __always_inline struct lsm_scratch *scratch(void)
 	return bpf_map_lookup_elem(&lsm_scratch, &zero);
 }
 
-/* The current task's sandbox (a copy in *snap: sandbox_current()) and its
- * policy settings, or NULL outside. */
-static __always_inline struct policy_conf *
-lsm_current(struct sandbox **sbp, __u64 *cgid, struct sandbox *snap)
-{
-	struct sandbox *sb = sandbox_current(cgid, snap);
-	__u32 id;
-
-	if (!sb)
-		return NULL;
-	*sbp = sb;
-	id = sb->policy_id;
-	return bpf_map_lookup_elem(&policies, &id);
-}
-
 /*
  * The sandbox root of any cgroup, 0 when it is in none: its own entry,
  * else its ancestors' (nearest first). A pending cgroup (nearest entry a
@@ -98,34 +83,27 @@ static __always_inline __u64 task_root_of(struct task_struct *t)
 }
 
 /*
- * Report one LSM denial (or audit) and return the verdict: -EPERM when
- * enforcing, 0 in audit mode. The record is best effort; the verdict is
- * not (include/events.h).
+ * Build and submit one BPF-LSM record (struct file_event) for the current
+ * task: the one place they are made. Best effort: a full ring counts it
+ * as lost (include/events.h), and no caller's verdict depends on it.
  */
-static __always_inline int lsm_deny_arg(struct sandbox *sb,
-					struct policy_conf *conf, __u64 cgid,
-					__u8 kind, __u8 op, __u8 reason,
-					const char *path, const char *path2,
-					__u32 target_pid, __u32 sig, __u32 arg)
+static __always_inline void lsm_record(__u32 policy_id, __u64 cgid, __u8 type,
+				       __u8 kind, __u8 op, __u8 reason,
+				       const char *path, const char *path2,
+				       __u32 target_pid, __u32 sig, __u32 arg)
 {
-	bool audit = conf->mode == SANDBOX_AUDIT;
 	struct file_event *fe;
-	__u32 k = sb->policy_id * EV_KIND_MAX + (kind & (EV_KIND_MAX - 1));
-	__u64 *cnt = bpf_map_lookup_elem(&lsm_count, &k);
 	__u64 seq;
 
-	if (cnt)
-		*cnt += 1;
-	limits_count(sb, kind, true, audit);	/* per sandbox: status, metrics */
 	seq = __sync_fetch_and_add(&ev_seq, 1);
 	__sync_fetch_and_add(&ev_produced, 1);
 	fe = bpf_ringbuf_reserve(&rb, sizeof(*fe), 0);
 	if (!fe) {
 		__sync_fetch_and_add(&ev_lost, 1);
-		return audit ? 0 : -EPERM;
+		return;
 	}
 	fe->e.seq = seq;
-	event_fill_task(&fe->e, cgid, sb->policy_id, ev_type(sb, audit));
+	event_fill_task(&fe->e, cgid, policy_id, type);
 	fe->e.kind = kind;
 	fe->e.reason = reason;
 	fe->e.family = 0;
@@ -148,7 +126,47 @@ static __always_inline int lsm_deny_arg(struct sandbox *sb,
 		     sizeof(fe->path2))
 		fe->flags |= EV_F_PATH2_TRUNC;
 	bpf_ringbuf_submit(fe, 0);
+}
+
+/*
+ * Report one LSM denial (or audit) and return the verdict: -EPERM when
+ * enforcing, 0 in audit mode. The record is best effort; the verdict is
+ * not (include/events.h).
+ */
+static __always_inline int lsm_deny_arg(struct sandbox *sb,
+					struct policy_conf *conf, __u64 cgid,
+					__u8 kind, __u8 op, __u8 reason,
+					const char *path, const char *path2,
+					__u32 target_pid, __u32 sig, __u32 arg)
+{
+	bool audit = conf->mode == SANDBOX_AUDIT;
+	__u32 k = sb->policy_id * EV_KIND_MAX + (kind & (EV_KIND_MAX - 1));
+	__u64 *cnt = bpf_map_lookup_elem(&lsm_count, &k);
+
+	if (cnt)
+		*cnt += 1;
+	limits_count(sb, kind, true, audit);	/* per sandbox: status, metrics */
+	lsm_record(sb->policy_id, cgid, ev_type(sb, audit), kind, op, reason,
+		   path, path2, target_pid, sig, arg);
 	return audit ? 0 : -EPERM;
+}
+
+/* The setup pass (include/setup.h); it records through lsm_record(). */
+#include "setup.bpf.h"
+
+/* The current task's sandbox (a copy in *snap: sandbox_current()) and its
+ * policy settings, or NULL outside, or while it is in its setup pass. */
+static __always_inline struct policy_conf *
+lsm_current(struct sandbox **sbp, __u64 *cgid, struct sandbox *snap)
+{
+	struct sandbox *sb = sandbox_current(cgid, snap);
+	__u32 id;
+
+	if (!sb || setup_pass(sb, *cgid))
+		return NULL;
+	*sbp = sb;
+	id = sb->policy_id;
+	return bpf_map_lookup_elem(&policies, &id);
 }
 
 /*

@@ -23,6 +23,7 @@
 enum ev_type {
 	EV_DENY = 1,
 	EV_AUDIT = 2,
+	EV_SETUP = 3,	/* not a refusal: a setup pass began or ended */
 };
 /* Or'ed into a record's type: the cgroup was pending, not yet classified
  * by the agent (include/sandbox.h, zero window); "pending": true. */
@@ -55,6 +56,10 @@ enum ev_kind {
 	EV_KIND_KEY = 21,	/* sig: key serial */
 	EV_KIND_IPC = 22,	/* sig: SysV id; path: mqueue name */
 	EV_KIND_NOTIFY = 23,	/* inotify/fanotify/dnotify mark; arg: mask */
+	/* Type EV_SETUP (include/setup.h): op begin (target_pid the moved
+	 * task, the record's task its mover), exec/deadline (arg: the
+	 * pass's length in ms; path: the exec'd file), refused. */
+	EV_KIND_SETUP = 24,
 	EV_KIND_MAX = 32,	/* LIMITS_KINDS: every kind has a counter */
 };
 
@@ -142,6 +147,12 @@ enum ev_op {
 	EV_OP_REMOVE_ACL = 62,
 	EV_OP_NETLINK_SEND = 63,	/* netlink kind */
 	EV_OP_SETSOCKOPT = 64,		/* sockopt kind */
+	/* setup kind */
+	EV_OP_SETUP_BEGIN = 65,
+	EV_OP_SETUP_EXEC = 66,		/* ended by the payload's exec */
+	EV_OP_SETUP_DEADLINE = 67,	/* ended by its deadline */
+	EV_OP_SETUP_REFUSED = 68,	/* a moved task that was sandboxed */
+	EV_OP_SETUP_MOVED = 69,		/* moved on, where no pass holds */
 };
 
 enum ev_reason {
@@ -170,6 +181,7 @@ enum ev_reason {
 	EV_REASON_KERNEL_PMU = 23,	/* perf: kprobe/uprobe/tracepoint... */
 	EV_REASON_TABLE_FULL = 24,	/* an ownership table is full */
 	EV_REASON_PERF_NOT_ALLOWED = 25,	/* perf without perf: allow */
+	EV_REASON_IN_SETUP = 26,	/* ptrace/signal to a task in setup */
 };
 
 #define EV_PATH_MAX	512	/* bytes of path/path2 in a record */

@@ -1529,6 +1529,40 @@ static void check_limits(struct ctx *c, const struct ynode *n,
 		l->cpu_milli = (uint32_t)cpu;
 }
 
+/*
+ * setup: {pass: auto|on|off, deadline: DURATION}. The deadline bounds how
+ * long a runtime's task may go unjudged before its first exec: up to 5
+ * minutes, as a pass that long is a window, not a setup.
+ */
+static void check_setup(struct ctx *c, const struct ynode *n, struct policy *p)
+{
+	static const struct field f[] = { { "pass", false }, { "deadline", false } };
+	static const char *const passes[] = {
+		[POLICY_SETUP_AUTO] = "auto", [POLICY_SETUP_ON] = "on",
+		[POLICY_SETUP_OFF] = "off",
+	};
+	static const struct unit time_units[] = {
+		{ "ms", 1 }, { "s", 1000 }, { "m", 60000 },
+	};
+	static const struct amount a = {
+		.what = "a duration", UNITS(time_units), .terms = true,
+		.min = 1, .max = POLICY_SETUP_DEADLINE_MAX_MS,
+		.bad = "is not a duration; expected a number with ms, s or m, such as 10s",
+		.fine = "is finer than 1 millisecond",
+		.big = "is more than 5 minutes; a setup pass that long is a window",
+	};
+	const struct ynode *v[2];
+	uint64_t ms;
+	int pass;
+
+	if (!get_fields(c, n, "setup", f, 2, v))
+		return;
+	if (v[0] && get_word(c, v[0], "setup.pass", passes, 3, &pass))
+		p->setup.pass = (enum policy_setup_pass)pass;
+	if (v[1] && get_amount(c, v[1], "setup.deadline", &a, &ms))
+		p->setup.deadline_ms = (uint32_t)ms;
+}
+
 static void check_policy(struct ctx *c, const struct ynode *root,
 			 struct policy *p)
 {
@@ -1537,13 +1571,13 @@ static void check_policy(struct ctx *c, const struct ynode *root,
 		{ "cgroups", true }, { "network", false }, { "files", false },
 		{ "namespaces", false }, { "limits", false },
 		{ "capabilities", false }, { "perf", false },
-		{ "userfaultfd", false },
+		{ "userfaultfd", false }, { "setup", false },
 	};
 	static const char *const modes[] = {
 		[POLICY_ENFORCE] = "enforce", [POLICY_AUDIT] = "audit",
 	};
 	static const char *const perf_words[] = { "deny", "allow" };
-	const struct ynode *v[11];
+	const struct ynode *v[12];
 	int mode, perf;
 
 	p->pos = root->pos;
@@ -1552,7 +1586,7 @@ static void check_policy(struct ctx *c, const struct ynode *root,
 		     "empty document; expected a policy mapping with name and cgroups");
 		return;
 	}
-	if (!get_fields(c, root, "", f, 11, v))
+	if (!get_fields(c, root, "", f, 12, v))
 		return;
 	if (v[0])
 		check_name(c, v[0], p);
@@ -1576,6 +1610,8 @@ static void check_policy(struct ctx *c, const struct ynode *root,
 		p->perf_allow = perf == 1;
 	if (v[10])
 		get_bool(c, v[10], "userfaultfd", &p->userfaultfd);
+	if (v[11])
+		check_setup(c, v[11], p);
 }
 
 int policy__parse(const char *file, const char *buf, size_t len,

@@ -147,8 +147,21 @@ struct policy {
 	bool perf_allow;		/* perf: allow; default deny */
 	bool userfaultfd;		/* userfaultfd: true; default false */
 
+	/* setup: a container runtime's own setup in a new cgroup (README,
+	 * "Zero window"). pass: auto (for cgroups a selector with a
+	 * wildcard picks), on, off; deadline in milliseconds. */
+	struct {
+		enum policy_setup_pass { POLICY_SETUP_AUTO = 0, POLICY_SETUP_ON,
+					 POLICY_SETUP_OFF } pass;
+		uint32_t deadline_ms;	/* 0: POLICY_SETUP_DEADLINE_MS */
+	} setup;
+
 	struct policy_limits limits;
 };
+
+/* The setup pass's deadline when setup.deadline is not given. */
+#define POLICY_SETUP_DEADLINE_MS	10000
+#define POLICY_SETUP_DEADLINE_MAX_MS	300000	/* 5m */
 
 struct policy_set {
 	struct policy **v;

@@ -697,6 +697,15 @@ static void test_capabilities(void **state)
 		EXPECT(p->perf_allow && p->userfaultfd);
 	if ((p = parse_ok(*state, OK_HEAD "perf: deny\nuserfaultfd: false\n")))
 		EXPECT(!p->perf_allow && !p->userfaultfd);
+	/* setup: auto and the default deadline unless given */
+	if ((p = parse_ok(*state, OK_HEAD "perf: deny\n")))
+		EXPECT(p->setup.pass == POLICY_SETUP_AUTO && !p->setup.deadline_ms);
+	if ((p = parse_ok(*state, OK_HEAD "setup: {pass: on, deadline: 2s}\n")))
+		EXPECT(p->setup.pass == POLICY_SETUP_ON && p->setup.deadline_ms == 2000);
+	if ((p = parse_ok(*state, OK_HEAD "setup: {pass: off}\n")))
+		EXPECT(p->setup.pass == POLICY_SETUP_OFF);
+	if ((p = parse_ok(*state, OK_HEAD "setup: {deadline: 1m30s}\n")))
+		EXPECT(p->setup.pass == POLICY_SETUP_AUTO && p->setup.deadline_ms == 90000);
 	/* The brief's list: every one of these is dangerous, none default. */
 	for (i = 0; i <= POLICY_CAP_LAST; i++) {
 		static const char *const bad[] = {
@@ -860,7 +869,7 @@ static void test_all_diagnostics(void **state)
 		"mode: x\n";
 	static const char *const want[] = {
 		"t.yaml:1:7: name: 'Bad' has the character 'B'; use only a-z, 0-9 and '-'",
-		"t.yaml:3:1: bogus: unknown key 'bogus'; expected one of: name, category, mode, cgroups, network, files, namespaces, limits, capabilities, perf, userfaultfd",
+		"t.yaml:3:1: bogus: unknown key 'bogus'; expected one of: name, category, mode, cgroups, network, files, namespaces, limits, capabilities, perf, userfaultfd, setup",
 		"t.yaml:4:7: mode: expected enforce or audit, got 'x'",
 	};
 	struct fx *fx = *state;
@@ -927,7 +936,7 @@ done:
 static void test_diag_one_line(void **state)
 {
 	static const char *const want[] = {
-		"t.yaml:3:1: a\\x0ab\\x01: unknown key 'a\\x0ab\\x01'; expected one of: name, category, mode, cgroups, network, files, namespaces, limits, capabilities, perf, userfaultfd",
+		"t.yaml:3:1: a\\x0ab\\x01: unknown key 'a\\x0ab\\x01'; expected one of: name, category, mode, cgroups, network, files, namespaces, limits, capabilities, perf, userfaultfd, setup",
 	};
 	struct fx *fx = *state;
 
@@ -1162,7 +1171,7 @@ int main(void)
 		    "t.yaml:3:3: document: expected a string key, got a sequence"),
 
 		/* unknown keys and wrong types */
-		BAD(unknown_top, OK_HEAD "nmae: t\n", "t.yaml:3:1: nmae: unknown key 'nmae'; expected one of: name, category, mode, cgroups, network, files, namespaces, limits, capabilities, perf, userfaultfd"),
+		BAD(unknown_top, OK_HEAD "nmae: t\n", "t.yaml:3:1: nmae: unknown key 'nmae'; expected one of: name, category, mode, cgroups, network, files, namespaces, limits, capabilities, perf, userfaultfd, setup"),
 		BAD(unknown_network, OK_HEAD "network:\n  allwo: []\n",
 		    "t.yaml:4:3: network.allwo: unknown key 'allwo'; expected one of: default, allow, raw_sockets, icmp, overrides, unix_allow, listen, netlink"),
 		BAD(unknown_rule, RULE("cidr: 10.0.0.0/8, port: 80"),
@@ -1405,6 +1414,18 @@ int main(void)
 		    "t.yaml:3:7: perf: expected deny or allow, got 'maybe'"),
 		BAD(uffd_word, OK_HEAD "userfaultfd: yes\n",
 		    "t.yaml:3:14: userfaultfd: expected true or false, got 'yes'"),
+
+		/* setup */
+		BAD(setup_word, OK_HEAD "setup: {pass: yes}\n",
+		    "t.yaml:3:15: setup.pass: expected auto, on or off, got 'yes'"),
+		BAD(setup_key, OK_HEAD "setup: {deadlin: 1s}\n",
+		    "t.yaml:3:9: setup.deadlin: unknown key 'deadlin'; expected one of: pass, deadline"),
+		BAD(setup_long, OK_HEAD "setup: {deadline: 6m}\n",
+		    "t.yaml:3:19: setup.deadline: '6m' is more than 5 minutes; a setup pass that long is a window"),
+		BAD(setup_zero, OK_HEAD "setup: {deadline: 0s}\n",
+		    "t.yaml:3:19: setup.deadline: must be greater than 0"),
+		BAD(setup_scalar, OK_HEAD "setup: on\n",
+		    "t.yaml:3:8: setup: expected a mapping, got 'on'"),
 
 		/* limits */
 		BAD(limits_null, OK_HEAD "limits:\n", "t.yaml:3:8: limits: expected a mapping, got null"),

@@ -90,9 +90,11 @@ else
 	t_ok $T/rest-loaded
 fi
 # Every loaded program holds one link, pinned as lsm-<program>: none for
-# socket_create, and one for each other hook the kernel has.
-want=0
-for h in $(sed -n 's/^[[:space:]]*{ "stk_[a-z0-9_]*", "\([a-z0-9_]*\)".*/\1/p' /opt/stockade/agent/lsm_table.c 2>/dev/null); do
+# socket_create, one for each other hook the kernel has (a hook with twin
+# programs, one per prototype, loads one of them), and the setup pass's
+# tracepoint (lsm-stk_setup_attach, bpf/setup.bpf.c).
+want=1
+for h in $(sed -n 's/^[[:space:]]*{ "stk_[a-z0-9_]*", "\([a-z0-9_]*\)".*/\1/p' /opt/stockade/agent/lsm_table.c 2>/dev/null | sort -u); do
 	[ "$h" = socket_create ] && continue
 	grep -qw "bpf_lsm_$h" /proc/kallsyms && want=$((want + 1))
 done

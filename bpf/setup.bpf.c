@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The setup pass (include/setup.h): who gets one, decided when the kernel
+ * moves a task into a cgroup. The checks themselves are in setup.bpf.h,
+ * made by every BPF-LSM program through lsm_current().
+ */
+#include "lsm.bpf.h"
+
+/*
+ * The nearest `sandboxes` entry of dst (itself first), its grant, and
+ * whether the grant covers dst: SETUP_GRANT_SELF on dst's own entry, or
+ * SETUP_GRANT_CHILDREN on the nearest ancestor's when dst has no entry
+ * yet (new, not yet classified). Fills snap (resolved) from that entry.
+ */
+static __always_inline struct setup_grant *grant_of(struct cgroup *dst,
+						    struct sandbox *snap)
+{
+	struct setup_grant *g;
+	struct sandbox *sb;
+	int level, i;
+	__u64 id;
+
+	level = BPF_CORE_READ(dst, level);
+	for (i = 0; i < SANDBOX_MAX_DEPTH; i++) {
+		struct cgroup *anc;
+
+		if (level - i < 0)
+			break;
+		anc = BPF_CORE_READ(dst, ancestors[level - i]);
+		if (!anc)
+			break;
+		id = BPF_CORE_READ(anc, kn, id);
+		sb = bpf_map_lookup_elem(&sandboxes, &id);
+		if (!sb)
+			continue;
+		*snap = *sb;
+		if (snap->policy_id == SANDBOX_ENTRY_OUTSIDE)
+			return NULL;
+		sandbox_resolve(snap);
+		g = bpf_map_lookup_elem(&setup_grants, &id);
+		if (!g || !(g->flags & (i ? SETUP_GRANT_CHILDREN : SETUP_GRANT_SELF)))
+			return NULL;
+		return g;
+	}
+	return NULL;
+}
+
+/*
+ * The kernel moved task into dst (a write to cgroup.procs, or systemd's
+ * doing on a runtime's behalf); current is the mover. Called after the
+ * move, for the thread group's leader only: other threads of a moved
+ * group get no pass (judged: fail closed).
+ */
+SEC("tp_btf/cgroup_attach_task")
+int BPF_PROG(stk_setup_attach, struct cgroup *dst, const char *path,
+	     struct task_struct *task, bool threadgroup)
+{
+	struct sandbox *sb, snap, dsnap;
+	struct setup_grant *g;
+	struct setup_state *st;
+	__u64 cgid, dst_id, now;
+	int state;
+
+	/* Only a mover outside every sandbox (pending is inside). */
+	sb = sandbox_lookup(&cgid, &snap, &state);
+	if (sb)
+		return 0;
+	dst_id = BPF_CORE_READ(dst, kn, id);
+	g = grant_of(dst, &dsnap);
+	st = bpf_task_storage_get(&setup_tasks, task, 0, 0);
+	if (!g) {
+		/* Moved on, to where no pass holds: judged from now. */
+		if (st && st->deadline_ns)
+			setup_end(st, dsnap.policy_id, dst_id, EV_OP_SETUP_MOVED,
+				  NULL, bpf_ktime_get_boot_ns());
+		return 0;
+	}
+	if (!st)
+		st = bpf_task_storage_get(&setup_tasks, task, 0,
+					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st || (st->flags & SETUP_F_SANDBOXED)) {
+		/* Judged in a sandbox before (or no storage): never a pass. */
+		lsm_record(dsnap.policy_id, dst_id, EV_SETUP, EV_KIND_SETUP,
+			   EV_OP_SETUP_REFUSED, 0, NULL, NULL,
+			   BPF_CORE_READ(task, tgid), 0, 0);
+		return 0;
+	}
+	now = bpf_ktime_get_boot_ns();
+	st->begin_ns = now;
+	st->deadline_ns = now + (__u64)g->deadline_ms * 1000000;
+	st->cgroup_id = dst_id;
+	st->mntns = mntns_of(bpf_get_current_task_btf());
+	lsm_record(dsnap.policy_id, dst_id, EV_SETUP, EV_KIND_SETUP,
+		   EV_OP_SETUP_BEGIN, 0, NULL, NULL, BPF_CORE_READ(task, tgid),
+		   0, g->deadline_ms);
+	return 0;
+}

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The setup pass, BPF side (include/setup.h): the state of each task in
+ * setup, the grants the agent writes, and the checks the BPF-LSM programs
+ * make. Included by lsm.bpf.h after lsm_record(), which it records with.
+ */
+#ifndef STOCKADE_SETUP_BPF_H
+#define STOCKADE_SETUP_BPF_H
+
+#include "setup.h"
+
+#define SETUP_MNT_INTERNAL	0x4000	/* include/linux/mount.h */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct setup_state);
+} setup_tasks SEC(".maps") __weak;
+
+/* Owned by the agent (agent/setup.c), which writes a cgroup's grant
+ * before the entry that ends its pending state. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SETUP_GRANTS_MAX);
+	__type(key, __u64);
+	__type(value, struct setup_grant);
+} setup_grants SEC(".maps") __weak;
+
+static __always_inline __u32 mntns_of(struct task_struct *t)
+{
+	return BPF_CORE_READ(t, nsproxy, mnt_ns, ns.inum);
+}
+
+/* End t's pass (st) with a record of its length. */
+static __always_inline void setup_end(struct setup_state *st, __u32 policy_id,
+				      __u64 cgid, __u8 op, const char *name,
+				      __u64 now)
+{
+	__u64 ms = (now - st->begin_ns) / 1000000;
+
+	st->deadline_ns = 0;
+	lsm_record(policy_id, cgid, EV_SETUP, EV_KIND_SETUP, op, 0, name, NULL,
+		   0, 0, ms > 0xffffffffULL ? 0xffffffffU : (__u32)ms);
+}
+
+/*
+ * Is the current task, found in sandbox sb, in its setup pass? Then the
+ * BPF-LSM programs let it through. Else it is marked as judged in a
+ * sandbox, which rules out a pass for it and its children ever after; a
+ * pass past its deadline ends here, with its record. No storage (the
+ * allocation failed): judged, fail closed.
+ */
+static __always_inline bool setup_pass(struct sandbox *sb, __u64 cgid)
+{
+	struct setup_state *st;
+	__u64 now;
+
+	st = bpf_task_storage_get(&setup_tasks, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st)
+		return false;
+	if (st->deadline_ns) {
+		now = bpf_ktime_get_boot_ns();
+		if (now < st->deadline_ns)
+			return true;
+		setup_end(st, sb->policy_id, cgid, EV_OP_SETUP_DEADLINE, NULL, now);
+	}
+	st->flags |= SETUP_F_SANDBOXED;
+	return false;
+}
+
+/* Is t in a setup pass now (the target of a ptrace or a signal)? */
+static __always_inline bool in_setup(struct task_struct *t)
+{
+	struct setup_state *st = bpf_task_storage_get(&setup_tasks, t, 0, 0);
+
+	return st && st->deadline_ns && bpf_ktime_get_boot_ns() < st->deadline_ns;
+}
+
+/*
+ * An exec by the current task (lsm/file_open of the binary, before it is
+ * judged): the payload's, which ends the pass, unless it runs a
+ * memory-backed file (a runtime re-executing its own memfd copy, as runc
+ * does) in its mover's mount namespace.
+ */
+static __always_inline void setup_exec(struct file *file)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct sandbox *sb, snap;
+	struct setup_state *st;
+	__u64 cgid;
+
+	st = bpf_task_storage_get(&setup_tasks, t, 0, 0);
+	if (!st || !st->deadline_ns)
+		return;
+	if (mntns_of(t) == st->mntns &&
+	    (BPF_CORE_READ(file, f_path.mnt, mnt_flags) & SETUP_MNT_INTERNAL))
+		return;
+	sb = sandbox_current(&cgid, &snap);
+	setup_end(st, sb ? sb->policy_id : POLICY_ID_CONFLICT, cgid,
+		  EV_OP_SETUP_EXEC,
+		  (const char *)BPF_CORE_READ(file, f_path.dentry, d_name.name),
+		  bpf_ktime_get_boot_ns());
+}
+
+/*
+ * lsm/task_alloc: a child inherits its parent's pass (same deadline: it
+ * ends its own by its exec) and its mark. The parent is marked first if
+ * it is in a sandbox and was never judged, so no child of a sandboxed task
+ * goes unmarked. Returns 0, or -ENOMEM (the fork fails: a child that
+ * cannot carry the mark could later get a pass).
+ */
+static __always_inline int setup_inherit(struct task_struct *child)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct setup_state *p, *c;
+	struct sandbox *sb, snap;
+	__u64 cgid;
+
+	p = bpf_task_storage_get(&setup_tasks, t, 0, 0);
+	if (!p) {
+		sb = sandbox_current(&cgid, &snap);
+		if (!sb)
+			return 0;
+		setup_pass(sb, cgid);	/* makes its storage, and marks it */
+		p = bpf_task_storage_get(&setup_tasks, t, 0, 0);
+		if (!p)
+			return -12;	/* ENOMEM */
+	}
+	if (!p->deadline_ns && !(p->flags & SETUP_F_SANDBOXED))
+		return 0;
+	c = bpf_task_storage_get(&setup_tasks, child, 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!c)
+		return -12;
+	c->deadline_ns = p->deadline_ns;
+	c->begin_ns = p->begin_ns;
+	c->cgroup_id = p->cgroup_id;
+	c->mntns = p->mntns;
+	c->flags = p->flags;
+	return 0;
+}
+
+#endif /* STOCKADE_SETUP_BPF_H */
