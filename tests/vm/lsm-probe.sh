@@ -24,7 +24,7 @@
 . tests/vm/lib.sh
 
 T=lsm-probe
-policy=tests/live/lsm-smoke.yaml
+policy=tests/vm/lsm-probe.yaml
 bpffs=/sys/fs/bpf/lsm-probe
 cg=$CGROUP_ROOT/lsm-smoke
 work=/tmp/lsm-smoke	# the policy's write scope
@@ -90,9 +90,10 @@ else
 	t_ok $T/rest-loaded
 fi
 # Every loaded program holds one link, pinned as lsm-<program>: none for
-# socket_create, and one for each other hook the kernel has.
+# socket_create, and one for each other hook the kernel has (a hook with
+# twin programs, one per prototype, loads one of them).
 want=0
-for h in $(sed -n 's/^[[:space:]]*{ "stk_[a-z0-9_]*", "\([a-z0-9_]*\)".*/\1/p' /opt/stockade/agent/lsm_table.c 2>/dev/null); do
+for h in $(sed -n 's/^[[:space:]]*{ "stk_[a-z0-9_]*", "\([a-z0-9_]*\)".*/\1/p' /opt/stockade/agent/lsm_table.c 2>/dev/null | sort -u); do
 	[ "$h" = socket_create ] && continue
 	grep -qw "bpf_lsm_$h" /proc/kallsyms && want=$((want + 1))
 done
