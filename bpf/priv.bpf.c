@@ -322,6 +322,31 @@ int BPF_PROG(stk_perf_open_t, int type)
  * without exclude_kernel. Inherited counters (a fork) were judged in
  * their parent; the child is not in its cgroup yet when they are made.
  */
+/*
+ * 6.10 moved the software cpu-clock and task-clock events to PMUs of
+ * their own ("cpu_clock", "task_clock"), whose dynamic type replaces
+ * PERF_TYPE_SOFTWARE in the event's attr: still software counters.
+ */
+static __always_inline bool is_clock_pmu(const char *name)
+{
+	static const char cpu[] = "cpu_clock", task[] = "task_clock";
+	bool is_cpu = true, is_task = true;
+	char n[12] = {};
+	long len;
+	int i;
+
+	if (!name)
+		return false;
+	len = bpf_probe_read_kernel_str(n, sizeof(n), name);
+	for (i = 0; i < (int)sizeof(task); i++) {
+		if (i < (int)sizeof(cpu) && n[i] != cpu[i])
+			is_cpu = false;
+		if (n[i] != task[i])
+			is_task = false;
+	}
+	return (is_cpu && len == sizeof(cpu)) || (is_task && len == sizeof(task));
+}
+
 SEC("lsm/perf_event_alloc")
 int BPF_PROG(stk_perf_alloc, struct perf_event *event)
 {
@@ -340,6 +365,8 @@ int BPF_PROG(stk_perf_alloc, struct perf_event *event)
 			return 0;
 		attr = &event->attr;
 		type = BPF_CORE_READ(attr, type);
+		if (is_clock_pmu(BPF_CORE_READ(event, pmu, name)))
+			type = PERF_TYPE_SOFTWARE;
 		target = BPF_CORE_READ(event, hw.target);
 		if (target)
 			tpid = BPF_CORE_READ(target, tgid);

@@ -131,7 +131,9 @@ idb=$(stat -c %i "$cgb")
 idc=$(stat -c %i "$cgc")
 
 # start N [BINARY [FLAGS...]]: an agent logging to $work/agentN.log; ok
-# when ready.
+# when ready, within 60 s: a replacement across builds swaps ~70 BPF-LSM
+# links one at a time, which under TCG with two guests on two cores took
+# over 15 s (a bound, not a timing).
 start() {
 	num=$1
 	bin=${2:-$STOCKADE}
@@ -141,7 +143,7 @@ start() {
 	"$bin" agent $STOCKADE_AGENT_FLAGS --bpffs "$bpffs" --policy "$work/pol" \
 		--log "$work/agent$num.log" "$@" > /dev/null 2> "$work/agent$num.err" &
 	agent_pid=$!
-	if wait_for '"event":"agent_ready"' "$work/agent$num.log" 150; then
+	if wait_for '"event":"agent_ready"' "$work/agent$num.log" 600; then
 		ok "agent $num: agent_ready"
 		return 0
 	fi

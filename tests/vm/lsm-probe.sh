@@ -24,7 +24,7 @@
 . tests/vm/lib.sh
 
 T=lsm-probe
-policy=tests/live/lsm-smoke.yaml
+policy=tests/vm/lsm-probe.yaml
 bpffs=/sys/fs/bpf/lsm-probe
 cg=$CGROUP_ROOT/lsm-smoke
 work=/tmp/lsm-smoke	# the policy's write scope
