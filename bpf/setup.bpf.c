@@ -7,19 +7,23 @@
 #include "lsm.bpf.h"
 
 /*
- * The nearest `sandboxes` entry of dst (itself first), its grant, and
- * whether the grant covers dst: SETUP_GRANT_SELF on dst's own entry, or
- * SETUP_GRANT_CHILDREN on the nearest ancestor's when dst has no entry
- * yet (new, not yet classified). Fills snap (resolved) from that entry.
+ * The nearest `sandboxes` entry of dst (itself first): *inside says
+ * whether it puts dst in a sandbox (or pending), snap gets it resolved.
+ * Returns the grant that covers dst: SETUP_GRANT_SELF on dst's own
+ * entry, or SETUP_GRANT_CHILDREN on the nearest ancestor's when dst has
+ * no entry yet (new, not yet classified); else NULL.
  */
 static __always_inline struct setup_grant *grant_of(struct cgroup *dst,
-						    struct sandbox *snap)
+						    struct sandbox *snap,
+						    bool *inside)
 {
 	struct setup_grant *g;
 	struct sandbox *sb;
 	int level, i;
 	__u64 id;
 
+	*inside = false;
+	snap->policy_id = POLICY_ID_CONFLICT;
 	level = BPF_CORE_READ(dst, level);
 	for (i = 0; i < SANDBOX_MAX_DEPTH; i++) {
 		struct cgroup *anc;
@@ -34,8 +38,13 @@ static __always_inline struct setup_grant *grant_of(struct cgroup *dst,
 		if (!sb)
 			continue;
 		*snap = *sb;
-		if (snap->policy_id == SANDBOX_ENTRY_OUTSIDE)
+		/* An OUTSIDE mark, or a watched directory itself: outside. */
+		if (snap->policy_id == SANDBOX_ENTRY_OUTSIDE ||
+		    (snap->policy_id == SANDBOX_ENTRY_WATCHED && !i)) {
+			snap->policy_id = POLICY_ID_CONFLICT;
 			return NULL;
+		}
+		*inside = true;
 		sandbox_resolve(snap);
 		g = bpf_map_lookup_elem(&setup_grants, &id);
 		if (!g || !(g->flags & (i ? SETUP_GRANT_CHILDREN : SETUP_GRANT_SELF)))
@@ -49,7 +58,9 @@ static __always_inline struct setup_grant *grant_of(struct cgroup *dst,
  * The kernel moved task into dst (a write to cgroup.procs, or systemd's
  * doing on a runtime's behalf); current is the mover. Called after the
  * move, for the thread group's leader only: other threads of a moved
- * group get no pass (judged: fail closed).
+ * group get no pass (judged: fail closed). A task moved into a sandbox
+ * without a pass is marked there and then, so it can never get one later
+ * (include/setup.h).
  */
 SEC("tp_btf/cgroup_attach_task")
 int BPF_PROG(stk_setup_attach, struct cgroup *dst, const char *path,
@@ -59,27 +70,42 @@ int BPF_PROG(stk_setup_attach, struct cgroup *dst, const char *path,
 	struct setup_grant *g;
 	struct setup_state *st;
 	__u64 cgid, dst_id, now;
+	bool inside, self;
 	int state;
 
-	/* Only a mover outside every sandbox (pending is inside). */
-	sb = sandbox_lookup(&cgid, &snap, &state);
-	if (sb)
-		return 0;
 	dst_id = BPF_CORE_READ(dst, kn, id);
-	g = grant_of(dst, &dsnap);
+	g = grant_of(dst, &dsnap, &inside);
 	st = bpf_task_storage_get(&setup_tasks, task, 0, 0);
-	if (!g) {
-		/* Moved on, to where no pass holds: judged from now. */
+	if (!inside) {
+		/* Moved out of every sandbox: a pass it had ends. */
 		if (st && st->deadline_ns)
 			setup_end(st, dsnap.policy_id, dst_id, EV_OP_SETUP_MOVED,
 				  NULL, bpf_ktime_get_boot_ns());
 		return 0;
 	}
+	/* Only a mover outside every sandbox (pending is inside), and not
+	 * the task itself: a process that joins a cgroup on its own (`echo
+	 * $$ > cgroup.procs`, a probe's --cgroup) is the sandbox's first
+	 * process, judged from its first syscall; a runtime's init is moved
+	 * by its parent (runc) or by systemd. */
+	sb = sandbox_lookup(&cgid, &snap, &state);
+	self = (__u32)BPF_CORE_READ(task, tgid) ==
+	       (__u32)(bpf_get_current_pid_tgid() >> 32);
 	if (!st)
 		st = bpf_task_storage_get(&setup_tasks, task, 0,
 					  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st || (st->flags & SETUP_F_SANDBOXED)) {
-		/* Judged in a sandbox before (or no storage): never a pass. */
+	if (!st)
+		return 0;	/* no storage: judged, unmarked (the pass is refused) */
+	if (sb || self || !g) {
+		/* Judged in this sandbox from now on. */
+		if (st->deadline_ns)
+			setup_end(st, dsnap.policy_id, dst_id, EV_OP_SETUP_MOVED,
+				  NULL, bpf_ktime_get_boot_ns());
+		st->flags |= SETUP_F_SANDBOXED;
+		return 0;
+	}
+	if (st->flags & SETUP_F_SANDBOXED) {
+		/* Judged in a sandbox before: never a pass. */
 		lsm_record(dsnap.policy_id, dst_id, EV_SETUP, EV_KIND_SETUP,
 			   EV_OP_SETUP_REFUSED, 0, NULL, NULL,
 			   BPF_CORE_READ(task, tgid), 0, 0);

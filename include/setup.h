@@ -18,7 +18,9 @@
  * programs give no pass: they judge it from the start.
  *
  * Who gets it, decided in bpf/setup.bpf.c when the kernel moves a task:
- *   - the mover is outside every sandbox (and not pending);
+ *   - the mover is outside every sandbox (and not pending), and another
+ *     process than the one moved (a process joining a cgroup itself is
+ *     the sandbox's first process: judged from its first syscall);
  *   - the moved task was never judged in a sandbox, nor is it a child of
  *     one that was (SETUP_F_SANDBOXED, set by the first judgement and
  *     inherited at fork): a task already inside at confinement, or its

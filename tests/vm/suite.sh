@@ -17,7 +17,11 @@
 #                   (tests/vm/limits.sh); limits-reload/*: a reload
 #                   re-applies them (tests/vm/limits-reload.sh);
 #      netctl/*     issue 11: netlink, ingress, socket options
-#                   (tests/vm/netctl.sh);
+#                   (tests/vm/netctl.sh); workload/*: a real workload
+#                   under a default policy (tests/vm/workload.sh);
+#      zerowin/*    issue 12: new cgroups confined from their first
+#                   syscall (tests/live/zerowin.sh, files too);
+#      setup/*      issue 12: a runtime's setup pass (tests/vm/setup.sh);
 #   3. live/*       the host's live tests, tests/live/run.sh, again on this
 #                   kernel, each of its `ok`/`not ok` lines turned into a
 #                   marker;
@@ -253,6 +257,17 @@ grep -qE '^[0-9]+ passed, [0-9]+ failed' /tmp/zerowin.out ||
 	t_fail zerowin/run "no closing line (exit $rc): $(tail -n 3 /tmp/zerowin.out | tr '\n' ' ')"
 left=$(pidof stockade)
 [ -z "$left" ] || kill -9 $left 2>/dev/null
+fi
+
+# The setup pass: a runtime's own setup in a new cgroup (tests/vm/setup.sh).
+if want setup; then
+echo "suite: setup at $(cut -d' ' -f1 /proc/uptime) s"
+timeout -s KILL 120 sh tests/vm/setup.sh
+[ $? != 137 ] || t_fail setup/run "killed after 120 s; the results above are partial"
+left=$(pidof stockade setupprobe)
+[ -z "$left" ] || kill -9 $left 2>/dev/null
+[ ! -d /sys/fs/bpf/setup ] ||
+	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/setup > /dev/null 2>&1
 fi
 
 # ---- 3. the host live tests, on this kernel ----

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * setupprobe: behave like a container runtime towards a new cgroup, so
+ * the setup pass (include/setup.h) can be tested without one. Run outside
+ * every sandbox; it forks a child, moves the child into CGDIR from the
+ * parent (as runc moves its init), lets it go, and waits for it. Every
+ * line the child (and its children) print is one step's result.
+ *
+ *   setupprobe CGDIR MODE [ARGS...]
+ *
+ * Modes (the child's steps; RES is OK or the errno's name):
+ *   open PATH        setup-open=RES (open(PATH) before any exec), then the
+ *                    payload: unshare(CLONE_NEWNS) and exec fileprobe
+ *                    open-read PATH (which prints pid= and its RES)
+ *   same-ns PATH     setup-open=RES, then exec fileprobe open-read PATH in
+ *                    the mover's mount namespace (an exec that ends it)
+ *   memfd PATH       re-execs itself from a memfd copy in the mover's
+ *                    mount namespace, as runc does (the pass goes on):
+ *                    memfd-open=RES, then the payload as for open
+ *   deadline PATH MS sleeps MS milliseconds, then late-open=RES (no exec)
+ *   fork PATH        forks: its child prints child-open=RES, then execs
+ *                    the payload as for open
+ *   hold SECONDS     prints held=PID and sleeps (a target for ptrace and
+ *                    signals from the sandbox)
+ *
+ * FILEPROBE (env) is the payload binary, default: fileprobe beside this
+ * one. Nothing is written outside CGDIR/cgroup.procs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char payload[PATH_MAX];
+
+static const char *res(int rc)
+{
+	static char buf[32];
+
+	if (rc >= 0)
+		return "OK";
+	switch (errno) {
+	case EPERM: return "EPERM";
+	case EACCES: return "EACCES";
+	case ENOENT: return "ENOENT";
+	default:
+		snprintf(buf, sizeof(buf), "errno%d", errno);
+		return buf;
+	}
+}
+
+static void step(const char *name, int rc)
+{
+	printf("%s=%s\n", name, res(rc));
+	fflush(stdout);
+}
+
+static int try_open(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+
+	if (fd >= 0)
+		close(fd);
+	return fd;
+}
+
+/* The payload: fileprobe open-read PATH, in a mount namespace of its own
+ * (new_ns) as a container's, or in the mover's. */
+static void exec_payload(const char *path, int new_ns)
+{
+	char *argv[] = { payload, "open-read", (char *)path, NULL };
+
+	if (new_ns && unshare(CLONE_NEWNS)) {
+		step("unshare", -1);
+		_exit(1);
+	}
+	execv(payload, argv);
+	step("exec-payload", -1);
+	_exit(1);
+}
+
+/* Copy /proc/self/exe into a memfd and exec that, with argv. */
+static void exec_memfd(char **argv)
+{
+	int in = open("/proc/self/exe", O_RDONLY), out = memfd_create("setupprobe", 0);
+	struct stat st;
+
+	if (in < 0 || out < 0 || fstat(in, &st) ||
+	    sendfile(out, in, NULL, (size_t)st.st_size) != st.st_size) {
+		step("memfd-copy", -1);
+		_exit(1);
+	}
+	close(in);
+	fexecve(out, argv, environ);
+	step("memfd-exec", -1);
+	_exit(1);
+}
+
+static void child(int argc, char **argv)
+{
+	const char *mode = argv[2], *arg = argc > 3 ? argv[3] : "";
+	struct timespec ts;
+	pid_t pid;
+	long ms;
+
+	if (!strcmp(mode, "open")) {
+		step("setup-open", try_open(arg));
+		exec_payload(arg, 1);
+	} else if (!strcmp(mode, "same-ns")) {
+		step("setup-open", try_open(arg));
+		exec_payload(arg, 0);
+	} else if (!strcmp(mode, "memfd")) {
+		char *av[] = { argv[0], argv[1], "memfd-2", (char *)arg, NULL };
+
+		exec_memfd(av);
+	} else if (!strcmp(mode, "memfd-2")) {
+		step("memfd-open", try_open(arg));
+		exec_payload(arg, 1);
+	} else if (!strcmp(mode, "deadline")) {
+		ms = argc > 4 ? atol(argv[4]) : 0;
+		ts.tv_sec = ms / 1000;
+		ts.tv_nsec = (ms % 1000) * 1000000;
+		nanosleep(&ts, NULL);
+		step("late-open", try_open(arg));
+	} else if (!strcmp(mode, "fork")) {
+		pid = fork();
+		if (pid == 0) {
+			step("child-open", try_open(arg));
+			exec_payload(arg, 1);
+		}
+		waitpid(pid, NULL, 0);
+	} else if (!strcmp(mode, "hold")) {
+		printf("held=%d\n", getpid());
+		fflush(stdout);
+		sleep((unsigned int)atoi(arg));
+	} else {
+		fprintf(stderr, "setupprobe: unknown mode '%s'\n", mode);
+		_exit(2);
+	}
+	_exit(0);
+}
+
+int main(int argc, char **argv)
+{
+	char procs[PATH_MAX], buf[32], *slash;
+	int go[2], status, fd, n;
+	const char *env = getenv("FILEPROBE");
+	pid_t pid;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: setupprobe CGDIR MODE [ARGS...]\n");
+		return 2;
+	}
+	/* Re-executed from a memfd: already moved, already the child. */
+	if (!strcmp(argv[2], "memfd-2")) {
+		snprintf(payload, sizeof(payload), "%s", env ? env : "");
+		child(argc, argv);
+	}
+	if (env) {
+		snprintf(payload, sizeof(payload), "%s", env);
+	} else {
+		n = (int)readlink("/proc/self/exe", payload, sizeof(payload) - 16);
+		payload[n > 0 ? n : 0] = '\0';
+		slash = strrchr(payload, '/');
+		snprintf(slash ? slash + 1 : payload, 16, "fileprobe");
+	}
+	/* The memfd copy cannot find fileprobe beside itself. */
+	setenv("FILEPROBE", payload, 1);
+	if (pipe(go))
+		return 1;
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0) {
+		close(go[1]);
+		if (read(go[0], buf, 1) != 1)
+			_exit(1);
+		close(go[0]);
+		child(argc, argv);
+	}
+	close(go[0]);
+	/* The parent, outside every sandbox, moves the child: the mover. */
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", argv[1]);
+	fd = open(procs, O_WRONLY);
+	n = snprintf(buf, sizeof(buf), "%d\n", pid);
+	if (fd < 0 || write(fd, buf, (size_t)n) != n) {
+		fprintf(stderr, "setupprobe: moving %d into %s failed: %s\n", pid, procs,
+			strerror(errno));
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return 1;
+	}
+	close(fd);
+	printf("moved=%d\n", pid);
+	fflush(stdout);
+	if (write(go[1], "g", 1) != 1)
+		return 1;
+	close(go[1]);
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
