@@ -6,7 +6,7 @@
 #include "bpfutil.h"
 
 #define RETRY_FIRST_MS	1
-#define RETRY_LAST_MS	128
+#define RETRY_LAST_MS	1024
 
 uint64_t bpfutil_enomem_retries;
 

@@ -15,8 +15,12 @@
  * caches are refilled asynchronously (irq_work), so a burst of inserts
  * from user space, such as confining 1,000 cgroups at start, can see
  * ENOMEM for a moment with plenty of memory free. Seen in `make bench`
- * right after a section that had used 16 MiB ring buffers. Retried at 1,
- * 2, 4 ... 128 ms (about 255 ms in all) before the error is final; a
+ * right after a section that had used 16 MiB ring buffers, and in
+ * tests/live/burst.sh: sb_count's per-CPU values come from the per-CPU
+ * allocator, which grows its chunks only from a worker, and a burst of
+ * 1,000 new cgroups after a denial storm met ENOMEM for longer than
+ * 255 ms. Retried at 1, 2, 4 ... 1024 ms (about 2 s in all) before the
+ * error is final; a
  * map that is really full (E2BIG) or anything else fails at once.
  * Returns 0 or a negative errno. Every retry is counted in
  * bpfutil_enomem_retries, which the daemon reports in a `map_retry`

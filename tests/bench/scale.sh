@@ -25,17 +25,23 @@
 #   those rules cost. The ring buffer (--ring-size, 4 MiB by default) is
 #   shown apart, since it does not depend on the sandboxes.
 #
-# BENCH_TINY=1: 10 and 50 cgroups, 1,000-rule reloads, one repetition;
-# goals not judged.
+# - zero window: the classification latency of a new cgroup, pending_ms
+#   of its attach record (its creation, the directory's ctime, to the
+#   agent's classification), median and p99 over N creations (1,000) below
+#   a watched directory, one every 5 ms, as a runtime starts containers.
+#
+# BENCH_TINY=1: 10 and 50 cgroups, 1,000-rule reloads, one repetition,
+# 20 creations; goals not judged.
 set -u
 
 . tests/bench/lib.sh
 bench_init scale "${1:-}"
 
 if bench_tiny; then
-	reps=1 small=10 large=50 reload_rules=1000 settle=1
+	reps=1 small=10 large=50 reload_rules=1000 settle=1 creations=20
 else
 	reps=${BENCH_SCALE_REPS:-5} small=100 large=1000 reload_rules=10000 settle=2
+	creations=1000
 fi
 one=$CGROUP_ROOT/$CG_PREFIX-one
 pols=$RAW/policies
@@ -43,7 +49,7 @@ log=$RAW/agent.log
 
 cleanup() {
 	bench_agent_stop
-	for k in none small large; do
+	for k in none small large zw; do
 		d=$CGROUP_ROOT/$CG_PREFIX-$k
 		[ -d "$d" ] || continue
 		for c in "$d"/c*; do
@@ -255,4 +261,35 @@ done
 		"$(echo "$kib" | awk '{ printf "%.2f", $1 / 1024 }')" MiB ""
 	bench_value "maps' kernel memory of the 1k+1k rules (difference)" \
 		"$(( (maps_fp - maps_base) / 1024 ))" KiB ""
+} || bench_die "benchstat failed"
+
+# ---- zero window: classification latency ----
+zw=$CGROUP_ROOT/$CG_PREFIX-zw
+[ -d "$zw" ] || mkdir "$zw" || bench_die "cannot create $zw"
+dir=$(policy_dir zw)
+printf 'name: bench-zw\ncgroups: [/%s-zw/c*]\nnetwork:\n  default: deny\n' \
+	"$CG_PREFIX" > "$dir/zw.yaml"
+start_timed "$dir"
+i=0
+while [ "$i" -lt "$creations" ]; do
+	i=$((i + 1))
+	mkdir "$zw/c$i" || bench_die "cannot create $zw/c$i"
+	sleep 0.005
+done
+bench_wait_for "\"cgroup\":\"/$CG_PREFIX-zw/c$creations\"" "$log" 600 ||
+	bench_die "the last new cgroup was never classified"
+sleep 1
+grep '"event":"attach"' "$log" | sed -n 's/.*"pending_ms":\([0-9]*\).*/\1/p' |
+	sort -n > "$RAW/pending.ms"
+got=$(wc -l < "$RAW/pending.ms")
+bench_agent_stop || bench_die "stopping the agent failed"
+{
+	bench_check "zero window: new cgroups classified, with pending_ms" "$got" "$creations" \
+		"attach records with pending_ms of $creations creations"
+	bench_value "zero window: creation to classification, median" \
+		"$(median < "$RAW/pending.ms")" ms "" \
+		"pending_ms of $got attach records; one mkdir every 5 ms below a watched directory"
+	bench_value "zero window: creation to classification, p99" \
+		"$(sed -n "$(( (got * 99 + 99) / 100 ))p" "$RAW/pending.ms")" ms "" \
+		"confined all along (pending: judged by its candidate policy); until its own links and entry"
 } || bench_die "benchstat failed"
