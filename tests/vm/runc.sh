@@ -11,9 +11,15 @@
 #            container's network namespace has only lo, down), so an
 #            EPERM later is stockade's;
 #   early    started before the agent, cgroupsPath /docker/stk-early,
-#            policy runc-docker (cgroups: [/docker/*]): once agent_ready
-#            is out, every attempt is refused with one deny record each,
-#            and its init keeps its pid (no restart);
+#            policy runc-docker (cgroups: [/docker/*]): it reads the hash
+#            before the agent; once agent_ready is out, every attempt is
+#            refused with one deny record each, and its init keeps its
+#            pid (no restart);
+#   created  `runc create` before the agent, `runc start` once it is
+#            ready: runc's setup unconfined, the payload confined from its
+#            first exec on (what a container started while the agent runs
+#            should see): it starts, its first read and connect refused
+#            and logged;
 #   d1..d5   started at once while the agent runs, /docker/stk-dN: each
 #            starts, and its payload's first read and first connect are
 #            already refused and logged;
@@ -84,17 +90,27 @@ trap cleanup EXIT
 
 short() { printf '%s' "$1" | tr '\n' ' ' | cut -c 1-300; }
 
-# ctr_start ID CGROUPS_PATH TRIES: `runc run -d` one container of the
-# bundle. $work/ID holds its config.json (the template, placeholders
+# ctr_start ID CGROUPS_PATH TRIES [create]: `runc run -d` one container
+# of the bundle (or only `runc create` it: the payload starts at
+# ctr_go). $work/ID holds its config.json (the template, placeholders
 # filled), out (the payload's stdout, passed through by runc), err
 # (runc's stderr) and rc (runc's exit status).
 ctr_start() {
-	_cd=$work/$1
+	_cd=$work/$1 _verb="run -d"
 	mkdir -p "$_cd"
 	sed -e "s|@CGROUPS_PATH@|$2|" -e "s|@TRIES@|$3|" "$tmpl" > "$_cd/config.json"
-	timeout 60 "$RUNC" run -d --no-pivot -b "$_cd" "$1" \
+	[ "${4:-}" != create ] || _verb=create
+	# shellcheck disable=SC2086
+	timeout 60 "$RUNC" $_verb --no-pivot -b "$_cd" "$1" \
 		< /dev/null > "$_cd/out" 2> "$_cd/err"
 	echo $? > "$_cd/rc"
+}
+
+# ctr_go ID: `runc start` a created container (rc: create's, else start's).
+ctr_go() {
+	[ "$(cat "$work/$1/rc")" = 0 ] || return 0
+	timeout 60 "$RUNC" start "$1" 2>> "$work/$1/err"
+	echo $? > "$work/$1/rc"
 }
 
 # ctr_field ID FIELD: pid or status from `runc state`.
@@ -103,15 +119,15 @@ ctr_field() {
 		sed -n "s/^[[:space:]]*\"$2\": *\"*\([a-z0-9]*\)\"*,*\$/\1/p"
 }
 
-# The deny records of runc's own processes (runc init: comm runc:[2:INIT])
-# since log line $mark, for a start that failed: why it failed, if it
-# was the agent.
+# The deny records naming container ID (its cgroup, or its /run/runc
+# state) since log line $mark, for a start that failed: why it failed,
+# when the agent is the cause. Short: kind, then comm and the fields
+# after the common ones.
 runc_recs() {
-	tail -n "+$mark" "$log" | grep '"comm":"runc' > "$work/runc.recs"
-	grep -F "$1" "$work/runc.recs" > "$work/runc.mine"
-	[ -s "$work/runc.mine" ] || cp "$work/runc.recs" "$work/runc.mine"
-	[ -s "$work/runc.mine" ] || return 0
-	echo "; $(wc -l < "$work/runc.recs") deny record(s) of runc processes, first: $(head -n 2 "$work/runc.mine" | cut -c 1-400 | tr '\n' ' ')"
+	tail -n "+$mark" "$log" | grep '"event":"deny"' | grep -F "$1" > "$work/$1.recs"
+	[ -s "$work/$1.recs" ] || return 0
+	echo "; $(wc -l < "$work/$1.recs") deny record(s) for $1: $(head -n 3 "$work/$1.recs" |
+		sed 's/^.*"kind":"\([a-z_]*\)".*"uid":[0-9]*,/kind=\1 /; s/}$//' | tr '\n' ' ')"
 }
 
 # started NAME ID: runc exited 0 and the payload's first line came.
@@ -122,7 +138,8 @@ started() {
 		t_ok "$1/starts"
 		return 0
 	fi
-	t_fail "$1/starts" "runc run -d exited ${_rc:-?}, payload output '$(short "$(head -n 2 "$_cd/out")")'; runc: $(short "$(tail -n 4 "$_cd/err")")$(runc_recs "$2")"
+	# runc's messages without their time and level: the detail fits.
+	t_fail "$1/starts" "runc exited ${_rc:-?}, payload output '$(short "$(head -n 2 "$_cd/out")")'$(runc_recs "$2"); runc: $(sed 's/^time="[^"]*" level=[a-z]* msg="\(.*\)"$/\1/' "$_cd/err" | tail -n 4 | tr '\n' '/' | cut -c 1-400)"
 	t_show "$_cd/err" 8
 	return 1
 }
@@ -191,13 +208,14 @@ not_run() {
 	t_fail $T/early/shadow-refused "not run: $1"
 	t_fail $T/early/metadata-refused "not run: $1"
 	t_fail $T/early/pid-unchanged "not run: $1"
-	for _id in $LATE nested; do
+	for _id in created $LATE nested; do
 		_nm=$T/${_id#stk-}
 		t_fail "$_nm/starts" "not run: $1"
 		t_fail "$_nm/shadow-refused" "not run: $1"
 		t_fail "$_nm/metadata-refused" "not run: $1"
 	done
 	t_fail $T/no-lost-records "not run: $1"
+	t_fail $T/cleanup "not run: $1"
 }
 
 if [ ! -x "$RUNC" ] || [ ! -r "$tmpl" ]; then
@@ -205,6 +223,7 @@ if [ ! -x "$RUNC" ] || [ ! -r "$tmpl" ]; then
 	t_fail $T/plain/starts "$why"
 	t_fail $T/plain/payload "not run: $why"
 	t_fail $T/early/starts "not run: $why"
+	t_fail $T/early/reads-before-agent "not run: $why"
 	t_fail $T/agent-ready "not run: $why"
 	not_run "$why"
 	exit 0
@@ -246,13 +265,32 @@ early_ok=0
 if started $T/early stk-early; then
 	early_ok=1
 	early_pid=$(ctr_field stk-early pid)
+	# One whole round before the agent: the read that works now is
+	# refused later in the same process, with no restart in between.
+	if wait_for 20 grep -q '^try=[0-9]* op=metadata ' "$work/stk-early/out" &&
+	   grep -q '^try=1 op=shadow .*notarealhash' "$work/stk-early/out"; then
+		t_ok $T/early/reads-before-agent
+	else
+		t_fail $T/early/reads-before-agent "want a first round with the hash read: $(short "$(head -n 3 "$work/stk-early/out")")"
+	fi
+else
+	t_fail $T/early/reads-before-agent "not run: the container did not start"
 fi
+
+# ---- created: set up before the agent, its payload started after ----
+# What the agent's setup pass is to give a container started while it
+# runs: runc's own setup unjudged, the payload's first exec confined.
+ids="$ids stk-created"
+ctr_start stk-created /docker/stk-created 3 create
 
 # shellcheck disable=SC2086
 "$STOCKADE" agent --policy tests/vm/runc-docker.yaml --policy tests/vm/runc-parent.yaml \
 	--log "$log" --bpffs "$bpffs" --detach-on-exit ${STOCKADE_AGENT_FLAGS:-} \
 	> "$work/agent.out" 2> "$work/agent.err" &
 agent=$!
+gone_agent() {
+	! alive "$agent"
+}
 ready_or_dead() {
 	grep -q '"event":"agent_ready"' "$log" || ! alive "$agent"
 }
@@ -299,6 +337,8 @@ else
 	t_fail $T/early/metadata-refused "not run: the container did not start"
 fi
 
+ctr_go stk-created
+
 # ---- d1..d5 at once, and nested, while the agent runs ----
 pids=
 for id in $LATE; do
@@ -313,7 +353,7 @@ ids="$ids stk-nested"
 ctr_start stk-nested /runc-parent/stk-nested 3
 pcg=$(stat -c %i "$parent")
 up=
-for id in $LATE stk-nested; do
+for id in stk-created $LATE stk-nested; do
 	n=$T/${id#stk-}
 	if ! started "$n" "$id"; then
 		t_fail "$n/shadow-refused" "not run: the container did not start"
@@ -344,5 +384,33 @@ if grep -q '"event":"lost"' "$log"; then
 	t_fail $T/no-lost-records "$(grep '"event":"lost"' "$log" | head -n 1)"
 else
 	t_ok $T/no-lost-records
+fi
+
+# Nothing left behind: the agent stops on SIGTERM (--detach-on-exit takes
+# its pins), every container is deleted with its cgroup.
+kill -TERM "$agent"
+wait_for 10 gone_agent
+left=
+if alive "$agent"; then
+	left="the agent, 10 s after SIGTERM"
+else
+	wait "$agent"
+	rc=$?
+	[ "$rc" = 0 ] || left="the agent's exit status $rc"
+	agent=
+fi
+for id in $ids; do
+	"$RUNC" delete -f "$id" > /dev/null 2>&1
+done
+rm_cg "$docker"
+rm_cg "$parent"
+[ -z "$("$RUNC" list -q 2>/dev/null)" ] || left="${left:+$left, }containers $("$RUNC" list -q | tr '\n' ' ')"
+for d in "$docker" "$parent" "$plain" "$bpffs"; do
+	[ ! -e "$d" ] || left="${left:+$left, }$d"
+done
+if [ -z "$left" ]; then
+	t_ok $T/cleanup
+else
+	t_fail $T/cleanup "left behind: $left"
 fi
 exit 0
