@@ -65,7 +65,7 @@ set -f	# record fields are case patterns, never file globs
 # processes (a runc that failed half-way may leave some) moved to the root.
 rm_cg() {
 	[ -d "$1" ] || return 0
-	for _c in $(find "$1" -depth -type d); do
+	find "$1" -depth -type d | while read -r _c; do
 		while read -r _p; do
 			echo "$_p" > "$CGROUP_ROOT/cgroup.procs"
 		done < "$_c/cgroup.procs" 2>/dev/null

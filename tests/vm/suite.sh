@@ -242,8 +242,8 @@ fi
 # (runc's state is in /run/runc), their cgroups with them.
 if want runc; then
 echo "suite: runc at $(cut -d' ' -f1 /proc/uptime) s"
-timeout -s KILL 180 sh tests/vm/runc.sh
-[ $? != 137 ] || t_fail runc/run "killed after 180 s; the results above are partial"
+timeout -s KILL 120 sh tests/vm/runc.sh
+[ $? != 137 ] || t_fail runc/run "killed after 120 s; the results above are partial"
 for id in $(/usr/sbin/runc list -q 2>/dev/null); do
 	/usr/sbin/runc delete -f "$id" > /dev/null 2>&1
 done
