@@ -65,7 +65,7 @@ TOOL_BINS	:= $(patsubst tools/%.c,$(OUT)/tools/%,$(TOOL_SRCS))
 DEB_PKGS	:= clang llvm gcc make pkg-config libbpf-dev bpftool libelf-dev \
 		   zlib1g-dev libzstd-dev libyaml-dev libcmocka-dev \
 		   libclang-rt-14-dev iproute2 util-linux qemu-system-x86 \
-		   busybox-static cpio python3-minimal xz-utils
+		   busybox-static cpio python3-minimal xz-utils runc
 
 .DELETE_ON_ERROR:
 .SECONDARY:

@@ -67,3 +67,35 @@ wait_for() {
 	done
 	return 1
 }
+
+# has_all LINE FIELDS: LINE matches every space-separated case pattern of
+# FIELDS (a number ends in [,}] so 12 never matches 123); else sets _miss
+# to the first that fails. (file-scope.sh and netctl.sh keep copies of
+# their own.)
+has_all() {
+	for _p in $2; do
+		case $1 in
+		*$_p*) ;;
+		*) _miss=$_p; return 1 ;;
+		esac
+	done
+	return 0
+}
+
+# log_settle LOG: until LOG has not grown for 0.6 s (at most 5 s). Records
+# come through a ring buffer: judge them once the agent has written all.
+log_settle() {
+	_last=-1 _same=0 _left=25
+	while [ $_left -gt 0 ]; do
+		_now=$(wc -l < "$1")
+		if [ "$_now" = "$_last" ]; then
+			_same=$((_same + 1))
+			[ $_same -ge 3 ] && return 0
+		else
+			_same=0
+			_last=$_now
+		fi
+		sleep 0.2
+		_left=$((_left - 1))
+	done
+}

@@ -16,6 +16,14 @@
 #   /opt/stockade/tests/vm/       this suite
 #   /opt/stockade/agent/lsm_table.c  the BPF-LSM table (tests/vm/lsm-probe.sh)
 #   /lib/modules/NN-name.ko       tests/vm/modules, from KERNEL_CACHE
+#   /usr/bin/python3              Debian's, with its libraries and the
+#                                 modules tests/vm/workload.py imports
+#   /usr/sbin/runc                Debian's runc, with its libraries
+#   /opt/oci/config.json          runc's OCI template (tests/vm/runc.sh):
+#                                 `runc spec`, adjusted (see below)
+#   /opt/oci/rootfs/              its rootfs: busybox-static and its applets
+#                                 in /bin, /etc/{passwd,group,shadow} (a fake
+#                                 hash), /payload.sh (tests/vm/runc-payload.sh)
 # Uncompressed because the kernel unpacks it under TCG emulation, where
 # gunzip costs more than qemu copying a few extra megabytes.
 set -eu
@@ -74,6 +82,19 @@ if [ -d "$repo"/policy/examples ]; then
 	cp -R "$repo"/policy/examples "$stage"/opt/stockade/policy/examples
 fi
 
+# bundle_libs BINARY: the shared libraries ldd names for BINARY (and the
+# dynamic loader), at the same paths in the guest, which has no libc of its
+# own. Copied over (not linked): two binaries sharing libc just copy it
+# twice onto the same file.
+bundle_libs() {
+	ldd "$1" | awk '/=>/ { print $3 } /^[[:space:]]*\/lib64\// { print $1 }' |
+	while read -r lib; do
+		[ -f "$lib" ] || continue
+		mkdir -p "$stage$(dirname "$lib")"
+		cp -L "$lib" "$stage$lib"
+	done
+}
+
 # Python, for the real-workload test (tests/vm/workload.sh): the Debian
 # interpreter, the shared libraries ldd names (the guest has no libc
 # otherwise) and exactly the standard-library modules tests/vm/workload.py
@@ -84,12 +105,7 @@ if [ -x "$python" ]; then
 	py=$(readlink -f "$python")
 	mkdir -p "$stage/usr/bin"
 	cp "$py" "$stage/usr/bin/python3"
-	ldd "$py" | awk '/=>/ { print $3 } /^[[:space:]]*\/lib64\// { print $1 }' |
-	while read -r lib; do
-		[ -f "$lib" ] || continue
-		mkdir -p "$stage$(dirname "$lib")"
-		cp -L "$lib" "$stage$lib"
-	done
+	bundle_libs "$py"
 	(cd /tmp && "$py" -S -I "$here/workload.py" --modules) | grep -v '/workload\.py$' |
 	while read -r mod; do
 		mkdir -p "$stage$(dirname "$mod")"
@@ -104,6 +120,71 @@ if [ -x "$python" ]; then
 	printf 'hosts: files\n' > "$stage/etc/nsswitch.conf"
 else
 	echo "vm-initramfs: no $python: the workload test runs without python (apt-get install python3-minimal)" >&2
+fi
+
+# runc, for real containers (tests/vm/runc.sh): Debian's binary, its
+# libraries (libseccomp, libc), and one OCI bundle whose rootfs is
+# busybox-static with its applets, a fake /etc/shadow for the payload to
+# try, and the payload itself (tests/vm/runc-payload.sh). config.json is
+# `runc spec`'s own, so it stays what this runc version expects, with only
+# what a detached test container needs changed (python's json, not sed:
+# a changed layout of `runc spec` cannot then go unnoticed):
+#   process.terminal false   -d with pass-through stdio: the payload's
+#                            lines land in the file the test gives runc;
+#   process.args             /bin/sh /payload.sh @TRIES@;
+#   root.path                the shared rootfs (read-only in every
+#                            container), so a container's own bundle holds
+#                            only its config.json;
+#   linux.cgroupsPath        @CGROUPS_PATH@, set per container;
+#   namespaces               as `runc spec` makes them, a private network
+#                            namespace included (what Docker gives a
+#                            container): only a loopback, down, so a
+#                            metadata connect stockade let through fails
+#                            with ENETUNREACH, never EPERM, and the test can
+#                            tell them apart.
+# The guest writes each container's config.json from this template with
+# the two placeholders replaced.
+runc=${RUNC:-/usr/sbin/runc}
+if [ -x "$runc" ] && [ -x "$python" ]; then
+	mkdir -p "$stage/usr/sbin" "$stage/opt/oci/rootfs"
+	cp "$runc" "$stage/usr/sbin/runc"
+	bundle_libs "$runc"
+	rootfs=$stage/opt/oci/rootfs
+	mkdir -p "$rootfs"/bin "$rootfs"/etc "$rootfs"/proc "$rootfs"/sys \
+		 "$rootfs"/dev "$rootfs"/tmp "$rootfs"/root
+	cp "$busybox" "$rootfs/bin/busybox"
+	for applet in $("$busybox" --list); do
+		[ "$applet" = busybox ] || ln -s busybox "$rootfs/bin/$applet"
+	done
+	printf 'root:x:0:0:root:/root:/bin/sh\n' > "$rootfs/etc/passwd"
+	printf 'root:x:0:\n' > "$rootfs/etc/group"
+	echo 'root:$6$container$notarealhash:19000:0:99999:7:::' > "$rootfs/etc/shadow"
+	chmod 640 "$rootfs/etc/shadow"
+	cp "$here/runc-payload.sh" "$rootfs/payload.sh"
+	chmod 755 "$rootfs/payload.sh"
+	(cd "$stage/opt/oci" && "$runc" spec) ||
+		die "runc spec failed in $stage/opt/oci"
+	"$python" -S -I - "$stage/opt/oci/config.json" <<'PY' ||
+import json, sys
+path = sys.argv[1]
+with open(path) as f:
+    spec = json.load(f)
+spec["process"]["terminal"] = False
+spec["process"]["args"] = ["/bin/sh", "/payload.sh", "@TRIES@"]
+spec["root"] = {"path": "/opt/oci/rootfs", "readonly": True}
+spec["linux"]["cgroupsPath"] = "@CGROUPS_PATH@"
+types = [ns["type"] for ns in spec["linux"]["namespaces"]]
+if "network" not in types:
+    sys.exit("runc spec made no network namespace: " + ", ".join(types))
+with open(path, "w") as f:
+    json.dump(spec, f, indent="\t")
+    f.write("\n")
+PY
+		die "adjusting $stage/opt/oci/config.json failed (see above)"
+elif [ ! -x "$runc" ]; then
+	echo "vm-initramfs: no $runc: the runc tests will fail (apt-get install runc, or make deps)" >&2
+else
+	echo "vm-initramfs: no $python to write runc's config.json: the runc tests will fail (apt-get install python3-minimal)" >&2
 fi
 
 # Modules, numbered to keep the listed load order (init loads them by glob).

@@ -22,6 +22,8 @@
 #      zerowin/*    issue 12: new cgroups confined from their first
 #                   syscall (tests/live/zerowin.sh, files too);
 #      setup/*      issue 12: a runtime's setup pass (tests/vm/setup.sh);
+#      runc/*       real runc containers, started before and while the
+#                   agent runs (tests/vm/runc.sh);
 #   3. live/*       the host's live tests, tests/live/run.sh, again on this
 #                   kernel, each of its `ok`/`not ok` lines turned into a
 #                   marker;
@@ -268,6 +270,26 @@ left=$(pidof stockade setupprobe)
 [ -z "$left" ] || kill -9 $left 2>/dev/null
 [ ! -d /sys/fs/bpf/setup ] ||
 	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/setup > /dev/null 2>&1
+fi
+
+# Real runc containers under /docker/* and a confined parent
+# (tests/vm/runc.sh). A killed run leaves containers behind: deleted here
+# (runc's state is in /run/runc), their cgroups with them.
+if want runc; then
+echo "suite: runc at $(cut -d' ' -f1 /proc/uptime) s"
+timeout -s KILL 120 sh tests/vm/runc.sh
+[ $? != 137 ] || t_fail runc/run "killed after 120 s; the results above are partial"
+for id in $(/usr/sbin/runc list -q 2>/dev/null); do
+	/usr/sbin/runc delete -f "$id" > /dev/null 2>&1
+done
+left=$(pidof stockade)
+[ -z "$left" ] || kill -9 $left 2>/dev/null
+[ ! -d /sys/fs/bpf/runc ] ||
+	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/runc > /dev/null 2>&1
+for d in $CGROUP_ROOT/docker/* $CGROUP_ROOT/docker $CGROUP_ROOT/runc-parent/* \
+	 $CGROUP_ROOT/runc-parent $CGROUP_ROOT/runc-plain/* $CGROUP_ROOT/runc-plain; do
+	[ ! -d "$d" ] || rmdir "$d" 2>/dev/null
+done
 fi
 
 # ---- 3. the host live tests, on this kernel ----
