@@ -184,14 +184,15 @@ variant-layout:
 		DEFS=-DSTOCKADE_TEST_LAYOUT $(VARIANT_LAYOUT)
 
 # ---- live tests on this machine's kernel (root) ----
+# Every script runs, even after one failed (each says what it found), and
+# the target fails if any did.
+LIVE_TESTS := run degraded limits-hybrid lifecycle reload zerowin burst
 live-test: $(BIN) tools variant variant-layout
-	$(Q)sh tests/live/run.sh
-	$(Q)sh tests/live/degraded.sh
-	$(Q)sh tests/live/limits-hybrid.sh
-	$(Q)STOCKADE_VARIANT=$(VARIANT) STOCKADE_VARIANT_LAYOUT=$(VARIANT_LAYOUT) \
-		sh tests/live/lifecycle.sh
-	$(Q)sh tests/live/reload.sh
-	$(Q)sh tests/live/zerowin.sh
+	@rc=0; for t in $(LIVE_TESTS); do \
+		STOCKADE_VARIANT=$(VARIANT) STOCKADE_VARIANT_LAYOUT=$(VARIANT_LAYOUT) \
+			sh tests/live/$$t.sh || { echo "live-test: tests/live/$$t.sh FAILED"; rc=1; }; \
+	done; \
+	[ $$rc = 0 ] && echo "live-test: all passed"; exit $$rc
 
 # ---- benchmarks (root; README "Performance") ----
 # tests/bench/run.sh runs each section script (tests/bench/*.sh) and prints
