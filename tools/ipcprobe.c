@@ -237,9 +237,7 @@ static int mq_create(const char *name)
 	return result(0);
 }
 
-/* In a sandbox: the queue's default attributes, because explicit ones
- * make the kernel ask CAP_SYS_RESOURCE (mq_attr_ok()), which a default
- * capability set refuses with a record (README, "Known limits"). */
+/* In a sandbox: a queue of the default attributes, used and removed. */
 static int mq_own(void)
 {
 	char name[64], buf[8192];	/* mq_msgsize's default */
