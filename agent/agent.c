@@ -1050,6 +1050,11 @@ static struct watch_dir *find_wd_id(struct agent *a, uint64_t id)
 	return NULL;
 }
 
+bool agent__watched(struct agent *a, uint64_t id)
+{
+	return find_wd_id(a, id) != NULL;
+}
+
 /* The watched directory rel's parent is, if any. */
 static struct watch_dir *parent_wd(struct agent *a, const char *rel)
 {

@@ -193,6 +193,8 @@ void events__cgroup_fields(struct agent *a, const struct sandbox_cg *cg);
 void agent__signals_init(void);
 int agent__run(const struct agent_opts *opt);
 const struct sandbox_cg *agent__find_cg(struct agent *a, uint64_t id);
+/* Is id one of this agent's watched directories (zero window)? */
+bool agent__watched(struct agent *a, uint64_t id);
 const char *agent__policy_name(struct agent *a, uint32_t policy_id);
 struct bpf_link;
 struct bpf_program;

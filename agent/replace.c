@@ -840,7 +840,10 @@ int replace__finish(struct agent *a)
 			continue;
 		link_drop(r, l);
 		left++;
-		if (agent__find_cg(a, l->cg_id) || l->cg_id == last)
+		/* A watched directory's old watch links: its new ones are
+		 * attached (zero window), and it was never confined. */
+		if (agent__find_cg(a, l->cg_id) || agent__watched(a, l->cg_id) ||
+		    l->cg_id == last)
 			continue;
 		last = l->cg_id;
 		path = cgroup_paths__find(&paths, l->cg_id);
