@@ -203,8 +203,11 @@ int BPF_PROG(stk_file_open, struct file *file)
 {
 	/* An exec ends a setup pass (include/setup.h) before it is judged,
 	 * so the payload's own binary is judged. */
-	if ((BPF_CORE_READ(file, f_mode) | BPF_CORE_READ(file, f_flags)) & FMODE_EXEC)
-		setup_exec(file);
+	if ((BPF_CORE_READ(file, f_mode) | BPF_CORE_READ(file, f_flags)) & FMODE_EXEC) {
+		struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
+
+		setup_exec(file, is_internal(mnt) || is_foreign_mount(mnt));
+	}
 	return judge_file(file, EV_KIND_FILE, EV_OP_OPEN_READ);
 }
 

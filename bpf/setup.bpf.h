@@ -9,8 +9,6 @@
 
 #include "setup.h"
 
-#define SETUP_MNT_INTERNAL	0x4000	/* include/linux/mount.h */
-
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -80,11 +78,13 @@ static __always_inline bool in_setup(struct task_struct *t)
 
 /*
  * An exec by the current task (lsm/file_open of the binary, before it is
- * judged): the payload's, which ends the pass, unless it runs a
- * memory-backed file (a runtime re-executing its own memfd copy, as runc
- * does) in its mover's mount namespace.
+ * judged): the payload's, which ends the pass, unless it runs, in its
+ * mover's mount namespace, a copy with no path there (unattached: a
+ * memfd, or a file on a detached mount): a runtime re-executing its own
+ * clone, as runc does (a memfd, or a read-only bind mount made with
+ * fsmount/open_tree, by version).
  */
-static __always_inline void setup_exec(struct file *file)
+static __always_inline void setup_exec(struct file *file, bool unattached)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct sandbox *sb, snap;
@@ -94,8 +94,7 @@ static __always_inline void setup_exec(struct file *file)
 	st = bpf_task_storage_get(&setup_tasks, t, 0, 0);
 	if (!st || !st->deadline_ns)
 		return;
-	if (mntns_of(t) == st->mntns &&
-	    (BPF_CORE_READ(file, f_path.mnt, mnt_flags) & SETUP_MNT_INTERNAL))
+	if (mntns_of(t) == st->mntns && unattached)
 		return;
 	sb = sandbox_current(&cgid, &snap);
 	setup_end(st, sb ? sb->policy_id : POLICY_ID_CONFLICT, cgid,

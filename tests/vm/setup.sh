@@ -138,9 +138,10 @@ payload() {
 	fi
 }
 
-# no_deny NAME PID: nothing refused to PID (its setup steps).
+# no_deny NAME PID: nothing refused to PID before its exec (its setup
+# steps, comm setupprobe; the payload has the same pid, comm fileprobe).
 no_deny() {
-	if deny_for "$2" | grep -q .; then
+	if deny_for "$2" | grep -q '"comm":"setupprobe"'; then
 		t_fail "$T/$1/no-deny" "a task in setup was refused: $(deny_for "$2" | head -n 2)"
 	else
 		t_ok "$T/$1/no-deny"
@@ -200,6 +201,7 @@ expect literal late-open EPERM
 # ptrace and kill from the sandbox at a task in setup (same cgroup).
 newcg
 timeout 30 "$rt" "$cg" hold 6 > "$work/hold.out" 2>&1 &
+hp=$!
 wait_for 10 grep -q '^held=' "$work/hold.out"
 held=$(sed -n 's/^held=//p' "$work/hold.out")
 for op in ptrace-attach kill; do
@@ -218,7 +220,7 @@ for op in ptrace-attach kill; do
 		t_ok "$T/$op"
 	fi
 done
-wait
+wait "$hp"
 
 # sandboxed: a task judged in one sandbox, moved by an outsider into a new
 # cgroup, gets no pass.
@@ -233,8 +235,10 @@ echo "$sp" > "$cg/cgroup.procs"
 sleep 0.3
 : > "$work/go"
 wait "$sp"
-if [ "$(tail -n 1 "$work/sbx.out")" = EPERM ]; then
-	t_ok $T/sandboxed
-else
+if [ "$(tail -n 1 "$work/sbx.out")" != EPERM ]; then
 	t_fail $T/sandboxed "a task moved from a sandbox got a pass: $(tr '\n' ' ' < "$work/sbx.out")"
+elif ! setup_rec refused "$sp" | grep -q .; then
+	t_fail $T/sandboxed "no setup record \"refused\" for pid $sp: $(grep '"event":"setup"' "$log" | tail -n 2)"
+else
+	t_ok $T/sandboxed
 fi
