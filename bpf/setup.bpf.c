@@ -116,6 +116,7 @@ int BPF_PROG(stk_setup_attach, struct cgroup *dst, const char *path,
 	st->deadline_ns = now + (__u64)g->deadline_ms * 1000000;
 	st->cgroup_id = dst_id;
 	st->mntns = mntns_of(bpf_get_current_task_btf());
+	st->clone_xid = 0;
 	lsm_record(dsnap.policy_id, dst_id, EV_SETUP, EV_KIND_SETUP,
 		   EV_OP_SETUP_BEGIN, 0, NULL, NULL, BPF_CORE_READ(task, tgid),
 		   0, g->deadline_ms);

@@ -82,20 +82,28 @@ static __always_inline bool in_setup(struct task_struct *t)
  * mover's mount namespace, a copy with no path there (unattached: a
  * memfd, or a file on a detached mount): a runtime re-executing its own
  * clone, as runc does (a memfd, or a read-only bind mount made with
- * fsmount/open_tree, by version).
+ * fsmount/open_tree, by version). The same exec then opens its ELF
+ * interpreter (ld.so, a real file): known by the task's self_exec_id,
+ * which the kernel bumps only once the exec has succeeded, it does not
+ * end the pass either.
  */
 static __always_inline void setup_exec(struct file *file, bool unattached)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct sandbox *sb, snap;
 	struct setup_state *st;
-	__u64 cgid;
+	__u64 cgid, xid;
 
 	st = bpf_task_storage_get(&setup_tasks, t, 0, 0);
 	if (!st || !st->deadline_ns)
 		return;
-	if (mntns_of(t) == st->mntns && unattached)
+	xid = BPF_CORE_READ(t, self_exec_id);
+	if (mntns_of(t) == st->mntns && unattached) {
+		st->clone_xid = xid + 1;
 		return;
+	}
+	if (st->clone_xid == xid + 1)
+		return;	/* the interpreter of the clone's exec */
 	sb = sandbox_current(&cgid, &snap);
 	setup_end(st, sb ? sb->policy_id : POLICY_ID_CONFLICT, cgid,
 		  EV_OP_SETUP_EXEC,
@@ -138,6 +146,7 @@ static __always_inline int setup_inherit(struct task_struct *child)
 	c->cgroup_id = p->cgroup_id;
 	c->mntns = p->mntns;
 	c->flags = p->flags;
+	c->clone_xid = 0;
 	return 0;
 }
 
