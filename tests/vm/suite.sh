@@ -45,7 +45,7 @@ export STOCKADE_AGENT_FLAGS=""
 
 # The host passes its VM_TIMEOUT; leave the live tests enough of it that a
 # hang there is reported as such, with the results so far.
-vm_timeout=600
+vm_timeout=900
 only=
 for arg in $(cat /proc/cmdline); do
 	case $arg in
