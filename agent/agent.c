@@ -2696,16 +2696,29 @@ static int pin_take(struct agent *a)
  * (map_update_retry()): one record per batch, so a pressure that passed
  * is still said.
  */
+/* A counter's growth since *seen, said in one record of event: how much
+ * (count), the total (total_key), and why. */
+static void report_growth(struct agent *a, const char *event, uint64_t now,
+			  uint64_t *seen, const char *total_key, const char *reason)
+{
+	if (now == *seen)
+		return;
+	events__begin(a, event);
+	json_u64(&a->j, "count", now - *seen);
+	json_u64(&a->j, total_key, now);
+	json_str(&a->j, "reason", reason);
+	*seen = now;
+	events__emit(a);
+}
+
+/* Map inserts retried after a transient ENOMEM (agent/bpfutil.h), and new
+ * cgroups the safety scan found before inotify told of them. */
 static void report_map_retries(struct agent *a)
 {
-	if (bpfutil_enomem_retries == a->retries_seen)
-		return;
-	events__begin(a, "map_retry");
-	json_u64(&a->j, "count", bpfutil_enomem_retries - a->retries_seen);
-	json_u64(&a->j, "retries_total", bpfutil_enomem_retries);
-	json_str(&a->j, "reason", "enomem");
-	a->retries_seen = bpfutil_enomem_retries;
-	events__emit(a);
+	report_growth(a, "map_retry", bpfutil_enomem_retries, &a->retries_seen,
+		      "retries_total", "enomem");
+	report_growth(a, "scan_found", a->scan_found, &a->scan_found_seen,
+		      "found_total", "missed_by_inotify");
 }
 
 int agent__run(const struct agent_opts *opt)

@@ -145,6 +145,7 @@ struct agent {
 	} *outs;		/* cgroup ids with an OUTSIDE entry */
 	size_t n_outs, cap_outs;
 	uint64_t scan_found;	/* new cgroups the safety scan found first */
+	uint64_t scan_found_seen;	/* ... already reported (scan_found records) */
 	bool in_inotify;	/* classifying from an inotify event */
 	bool rescan;		/* the inotify queue overflowed: scan now */
 	size_t last_cg;		/* lookup cache: events come in bursts */
