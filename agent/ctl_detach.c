@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * `stockade detach`: removes enforcement on purpose, from the pins alone
+ * (include/lifecycle.h), links first, then the sandbox entries their
+ * programs read, and logs one `detach` record per cgroup, numbered from
+ * the pinned sequence counter so that the stream has no unexplained gap.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "agent.h"
+#include "cgroup.h"
+#include "ctl.h"
+#include "limits_agent.h"
+#include "limits_util.h"
+#include "log.h"
+#include "lsm.h"
+#include "pin.h"
+#include "replace.h"
+#include "sandbox.h"
+#include "stockade.skel.h"
+#include "ctl_int.h"
+
+static void detach_record(struct ctl *c, uint64_t id, uint32_t policy_id)
+{
+	struct policy_info pi;
+	uint64_t seq = __atomic_fetch_add(&c->data->ev_seq, 1, __ATOMIC_RELAXED);
+
+	ctl_policy_of(c, policy_id, &pi);
+	events__json_begin(&c->j, seq, "detach");
+	json_str(&c->j, "policy", pi.name);
+	json_str(&c->j, "cgroup", ctl_path_of(c, id));
+	json_u64(&c->j, "cgroup_id", id);
+	json_str(&c->j, "reason", "detach_command");
+	json_end(&c->j);
+	fwrite(c->j.buf, 1, c->j.len, stdout);
+	if (c->log)
+		fwrite(c->j.buf, 1, c->j.len, c->log);
+}
+
+/*
+ * Remove the sandbox rooted at root: its links (BPF_LINK_DETACH, which
+ * ends them even while an agent holds them open), their pins, then every
+ * entry confined through it, each with a record. Returns how many
+ * cgroups were released.
+ */
+static size_t detach_root(struct ctl *c, uint64_t root, const struct entry *v,
+			  size_t n)
+{
+	char path[PATH_MAX];
+	size_t i, released = 0;
+	int fd;
+
+	for (i = 0; i < c->n_pins; i++) {
+		if (!c->pins[i].cg_id || c->pins[i].cg_id != root)
+			continue;
+		if (pin__link_path(path, sizeof(path), c->bpffs, c->pins[i].name))
+			continue;
+		fd = bpf_obj_get(path);
+		if (fd >= 0) {
+			if (bpf_link_detach(fd) && errno != EINVAL && errno != ENOLINK)
+				pr_warn("detach", "detaching %s failed: %s", path,
+					strerror(errno));
+			close(fd);
+		}
+		if (unlink(path) && errno != ENOENT)
+			pr_warn("detach", "removing %s failed: %s", path, strerror(errno));
+	}
+	/* The root's record first, then the cgroups inherited from it. */
+	for (i = 0; i < n; i++) {
+		if (v[i].id != root || v[i].sb.root_id != root)
+			continue;
+		if (!bpf_map_delete_elem(c->sb_fd, &v[i].id)) {
+			detach_record(c, v[i].id, v[i].sb.policy_id);
+			released++;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (v[i].id == root || v[i].sb.root_id != root)
+			continue;
+		if (!bpf_map_delete_elem(c->sb_fd, &v[i].id)) {
+			detach_record(c, v[i].id, v[i].sb.policy_id);
+			released++;
+		}
+	}
+	bpf_map_delete_elem(c->cnt_fd, &root);
+	/* Enforcement is gone: so are the limits. A running agent puts them
+	 * back itself when it sees the detach (it knows them best). */
+	if (!c->agent_running) {
+		const char *rel = ctl_path_of(c, root);
+
+		limits__restore_saved(c->cgroot, rel[0] ? rel : NULL, c->saved_fd, root);
+	}
+	return released;
+}
+
+/* Resolve CGROUP (relative to the mount, or the full path) to its id. */
+static int cgroup_target(struct ctl *c, const char *arg, uint64_t *id,
+			 char *rel, size_t len)
+{
+	size_t rlen = strlen(c->cgroot);
+	struct stat st;
+	char full[PATH_MAX];
+
+	if (!strncmp(arg, c->cgroot, rlen) && arg[rlen] == '/')
+		arg += rlen;
+	snprintf(rel, len, "%s", arg);
+	/* Drop trailing slashes: "/a/" names "/a". */
+	while (strlen(rel) > 1 && rel[strlen(rel) - 1] == '/')
+		rel[strlen(rel) - 1] = '\0';
+	snprintf(full, sizeof(full), "%s%s", c->cgroot, rel);
+	if (stat(full, &st) || !S_ISDIR(st.st_mode)) {
+		pr_err("detach", "no cgroup %s under %s (%s)", rel, c->cgroot,
+		       strerror(errno ?: ENOTDIR));
+		return -ENOENT;
+	}
+	*id = st.st_ino;
+	return 0;
+}
+
+int ctl__detach(int argc, char **argv)
+{
+	struct ctl c;
+	struct entry *v = NULL;
+	struct timespec now;
+	char rel[PATH_MAX];
+	uint32_t pid = 0, policy_id = 0;
+	uint64_t id, *roots = NULL;
+	size_t i, j, n = 0, n_roots = 0, released = 0, lsm = 0;
+	int err, rc = 1;
+
+	err = ctl_parse(&c, argc, argv, true);
+	if (err)
+		return err;
+	if (c.log_path) {
+		c.log = fopen(c.log_path, "ae");
+		if (!c.log) {
+			pr_err("detach", "cannot open --log %s: %s", c.log_path,
+			       strerror(errno));
+			goto out;
+		}
+	}
+	err = ctl_open(&c);
+	if (err == 1 && c.all && c.dir_fd >= 0 && replace__interrupted(c.bpffs)) {
+		/* Killed while publishing a replacement: all of the state is
+		 * in a staging directory. Its links end with their pins. */
+		if (pin__lock(c.dir_fd, true)) {
+			pr_err("detach", "an agent is running on %s; stop it first, then run detach --all",
+			       c.bpffs);
+			goto out;
+		}
+		if (!pin__remove_all(c.bpffs)) {
+			fprintf(stderr, "stockade: detach: the state of an interrupted replacement removed, %s removed\n",
+				c.bpffs);
+			rc = 0;
+		}
+		goto out;
+	}
+	if (err == 1) {
+		if (c.all) {
+			fprintf(stderr, "stockade: detach: nothing is pinned at %s; nothing to detach\n",
+				c.bpffs);
+			rc = 0;
+		} else {
+			pr_err("detach", "nothing is pinned at %s: %s is not confined by stockade",
+			       c.bpffs, c.target);
+		}
+		goto out;
+	}
+	if (err)
+		goto out;
+	c.agent_running = pin__agent_running(c.bpffs, c.dir_fd, &pid);
+	if (c.all && c.agent_running) {
+		pr_err("detach", "an agent (pid %u) is running on %s; stop it first (kill -TERM %u), then run detach --all: the BPF-LSM links end only when the agent lets go of them",
+		       pid, c.bpffs, pid);
+		goto out;
+	}
+	if (c.all && pin__lock(c.dir_fd, true)) {
+		pr_err("detach", "an agent started on %s meanwhile; stop it first", c.bpffs);
+		goto out;
+	}
+	err = ctl_read_entries(&c, &v, &n);
+	if (err)
+		goto out;
+	roots = calloc(n + c.n_pins + 1, sizeof(*roots));
+	if (!roots)
+		goto out;
+
+	if (c.all) {
+		for (i = 0; i < n; i++)
+			if (v[i].sb.root_id == v[i].id)
+				roots[n_roots++] = v[i].id;
+		/* Links of a cgroup whose entry is already gone. */
+		for (i = 0; i < c.n_pins; i++) {
+			for (j = 0; c.pins[i].cg_id && j < n_roots; j++)
+				if (roots[j] == c.pins[i].cg_id)
+					break;
+			if (c.pins[i].cg_id && j == n_roots)
+				roots[n_roots++] = c.pins[i].cg_id;
+		}
+	} else if (c.target[0] == '/') {
+		err = cgroup_target(&c, c.target, &id, rel, sizeof(rel));
+		if (err)
+			goto out;
+		for (i = 0; i < n && v[i].id != id; i++)
+			;
+		if (i == n) {
+			pr_err("detach", "%s (cgroup id %" PRIu64 ") is not confined by stockade (see stockade status)",
+			       rel, id);
+			goto out;
+		}
+		if (v[i].sb.root_id != id) {
+			pr_err("detach", "%s is confined through %s, a cgroup a selector chose, whose programs cover its whole subtree; detach that one",
+			       rel, ctl_path_of(&c, v[i].sb.root_id));
+			goto out;
+		}
+		roots[n_roots++] = id;
+	} else {
+		struct policy_info pi;
+		__u32 k;
+
+		for (k = 1; k < POLICY_MAX && !policy_id; k++)
+			if (!bpf_map_lookup_elem(c.names_fd, &k, &pi) &&
+			    !strncmp(pi.name, c.target, sizeof(pi.name)))
+				policy_id = k;
+		if (!policy_id) {
+			pr_err("detach", "no policy named %s is pinned under %s (see stockade status); a cgroup starts with '/'",
+			       c.target, c.bpffs);
+			goto out;
+		}
+		/* By name, not by that id: while a reload switches, a policy
+		 * may hold two ids (its slot names the one in force). */
+		for (i = 0; i < n; i++) {
+			if (v[i].sb.root_id != v[i].id)
+				continue;
+			ctl_policy_of(&c, v[i].sb.policy_id, &pi);
+			if (!strncmp(pi.name, c.target, sizeof(pi.name)))
+				roots[n_roots++] = v[i].id;
+		}
+		if (!n_roots)
+			fprintf(stderr, "stockade: detach: policy %s confines no cgroup\n",
+				c.target);
+	}
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	for (i = 0; i < n_roots; i++) {
+		__u64 when = (__u64)now.tv_sec * 1000000000 + (__u64)now.tv_nsec;
+
+		/* First: a running agent must not attach it again. */
+		if (!c.all && bpf_map_update_elem(c.det_fd, &roots[i], &when, BPF_ANY)) {
+			pr_err("detach", "marking %s detached failed: %s; nothing changed",
+			       ctl_path_of(&c, roots[i]), strerror(errno));
+			goto out;
+		}
+		released += detach_root(&c, roots[i], v, n);
+	}
+	if (c.all) {
+		/* Entries no root holds any more, then BPF-LSM, then the
+		 * maps: nothing pinned is left. */
+		for (i = 0; i < n; i++)
+			if (!bpf_map_delete_elem(c.sb_fd, &v[i].id)) {
+				detach_record(&c, v[i].id, v[i].sb.policy_id);
+				released++;
+			}
+		for (i = 0; i < c.n_pins; i++)
+			lsm += !c.pins[i].cg_id;
+		/* Limits of sandboxes whose entry went before (the maps go
+		 * next, and with them the values found). */
+		if (c.saved_fd >= 0) {
+			__u64 k;
+			size_t guard = 0;
+
+			while (guard++ < SANDBOX_MAX_CGROUPS &&
+			       !bpf_map_get_next_key(c.saved_fd, NULL, &k)) {
+				const char *rel = ctl_path_of(&c, k);
+
+				if (!limits__restore_saved(c.cgroot, rel[0] ? rel : NULL,
+							   c.saved_fd, k))
+					break;
+			}
+		}
+		fflush(stdout);
+		if (c.log)
+			fflush(c.log);
+		err = pin__remove_all(c.bpffs);
+		if (err)
+			goto out;
+		fprintf(stderr, "stockade: detach: %zu cgroups released, %zu BPF-LSM links removed, %s removed\n",
+			released, lsm, c.bpffs);
+	}
+	rc = 0;
+out:
+	fflush(stdout);
+	free(v);
+	free(roots);
+	ctl_close(&c);
+	return rc;
+}

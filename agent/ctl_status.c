@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * `stockade status`: what is confined, by which policy, with what
+ * counts, limits and guarantees, from the pins alone; it only reads.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "agent.h"
+#include "cgroup.h"
+#include "ctl.h"
+#include "limits_agent.h"
+#include "limits_util.h"
+#include "log.h"
+#include "lsm.h"
+#include "pin.h"
+#include "replace.h"
+#include "sandbox.h"
+#include "stockade.skel.h"
+#include "ctl_int.h"
+
+struct row {
+	uint64_t id, root;
+	uint32_t policy_id, slot;
+	bool has_entry;
+	const char *path;
+	uint64_t denied, audited;	/* sums of sb_count's denied[], audited[] */
+	bool has_cnt;
+	struct sb_stats use;		/* limits and usage (selector rows) */
+	char policy[PIN_POLICY_NAME_LEN];
+};
+
+static int row_cmp(const void *x, const void *y)
+{
+	const struct row *a = x, *b = y;
+	int d = strcmp(a->path, b->path);
+
+	return d ? d : a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* The sandbox's counters and usage (include/stockade_limits.h, cgroup
+ * files); denials and audits are the sums over every kind. */
+static void counts(struct ctl *c, uint64_t root, struct row *r,
+		   const struct state_sb *st, size_t n_st)
+{
+	unsigned int k;
+	size_t i;
+
+	for (i = 0; i < n_st && st[i].id != root; i++)
+		;
+	r->use.cgroup = r->path;
+	r->use.cgroup_id = root;
+	limits__usage(c->cgroot, c->cnt_fd, i < n_st ? &st[i] : NULL, &r->use);
+	if (!(r->use.have & SB_COUNTS))
+		return;
+	r->has_cnt = true;
+	for (k = 0; k < LIMITS_KINDS; k++) {
+		r->denied += r->use.c.denied[k];
+		r->audited += r->use.c.audited[k];
+	}
+}
+
+/* "id,id,..." of root's link pins (or the LSM ones for root 0). */
+static void prog_list(struct ctl *c, uint64_t root, bool links, char *buf,
+		      size_t len)
+{
+	size_t i, off = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < c->n_pins && off < len; i++) {
+		if (c->pins[i].cg_id != root)
+			continue;
+		off += (size_t)snprintf(buf + off, len - off, "%s%u", off ? "," : "",
+					links ? c->pins[i].link_id : c->pins[i].prog_id);
+	}
+}
+
+static int pin_cmp(const void *x, const void *y)
+{
+	const struct link_pin *a = x, *b = y;
+
+	if (a->cg_id != b->cg_id)
+		return a->cg_id < b->cg_id ? -1 : 1;
+	return strcmp(a->prog, b->prog);
+}
+
+int ctl__status(int argc, char **argv)
+{
+	struct ctl c;
+	struct agent_meta meta = { 0 };
+	struct entry *v = NULL;
+	struct row *rows = NULL;
+	struct stockade__bss bss = { 0 };
+	unsigned char bss_buf[4096];
+	char progs[1024], links[1024], hash[20];
+	struct policy_info pi;
+	struct state_sb *st = NULL;
+	struct sb_stats *use = NULL;
+	uint64_t st_pid = 0;
+	size_t n_st = 0, n_use = 0;
+	uint32_t pid = 0;
+	bool running = false;
+	size_t i, j, n = 0, n_rows = 0, n_lsm = 0, n_deg;
+	const char *deg[32];
+	__u32 zero = 0;
+	int err, rc = 1;
+
+	err = ctl_parse(&c, argc, argv, false);
+	if (err)
+		return err;
+	err = ctl_open(&c);
+	if (err == 1) {
+		if (c.json)
+			printf("{\"bpffs\":\"%s\",\"pinned\":false,\"agent\":{\"running\":false},\"cgroups\":[]}\n",
+			       c.bpffs);
+		else if (c.dir_fd >= 0 && replace__interrupted(c.bpffs))
+			printf("an interrupted replacement holds the state pinned at %s (in a staging-* directory there): the sandboxes stay confined; start the agent to finish it\n",
+			       c.bpffs);
+		else
+			printf("nothing is pinned at %s: stockade confines no cgroup, and no agent runs\n",
+			       c.bpffs);
+		rc = 0;
+		goto out;
+	}
+	if (err)
+		goto out;
+	running = pin__agent_running(c.bpffs, c.dir_fd, &pid);
+	pin__meta_read(c.bpffs, &meta);
+	if (!bpf_map_lookup_elem(c.bss_fd, &zero, bss_buf))
+		memcpy(&bss, bss_buf, sizeof(bss));
+	err = ctl_read_entries(&c, &v, &n);
+	if (err)
+		goto out;
+	rows = calloc(n + c.n_pins + 1, sizeof(*rows));
+	if (!rows)
+		goto out;
+	for (i = 0; i < n; i++) {
+		rows[n_rows].id = v[i].id;
+		rows[n_rows].root = v[i].sb.root_id;
+		rows[n_rows].policy_id = v[i].sb.policy_id;
+		rows[n_rows].slot = v[i].sb.slot;
+		rows[n_rows].has_entry = true;
+		n_rows++;
+	}
+	/* Links pinned for a cgroup with no entry (their programs deny all:
+	 * reason no_policy): shown, so that status covers every link. */
+	for (i = 0; i < c.n_pins; i++) {
+		if (!c.pins[i].cg_id)
+			continue;
+		for (j = 0; j < n_rows && rows[j].id != c.pins[i].cg_id; j++)
+			;
+		if (j == n_rows) {
+			rows[n_rows].id = rows[n_rows].root = c.pins[i].cg_id;
+			n_rows++;
+		}
+	}
+	/* The run-time clocks live in the running agent's state file only. */
+	limits__state_read(c.state_path, &st, &n_st, &st_pid);
+	for (i = 0; i < n_rows; i++) {
+		rows[i].path = ctl_path_of(&c, rows[i].id);
+		if (rows[i].has_entry) {
+			ctl_policy_of(&c, rows[i].policy_id, &pi);
+			memcpy(rows[i].policy, pi.name, sizeof(rows[i].policy));
+		} else {
+			snprintf(rows[i].policy, sizeof(rows[i].policy), "(no entry)");
+		}
+		if (rows[i].root == rows[i].id)
+			counts(&c, rows[i].id, &rows[i], st, n_st);
+	}
+	qsort(rows, n_rows, sizeof(*rows), row_cmp);
+	/* After the sort: use.policy points into its own row. */
+	for (i = 0; i < n_rows; i++)
+		rows[i].use.policy = rows[i].policy;
+	qsort(c.pins, c.n_pins, sizeof(*c.pins), pin_cmp);
+	for (i = 0; i < c.n_pins; i++)
+		n_lsm += !c.pins[i].cg_id;
+	n_deg = ctl_degraded(&c, n_lsm, deg, sizeof(deg) / sizeof(deg[0]));
+	if (n_deg > sizeof(deg) / sizeof(deg[0]))
+		n_deg = sizeof(deg) / sizeof(deg[0]);
+
+	if (c.json) {
+		struct json *j2 = &c.j;
+		struct json sub;
+
+		json_init(&sub);
+		json_begin(j2);
+		json_str(j2, "bpffs", c.bpffs);
+		json_bool(j2, "pinned", true);
+		{
+			char agent[96];
+
+			if (running)
+				snprintf(agent, sizeof(agent), "{\"running\":true,\"pid\":%u}", pid);
+			else
+				snprintf(agent, sizeof(agent), "{\"running\":false,\"last_pid\":%u}",
+					 meta.pid);
+			json_raw(j2, "agent", agent);
+		}
+		json_str_array(j2, "degraded", deg, n_deg);
+		json_u64(j2, "seq_next", c.data->ev_seq);
+		json_u64(j2, "events_lost", bss.ev_lost);
+		json_u64(j2, "events_lost_reported", meta.lost_reported);
+		json_u64(j2, "watch_entries", c.n_watch_entries);
+		fwrite(j2->buf, 1, j2->len, stdout);
+		printf(",\"lsm\":[");
+		for (i = 0, j = 0; i < c.n_pins; i++) {
+			if (c.pins[i].cg_id)
+				continue;
+			json_begin(&sub);
+			json_str(&sub, "program", c.pins[i].prog);
+			json_u64(&sub, "link_id", c.pins[i].link_id);
+			json_u64(&sub, "prog_id", c.pins[i].prog_id);
+			printf("%s%s}", j++ ? "," : "", sub.buf);
+		}
+		printf("],\"cgroups\":[");
+		for (i = 0; i < n_rows; i++) {
+			const struct row *r = &rows[i];
+
+			json_begin(&sub);
+			json_str(&sub, "cgroup", r->path);
+			json_u64(&sub, "cgroup_id", r->id);
+			json_str(&sub, "via", r->root == r->id ? "selector" : "inherited");
+			if (r->root != r->id) {
+				json_str(&sub, "root", ctl_path_of(&c, r->root));
+				json_u64(&sub, "root_id", r->root);
+			}
+			if (r->has_entry) {
+				ctl_policy_of(&c, r->policy_id, &pi);
+				snprintf(hash, sizeof(hash), "%016llx",
+					 (unsigned long long)pi.hash);
+				json_str(&sub, "policy", pi.name);
+				json_u64(&sub, "policy_id", r->policy_id);
+				json_u64(&sub, "slot", r->slot);
+				json_u64(&sub, "generation", pi.generation);
+				json_str(&sub, "hash", hash);
+				json_str(&sub, "mode", pi.mode == SANDBOX_AUDIT ? "audit" : "enforce");
+				{
+					char names[1024], lit[1040];
+
+					if (ctl_caps_of(&c, r->policy_id, true, names,
+						    sizeof(names))) {
+						snprintf(lit, sizeof(lit), "[%s]", names);
+						json_raw(&sub, "capabilities", lit);
+					}
+				}
+			} else {
+				json_str(&sub, "policy", "(no entry)");
+			}
+			if (r->root == r->id) {
+				char lit[1040];
+
+				prog_list(&c, r->id, false, progs, sizeof(progs));
+				snprintf(lit, sizeof(lit), "[%s]", progs);
+				json_raw(&sub, "prog_ids", lit);
+				prog_list(&c, r->id, true, links, sizeof(links));
+				snprintf(lit, sizeof(lit), "[%s]", links);
+				json_raw(&sub, "link_ids", lit);
+				json_u64(&sub, "denials", r->denied);
+				json_u64(&sub, "audits", r->audited);
+				/* Limits and usage: the same object. */
+				status_json_usage(&sub, &r->use);
+			}
+			printf("%s%s}", i ? "," : "", sub.buf);
+		}
+		printf("],\"detached\":[");
+		{
+			__u64 key, next;
+			int e = bpf_map_get_next_key(c.det_fd, NULL, &next);
+
+			for (j = 0; !e; j++) {
+				json_begin(&sub);
+				json_str(&sub, "cgroup", ctl_path_of(&c, next));
+				json_u64(&sub, "cgroup_id", next);
+				printf("%s%s}", j ? "," : "", sub.buf);
+				key = next;
+				e = bpf_map_get_next_key(c.det_fd, &key, &next);
+			}
+		}
+		printf("]}\n");
+		json_free(&sub);
+		rc = 0;
+		goto out;
+	}
+
+	if (running)
+		printf("agent:    running (pid %u)\n", pid);
+	else if (meta.pid)
+		printf("agent:    NOT running (pid %u stopped without a clean exit); the pinned programs keep enforcing\n",
+		       meta.pid);
+	else
+		printf("agent:    not running; the pinned programs keep enforcing\n");
+	printf("pins:     %s\n", c.bpffs);
+	printf("events:   next seq %llu, %llu lost in total (%llu reported)\n",
+	       (unsigned long long)c.data->ev_seq, (unsigned long long)bss.ev_lost,
+	       (unsigned long long)meta.lost_reported);
+	if (c.n_watch_entries)
+		printf("watching: %zu entries (directories watched for new cgroups, and cgroups below them classified outside)\n",
+		       c.n_watch_entries);
+	if (n_lsm) {
+		prog_list(&c, 0, false, progs, sizeof(progs));
+		printf("BPF-LSM:  %zu programs attached, prog ids %s\n", n_lsm, progs);
+		if (n_deg) {
+			printf("degraded:");
+			for (i = 0; i < n_deg; i++)
+				printf("%s %s", i ? "," : "", deg[i]);
+			printf(" (hooks this kernel lacks)\n");
+		}
+	} else {
+		printf("BPF-LSM:  none attached (the agent runs degraded: network rules only)\n");
+	}
+	printf("\n%-28s %-8s %-9s %-16s %-4s %-16s %-7s %-24s %7s %7s\n", "CGROUP",
+	       "ID", "VIA", "POLICY", "GEN", "HASH", "MODE", "PROG IDS", "DENIED",
+	       "AUDITED");
+	for (i = 0; i < n_rows; i++) {
+		const struct row *r = &rows[i];
+		char d[24] = "-", au[24] = "-", gen[16] = "-";
+
+		if (r->has_entry) {
+			ctl_policy_of(&c, r->policy_id, &pi);
+			snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)pi.hash);
+			snprintf(gen, sizeof(gen), "%u", pi.generation);
+		} else {
+			memset(&pi, 0, sizeof(pi));
+			snprintf(pi.name, sizeof(pi.name), "(no entry)");
+			snprintf(hash, sizeof(hash), "-");
+		}
+		if (r->root == r->id) {
+			prog_list(&c, r->id, false, progs, sizeof(progs));
+			if (r->has_cnt) {
+				snprintf(d, sizeof(d), "%llu", (unsigned long long)r->denied);
+				snprintf(au, sizeof(au), "%llu", (unsigned long long)r->audited);
+			}
+		} else {
+			snprintf(progs, sizeof(progs), "(%s)", ctl_path_of(&c, r->root));
+		}
+		printf("%-28s %-8" PRIu64 " %-9s %-16s %-4s %-16s %-7s %-24s %7s %7s\n",
+		       r->path[0] ? r->path : "(removed)", r->id,
+		       r->root == r->id ? "selector" : "inherited", pi.name, gen, hash,
+		       !r->has_entry ? "-" : pi.mode == SANDBOX_AUDIT ? "audit" : "enforce",
+		       progs[0] ? progs : "-", d, au);
+	}
+	if (!n_rows)
+		printf("(no cgroup is confined)\n");
+	/* The capability set of each policy in use, once per policy id. */
+	for (i = 0, j = 0; i < n_rows; i++) {
+		char names[1024];
+		size_t k;
+
+		if (!rows[i].has_entry)
+			continue;
+		for (k = 0; k < i; k++)
+			if (rows[k].has_entry && rows[k].policy_id == rows[i].policy_id)
+				break;
+		if (k < i || !ctl_caps_of(&c, rows[i].policy_id, false, names,
+				      sizeof(names)))
+			continue;
+		ctl_policy_of(&c, rows[i].policy_id, &pi);
+		printf("%s  %-16s %s\n", j++ ? "" : "\ncapabilities by policy:\n",
+		       pi.name, names[0] ? names : "(none)");
+	}
+	/* Second section: what each sandbox (selected cgroup) used, and its
+	 * limits. */
+	use = calloc(n_rows + 1, sizeof(*use));
+	for (i = 0; use && i < n_rows; i++)
+		if (rows[i].root == rows[i].id)
+			use[n_use++] = rows[i].use;
+	if (n_use) {
+		printf("\nusage and limits (connect, sendmsg: allowed/denied; denied: other kinds):\n");
+		status_print_table(stdout, use, n_use);
+	}
+	{
+		__u64 key, next;
+		int e = bpf_map_get_next_key(c.det_fd, NULL, &next);
+
+		for (j = 0; !e; j++) {
+			printf("%s%s (%llu)", j ? ", " : "\ndetached on purpose: ",
+			       ctl_path_of(&c, next)[0] ? ctl_path_of(&c, next) : "(removed)",
+			       (unsigned long long)next);
+			key = next;
+			e = bpf_map_get_next_key(c.det_fd, &key, &next);
+		}
+		if (j)
+			printf("\n");
+	}
+	rc = 0;
+out:
+	fflush(stdout);
+	free(v);
+	free(rows);
+	free(st);
+	free(use);
+	ctl_close(&c);
+	return rc;
+}
