@@ -38,6 +38,7 @@
 #include "pin.h"
 #include "replace.h"
 #include "sandbox.h"
+#include "records.h"
 #include "setup_agent.h"
 #include "stockade_limits.h"
 #include "stockade.skel.h"
@@ -871,8 +872,8 @@ static void detach_cg(struct agent *a, struct sandbox_cg *cg, const char *why)
 	if (!why)
 		return;
 	events__begin(a, "detach");
-	events__cgroup_fields(a, cg);
-	json_str(&a->j, "reason", why);
+	records__detach(&a->j, agent__policy_name(a, cg->policy_id), cg->path,
+			cg->id, why);
 	events__emit(a);
 }
 
@@ -1867,22 +1868,21 @@ static void sweep(struct agent *a)
 	/* (Also for the limits of sandboxes that are no more, below.) */
 	cgroup_paths__load(a->cgroot, &paths);
 	for (i = 0; i < gone.n; i++) {
-		struct sandbox_cg tmp = { 0 };
 		const char *path;
+		uint64_t id;
 
-		memcpy(&tmp.id, gone.v + i * sizeof(__u64), sizeof(__u64));
-		if (bpf_map_lookup_elem(sb_fd, &tmp.id, &sb))
+		memcpy(&id, gone.v + i * sizeof(__u64), sizeof(__u64));
+		if (bpf_map_lookup_elem(sb_fd, &id, &sb))
 			continue;
-		bpf_map_delete_elem(sb_fd, &tmp.id);
+		bpf_map_delete_elem(sb_fd, &id);
 		if (sb.policy_id != SANDBOX_ENTRY_SANDBOX)
 			continue;	/* a watched or outside mark: no sandbox */
-		path = cgroup_paths__find(&paths, tmp.id);
-		tmp.path = (char *)(path ?: "");
-		tmp.policy_id = sb.slot < POLICY_SLOTS ? a->slot_id[sb.slot] :
-							 POLICY_ID_CONFLICT;
+		path = cgroup_paths__find(&paths, id);
 		events__begin(a, "detach");
-		events__cgroup_fields(a, &tmp);
-		json_str(&a->j, "reason", path ? "not_selected" : "cgroup_removed");
+		records__detach(&a->j, agent__policy_name(a, sb.slot < POLICY_SLOTS ?
+							  a->slot_id[sb.slot] :
+							  POLICY_ID_CONFLICT),
+				path ?: "", id, path ? "not_selected" : "cgroup_removed");
 		events__emit(a);
 	}
 	key_set_free(&gone);

@@ -33,6 +33,7 @@
 #include "sandbox.h"
 #include "stockade.skel.h"
 #include "ctl_int.h"
+#include "records.h"
 
 static void detach_record(struct ctl *c, uint64_t id, uint32_t policy_id)
 {
@@ -41,10 +42,7 @@ static void detach_record(struct ctl *c, uint64_t id, uint32_t policy_id)
 
 	ctl_policy_of(c, policy_id, &pi);
 	events__json_begin(&c->j, seq, "detach");
-	json_str(&c->j, "policy", pi.name);
-	json_str(&c->j, "cgroup", ctl_path_of(c, id));
-	json_u64(&c->j, "cgroup_id", id);
-	json_str(&c->j, "reason", "detach_command");
+	records__detach(&c->j, pi.name, ctl_path_of(c, id), id, "detach_command");
 	json_end(&c->j);
 	fwrite(c->j.buf, 1, c->j.len, stdout);
 	if (c->log)

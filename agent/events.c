@@ -32,6 +32,7 @@
 #include "policy.h"
 #include "lifecycle.h"
 #include "log.h"
+#include "records.h"
 #include "stockade.skel.h"
 
 /* At most this many records between two flushes, and per poll. */
@@ -415,9 +416,7 @@ static void report_lost(struct agent *a)
 	if (lost == a->lost_seen)
 		return;
 	events__begin(a, "lost");
-	json_u64(&a->j, "count", lost - a->lost_seen);
-	json_u64(&a->j, "lost_total", lost);
-	json_str(&a->j, "reason", "ring_buffer_full");
+	records__lost(&a->j, lost - a->lost_seen, lost, NULL);
 	a->lost_seen = lost;
 	events__emit(a);
 	events__meta_update(a);

@@ -46,6 +46,7 @@
 #include "limits_agent.h"
 #include "log.h"
 #include "pin.h"
+#include "records.h"
 #include "replace.h"
 #include "sandbox.h"
 #include "stockade.skel.h"
@@ -833,7 +834,7 @@ int replace__finish(struct agent *a)
 	 */
 	for (i = 0; i < r->n_links; i++) {
 		struct old_link *l = &r->links[i];
-		struct sandbox_cg tmp = { 0 };
+		uint32_t policy_id = POLICY_MAX;	/* "(unknown)" */
 		const char *path;
 
 		if (l->gone || !l->cg_id)
@@ -847,15 +848,12 @@ int replace__finish(struct agent *a)
 			continue;
 		last = l->cg_id;
 		path = cgroup_paths__find(&paths, l->cg_id);
-		tmp.id = l->cg_id;
-		tmp.path = (char *)(path ?: "");
-		tmp.policy_id = POLICY_MAX;	/* "(unknown)" */
 		if (r->gens[l->gen].sb_fd >= 0 &&
-		    !bpf_map_lookup_elem(r->gens[l->gen].sb_fd, &tmp.id, &sb))
-			tmp.policy_id = sb.policy_id;
+		    !bpf_map_lookup_elem(r->gens[l->gen].sb_fd, &l->cg_id, &sb))
+			policy_id = sb.policy_id;
 		events__begin(a, "detach");
-		events__cgroup_fields(a, &tmp);
-		json_str(&a->j, "reason", path ? "not_selected" : "cgroup_removed");
+		records__detach(&a->j, agent__policy_name(a, policy_id), path ?: "",
+				l->cg_id, path ? "not_selected" : "cgroup_removed");
 		events__emit(a);
 	}
 	r->links_detached += left;
@@ -894,10 +892,7 @@ int replace__finish(struct agent *a)
 	}
 	if (lost) {
 		events__begin(a, "lost");
-		json_u64(&a->j, "count", lost);
-		json_u64(&a->j, "lost_total", lost_total);
-		json_str(&a->j, "reason", "ring_buffer_full");
-		json_str(&a->j, "state", "replaced");
+		records__lost(&a->j, lost, lost_total, "replaced");
 		events__emit(a);
 	}
 	seq_account(a, &old_end, &unused, &overlap);
