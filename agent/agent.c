@@ -39,6 +39,7 @@
 #include "replace.h"
 #include "sandbox.h"
 #include "records.h"
+#include "rules_check.h"
 #include "setup_agent.h"
 #include "stockade_limits.h"
 #include "stockade.skel.h"
@@ -2022,43 +2023,6 @@ static uint32_t fresh_id(struct agent *a, const uint16_t *taken)
 	return 0;
 }
 
-/* Check-style validation beyond parsing: the rules must compile (port
- * ranges per address, file prefixes), as the agent will compile them. */
-static int compile_check(const struct policy_set *set, struct policy_diag *diag)
-{
-	struct net_compiled c;
-	struct file_compiled fc;
-	char msg[POLICY_DIAG_MAX], **homes = NULL;
-	size_t i, n_homes = 0;
-	int err, ret = 0;
-
-	err = file_rules__homes(&homes, &n_homes);
-	if (err)
-		return err;
-	for (i = 0; i < set->n; i++) {
-		memset(&c, 0, sizeof(c));
-		memset(&fc, 0, sizeof(fc));
-		err = net_rules__compile(set->v[i], 1, &c, msg, sizeof(msg));
-		if (err) {
-			policy_diag__add(diag, "%s", msg);
-			ret = err;
-		} else {
-			net_compiled__free(&c);
-		}
-		err = file_rules__compile(set->v[i], 1, (const char *const *)homes, n_homes,
-					  &fc, msg, sizeof(msg));
-		if (err) {
-			policy_diag__add(diag, "%s: %s", set->v[i]->file, msg);
-			ret = err;
-		} else {
-			file_compiled__free(&fc);
-		}
-	}
-	for (i = 0; i < n_homes; i++)
-		free(homes[i]);
-	free(homes);
-	return ret;
-}
 
 /*
  * "generations": one object per policy in force, after an applied reload:
@@ -2274,7 +2238,7 @@ static void reload(struct agent *a, const char *trigger)
 	}
 	err = policy_set__load(a->opt.policy_paths, a->opt.n_policy_paths, &nset, &diag);
 	if (!err)
-		err = compile_check(&nset, &diag);
+		err = rules__check_set(&nset, &diag);
 	/* Limits this host cannot apply reject the set, as they stop a start. */
 	if (!err)
 		err = limits__check_set(a, &nset, &diag);

@@ -15,6 +15,7 @@
 #include "net_rules.h"
 #include "pin.h"
 #include "policy.h"
+#include "rules_check.h"
 
 #define STOCKADE_VERSION "0.1.0"
 
@@ -95,10 +96,7 @@ static int cmd_check(int argc, char **argv)
 {
 	struct policy_diag diag = { 0 };
 	struct policy_set set = { 0 };
-	struct net_compiled c;
-	struct file_compiled fc;
-	char msg[POLICY_DIAG_MAX], **homes = NULL;
-	size_t i, n_homes = 0;
+	size_t i;
 	int err;
 
 	if (argc < 1) {
@@ -106,29 +104,13 @@ static int cmd_check(int argc, char **argv)
 		return 2;
 	}
 	err = policy_set__load((const char *const *)argv, (size_t)argc, &set, &diag);
+	/* Compiling catches what only the kernel layout limits (port ranges
+	 * per address): the reload's own check, so that check and agent
+	 * agree, every problem listed. */
+	if (!err)
+		err = rules__check_set(&set, &diag);
 	for (i = 0; i < diag.n; i++)
 		fprintf(stderr, "%s\n", diag.msgs[i]);
-	/* Compiling catches what only the kernel layout limits (port ranges
-	 * per address), so that check and agent agree. */
-	if (!err)
-		err = file_rules__homes(&homes, &n_homes);
-	for (i = 0; !err && i < set.n; i++) {
-		err = net_rules__compile(set.v[i], (__u32)(i + 1), &c, msg, sizeof(msg));
-		if (err)
-			fprintf(stderr, "%s\n", msg);
-		net_compiled__free(&c);
-		if (!err) {
-			err = file_rules__compile(set.v[i], (__u32)(i + 1),
-						  (const char *const *)homes, n_homes,
-						  &fc, msg, sizeof(msg));
-			if (err)
-				fprintf(stderr, "%s: %s\n", set.v[i]->file, msg);
-			file_compiled__free(&fc);
-		}
-	}
-	for (i = 0; i < n_homes; i++)
-		free(homes[i]);
-	free(homes);
 	if (!err)
 		for (i = 0; i < set.n; i++) {
 			check_warnings(set.v[i]);
