@@ -286,14 +286,6 @@ static int read_old_policies(struct agent *a)
 	return 0;
 }
 
-static int64_t now_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* The slot of policy id (POLICY_SLOT_CONFLICT for the conflict id). */
 static uint32_t slot_of(struct agent *a, uint32_t id)
 {
@@ -388,7 +380,7 @@ static int flip_slots(struct agent *a, const bool *only)
 		id = a->pol_id[i];
 		if (a->slot_id[s] == id)
 			continue;
-		a->switch_ns[i] = now_ns(CLOCK_REALTIME);
+		a->switch_ns[i] = clock_now_ns(CLOCK_REALTIME);
 		if (bpf_map_update_elem(fd, &s, &id, BPF_ANY)) {
 			err = err ?: -errno;
 			pr_err("policy", "%s: switching its slot %u to policy id %u failed: %s; its cgroups keep the rules they had",
@@ -1341,7 +1333,7 @@ static int64_t pending_ms_of(struct agent *a, const char *rel)
 	if (stat(path, &st))
 		return -1;
 	born = (int64_t)st.st_ctim.tv_sec * 1000 + st.st_ctim.tv_nsec / 1000000;
-	return now_ns(CLOCK_REALTIME) / 1000000 - born;
+	return clock_now_ns(CLOCK_REALTIME) / 1000000 - born;
 }
 
 static void emit_attach(struct agent *a, const struct sandbox_cg *cg,
@@ -1763,16 +1755,12 @@ static int scan(struct agent *a)
  * bpf/lifecycle.bpf.c). */
 static void rcu_sync(struct agent *a)
 {
-	int inner = bpf_map__fd(a->skel->maps.rcu_inner);
-	__u32 zero = 0;
+	int err = bpf_rcu_sync(bpf_map__fd(a->skel->maps.rcu_sync),
+			       bpf_map__fd(a->skel->maps.rcu_inner));
 
-	if (bpf_map_update_elem(bpf_map__fd(a->skel->maps.rcu_sync), &zero, &inner,
-				BPF_ANY)) {
-		/* Programs run for microseconds; this only makes it likely. */
-		pr_warn("agent", "waiting for running programs failed: %s; pausing instead",
-			strerror(errno));
-		usleep(100000);
-	}
+	if (err)
+		pr_warn("agent", "waiting for running programs failed: %s; paused instead",
+			strerror(-err));
 }
 
 /*
@@ -2352,7 +2340,7 @@ static void reload(struct agent *a, const char *trigger)
 	 * cgroups whose selector now names another policy, and confines or
 	 * releases the others. A failed flip is reported and leaves that
 	 * policy on its old id, which then stays (below). */
-	start_ns = now_ns(CLOCK_REALTIME);
+	start_ns = clock_now_ns(CLOCK_REALTIME);
 	hold_movers(a, changed);
 	flip_slots(a, changed);
 	a->reselect = true;
@@ -2360,7 +2348,7 @@ static void reload(struct agent *a, const char *trigger)
 	/* A cgroup that could not be switched is retried at the next scan. */
 	a->reselect = err != 0;
 	rcu_sync(a);
-	end_ns = now_ns(CLOCK_REALTIME);
+	end_ns = clock_now_ns(CLOCK_REALTIME);
 	/* Limits follow (after the window: they are not the rules' switch):
 	 * written over the old values, or put back as found. */
 	limits__reload(a);
@@ -2413,12 +2401,12 @@ done:
 
 /* ---- policy files watched (inotify) ---- */
 
-struct watch {
+struct policy_watch {
 	int wd;
 	char name[256];		/* a watched file's name in its directory; "" for a dir */
 };
 
-static struct watch *watches;
+static struct policy_watch *watches;
 static size_t n_watches;
 
 static void watch_policies(struct agent *a)
@@ -2500,7 +2488,7 @@ static void check_inotify(struct agent *a)
 		}
 	}
 	if (hit)
-		a->reload_at_ms = now_ns(CLOCK_MONOTONIC) / 1000000 + 200;
+		a->reload_at_ms = clock_now_ns(CLOCK_MONOTONIC) / 1000000 + 200;
 }
 
 static void notify_systemd(void)
@@ -2827,7 +2815,7 @@ int agent__run(const struct agent_opts *opt)
 			a->reload_at_ms = 0;
 			reload(a, "signal");
 		} else if (a->reload_at_ms &&
-			   now_ns(CLOCK_MONOTONIC) / 1000000 >= a->reload_at_ms) {
+			   clock_now_ns(CLOCK_MONOTONIC) / 1000000 >= a->reload_at_ms) {
 			a->reload_at_ms = 0;
 			reload(a, "inotify");
 		}

@@ -6,6 +6,7 @@
 #define STOCKADE_BPFUTIL_H
 
 #include <stdint.h>
+#include <time.h>
 
 /*
  * bpf_map_update_elem(), retried on ENOMEM with a short backoff.
@@ -30,5 +31,17 @@ int map_update_retry(int fd, const void *key, const void *value,
 		     uint64_t flags);
 
 extern uint64_t bpfutil_enomem_retries;
+
+/* Nanoseconds of clock c (CLOCK_REALTIME, CLOCK_MONOTONIC...). */
+int64_t clock_now_ns(clockid_t c);
+
+/*
+ * Wait until every BPF program already running has finished: a write to
+ * the map-in-map rcu_sync (bpf/lifecycle.bpf.c) returns after an RCU grace
+ * period. If the write fails, a 100 ms pause (programs run for
+ * microseconds) makes it likely; returns the write's negative errno then,
+ * for the caller to say so.
+ */
+int bpf_rcu_sync(int sync_fd, int inner_fd);
 
 #endif /* STOCKADE_BPFUTIL_H */

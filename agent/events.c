@@ -32,6 +32,7 @@
 #include "policy.h"
 #include "lifecycle.h"
 #include "log.h"
+#include "bpfutil.h"
 #include "records.h"
 #include "stockade.skel.h"
 
@@ -132,14 +133,6 @@ static const char *const reason_names[] = {
 #define NAME(tbl, i) ((size_t)(i) < sizeof(tbl) / sizeof(tbl[0]) && tbl[i] ? \
 		      tbl[i] : "unknown")
 
-static int64_t clock_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /*
  * RFC 3339 with nanoseconds, UTC. The date and time change once a second,
  * so they are formatted (gmtime_r, strftime) once a second and kept; the
@@ -206,7 +199,7 @@ static void common_fields(struct agent *a, int64_t real_ns, uint64_t seq,
 
 void events__json_begin(struct json *j, uint64_t seq, const char *event)
 {
-	common_fields_j(j, clock_ns(CLOCK_REALTIME), seq, event);
+	common_fields_j(j, clock_now_ns(CLOCK_REALTIME), seq, event);
 }
 
 void events__begin(struct agent *a, const char *event)
@@ -214,7 +207,7 @@ void events__begin(struct agent *a, const char *event)
 	uint64_t seq = __atomic_fetch_add(&a->skel->data->ev_seq, 1,
 					  __ATOMIC_RELAXED);
 
-	common_fields(a, clock_ns(CLOCK_REALTIME), seq, event);
+	common_fields(a, clock_now_ns(CLOCK_REALTIME), seq, event);
 }
 
 void events__emit(struct agent *a)
@@ -627,7 +620,7 @@ int events__open(struct agent *a)
 {
 	int err;
 
-	a->boot_to_real_ns = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_BOOTTIME);
+	a->boot_to_real_ns = clock_now_ns(CLOCK_REALTIME) - clock_now_ns(CLOCK_BOOTTIME);
 	json_init(&a->j);
 	/*
 	 * Records go out in batches (ring_commit flushes each one, and every

@@ -118,10 +118,7 @@ struct limits_cg {
 
 static uint64_t clock_ms(clockid_t c)
 {
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (uint64_t)clock_now_ns(c) / 1000000;
 }
 
 /* The policy of id in the set in force (ids are not set indexes: a

@@ -821,9 +821,8 @@ int replace__finish(struct agent *a)
 	struct sandbox sb;
 	unsigned int left = 0;
 	bool degraded_warned = false;
-	__u32 zero = 0;
 	size_t i, g;
-	int inner, err;
+	int err;
 
 	cgroup_paths__load(a->cgroot, &paths);
 	/*
@@ -871,10 +870,8 @@ int replace__finish(struct agent *a)
 	/* 3. Wait until no old program is still running (a write to a
 	 * map-in-map waits for an RCU grace period): the old sequence
 	 * counters and rings take nothing more. */
-	inner = bpf_map__fd(a->skel->maps.rcu_inner);
-	if (bpf_map_update_elem(bpf_map__fd(a->skel->maps.rcu_sync), &zero, &inner,
-				BPF_ANY))
-		usleep(100000);
+	bpf_rcu_sync(bpf_map__fd(a->skel->maps.rcu_sync),
+		     bpf_map__fd(a->skel->maps.rcu_inner));
 	/* 4. The old rings' last records, and the losses no agent reported. */
 	r->records += drain_rings(a);
 	for (g = 0; g < r->n_gens; g++) {
