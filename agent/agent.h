@@ -180,8 +180,6 @@ int events__drain(struct agent *a);
 int events__drain_map(struct agent *a, int map_fd);
 /* Write agent_meta: our pid (while a->running), losses reported. */
 void events__meta_update(struct agent *a);
-/* Start a record in j outside the agent (stockade detach). */
-void events__json_begin(struct json *j, uint64_t seq, const char *event);
 /* Start an agent-side record (takes a sequence number); finish with
  * events__emit(). */
 void events__begin(struct agent *a, const char *event);

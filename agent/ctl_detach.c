@@ -21,7 +21,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "agent.h"
 #include "cgroup.h"
 #include "ctl.h"
 #include "limits_agent.h"

@@ -16,6 +16,7 @@
 #include "cgroup.h"
 #include "json.h"
 #include "pin.h"
+#include "policy.h"
 #include "sandbox.h"
 
 /* One link pin: links/cg-<id>-<prog> or links/lsm-<prog>. */

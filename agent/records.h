@@ -13,6 +13,10 @@
 
 #include "json.h"
 
+/* Start a record in j with its common fields (ts now, seq, event): for a
+ * record made outside the daemon (stockade detach). agent/events.c. */
+void events__json_begin(struct json *j, uint64_t seq, const char *event);
+
 /* detach: a cgroup no longer confined. policy: its name, "(unknown)" or
  * "(conflict)"; reason: not_selected, cgroup_removed, detach_command... */
 void records__detach(struct json *j, const char *policy, const char *cgroup,
