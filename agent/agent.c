@@ -1354,8 +1354,6 @@ static void emit_attach(struct agent *a, const struct sandbox_cg *cg,
 	events__emit(a);
 }
 
-static void *zero_percpu(void);
-
 /*
  * A reload's scan: judge a cgroup we confine again under the new policy
  * set, and move it there with no moment unconfined. Each change is one map
@@ -1403,9 +1401,7 @@ static void *reselect_one(struct scan_ctx *ctx, struct sandbox_cg *cg,
 			ctx->err = ctx->err ?: err;
 			return (void *)(uintptr_t)(cg - a->cgs + 1);
 		}
-		if (zero_percpu())
-			map_update_retry(bpf_map__fd(a->skel->maps.sb_count), &cg->id,
-					 zero_percpu(), BPF_ANY);
+		limits__counters_reset(a, cg->id);
 	}
 	/* A policy whose content changed switched with its slot already
 	 * (flip_slots()); only a cgroup that moves to another policy (or
@@ -1426,26 +1422,12 @@ static void *reselect_one(struct scan_ctx *ctx, struct sandbox_cg *cg,
 	if (!direct && was_direct) {
 		/* Confined through its parent's programs now: drop its own. */
 		detach_cg_links(a, cg);
-		bpf_map_delete_elem(bpf_map__fd(a->skel->maps.sb_count), &cg->id);
+		limits__counters_drop(a, cg->id);
 		cg->direct = false;
 	}
 	if (direct != was_direct || strcmp(old_name, agent__policy_name(a, policy_id)))
 		emit_attach(a, cg, parent ? parent->path : NULL, how);
 	return (void *)(uintptr_t)(cg - a->cgs + 1);
-}
-
-/* A zero value for every possible CPU: userspace writes all of a per-CPU
- * map's values at once. */
-static void *zero_percpu(void)
-{
-	static void *zero;
-	int n;
-
-	if (!zero) {
-		n = libbpf_num_possible_cpus();
-		zero = calloc(n > 0 ? (size_t)n : 1, sizeof(struct sb_count));
-	}
-	return zero;
 }
 
 /*
@@ -1763,6 +1745,14 @@ static void rcu_sync(struct agent *a)
 			strerror(-err));
 }
 
+/* Does id root a sandbox this agent confines (its counters stay)? */
+static bool is_sandbox_root(struct agent *a, uint64_t id)
+{
+	const struct sandbox_cg *cg = agent__find_cg(a, id);
+
+	return cg && cg->direct;
+}
+
 /*
  * After the first scan of an agent that adopted pins: remove what the
  * earlier agent confined that the new policy set does not, then rules of
@@ -1776,7 +1766,6 @@ static void sweep(struct agent *a)
 	char dir[PATH_MAX], pin[PATH_MAX];
 	struct bpf_program *prog;
 	int sb_fd = bpf_map__fd(a->skel->maps.sandboxes);
-	int cnt_fd = bpf_map__fd(a->skel->maps.sb_count);
 	int conf_fd = bpf_map__fd(a->skel->maps.policies);
 	int names_fd = bpf_map__fd(a->skel->maps.policy_names);
 	struct key_set gone = { 0 };
@@ -1880,17 +1869,7 @@ static void sweep(struct agent *a)
 	cgroup_paths__free(&paths);
 
 	/* 3. Counters of sandboxes that are no more. */
-	err = bpf_map_get_next_key(cnt_fd, NULL, &next);
-	while (!err) {
-		const struct sandbox_cg *cg = agent__find_cg(a, next);
-
-		if (!(cg && cg->direct) && key_set_add(&gone, &next, sizeof(next)))
-			break;
-		key = next;
-		err = bpf_map_get_next_key(cnt_fd, &key, &next);
-	}
-	for (i = 0; i < gone.n; i++)
-		bpf_map_delete_elem(cnt_fd, gone.v + i * sizeof(__u64));
+	limits__counters_sweep(a, is_sandbox_root);
 	key_set_free(&gone);
 
 	/* 4. Rules no policy in force wrote: once no program still running

@@ -1597,6 +1597,49 @@ void limits__forget(struct agent *a, struct sandbox_cg *cg)
  * through a selector any more (removed, or no longer selected while no
  * agent ran): their enforcement is gone, so their limits go too.
  */
+static int counters_fd(struct agent *a)
+{
+	return bpf_map__fd(a->skel->maps.sb_count);
+}
+
+void limits__counters_reset(struct agent *a, uint64_t id)
+{
+	struct limits_state *ls = a->lim;
+
+	memset(ls->percpu, 0, (size_t)ls->ncpus * ls->stride);
+	map_update_retry(counters_fd(a), &id, ls->percpu, BPF_ANY);
+}
+
+void limits__counters_drop(struct agent *a, uint64_t id)
+{
+	bpf_map_delete_elem(counters_fd(a), &id);
+}
+
+int limits__counters_carry(struct agent *a, uint64_t id, int old_fd)
+{
+	struct limits_state *ls = a->lim;
+
+	if (bpf_map_lookup_elem(old_fd, &id, ls->percpu))
+		return -ENOENT;
+	return map_update_retry(counters_fd(a), &id, ls->percpu, BPF_ANY);
+}
+
+void limits__counters_sweep(struct agent *a, bool (*keep)(struct agent *, uint64_t))
+{
+	uint64_t key, next, *prev = NULL;
+	int fd = counters_fd(a);
+
+	/* Deleting the key just read: the walk goes on from the last kept. */
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		if (!keep(a, next)) {
+			bpf_map_delete_elem(fd, &next);
+			continue;
+		}
+		key = next;
+		prev = &key;
+	}
+}
+
 void limits__sweep(struct agent *a, const struct cgroup_paths *paths)
 {
 	int fd = saved_fd(a);

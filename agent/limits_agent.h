@@ -20,6 +20,10 @@
  *                    run time, CPU throttling, --metrics, the state file.
  *   limits__fini     the agent stops: remove the state and metrics files;
  *                    limits stay in force unless detached before.
+ *   limits__counters_*  the sandbox counters (`sb_count`), which this file
+ *                    alone writes: zeroed when a cgroup becomes a sandbox
+ *                    root, dropped when it stops being one, carried over
+ *                    from a replaced state, swept after adoption.
  *
  * The pure parts (file values, Prometheus text, bursts) are in
  * agent/limits_util.c.
@@ -56,6 +60,15 @@ int limits__attach(struct agent *a, struct sandbox_cg *cg);
 void limits__detach(struct agent *a, struct sandbox_cg *cg, const char *why);
 void limits__forget(struct agent *a, struct sandbox_cg *cg);
 void limits__sweep(struct agent *a, const struct cgroup_paths *paths);
+/* id became a sandbox root: its counters start at zero. */
+void limits__counters_reset(struct agent *a, uint64_t id);
+/* id is no sandbox root any more. */
+void limits__counters_drop(struct agent *a, uint64_t id);
+/* Copy id's counters from old_fd (a replaced state's sb_count, of the
+ * same layout): 0, -ENOENT when old_fd has none, or the write's error. */
+int limits__counters_carry(struct agent *a, uint64_t id, int old_fd);
+/* Drop the counters of every id that keep() says is no sandbox root. */
+void limits__counters_sweep(struct agent *a, bool (*keep)(struct agent *, uint64_t));
 void limits__tick(struct agent *a);
 void limits__fini(struct agent *a);
 

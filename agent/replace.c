@@ -635,27 +635,25 @@ int replace__carry(struct agent *a)
 void replace__cg_before(struct agent *a, const struct sandbox_cg *cg)
 {
 	struct replace *r = a->rep;
-	int ncpus = libbpf_num_possible_cpus();
-	size_t stride = (bpf_map__value_size(a->skel->maps.sb_count) + 7) & ~(size_t)7;
-	void *buf;
 	size_t g;
 
-	if (ncpus <= 0 || !r->counters_fit)
+	if (!r->counters_fit)
 		return;
-	buf = calloc((size_t)ncpus, stride);
 	/* From the newest state that counts it. Taken right before the new
 	 * programs attach: from then on they count every decision, and the
 	 * old programs' counts of the overlap would be the same ones again. */
-	for (g = r->n_gens; buf && g-- > 0;) {
-		if (r->gens[g].cnt_fd < 0 ||
-		    bpf_map_lookup_elem(r->gens[g].cnt_fd, &cg->id, buf))
+	for (g = r->n_gens; g-- > 0;) {
+		int err;
+
+		if (r->gens[g].cnt_fd < 0)
 			continue;
-		if (!map_update_retry(bpf_map__fd(a->skel->maps.sb_count), &cg->id,
-				      buf, BPF_ANY))
+		err = limits__counters_carry(a, cg->id, r->gens[g].cnt_fd);
+		if (err == -ENOENT)
+			continue;
+		if (!err)
 			r->cnt_carried++;
 		break;
 	}
-	free(buf);
 }
 
 unsigned int replace__cg_after(struct agent *a, const struct sandbox_cg *cg)
