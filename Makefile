@@ -144,8 +144,9 @@ $(OUT)/tests/asan-test_%: tests/unit/test_%.c $(ASAN_OBJS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(ASAN_FLAGS) $^ -lyaml -lcmocka -o $@
 
-unit-test: $(UNIT_BINS)
+unit-test: $(UNIT_BINS) $(OUT)/stockade.skel.h
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+	@sh tools/map-owners.sh $(OUT)/stockade.skel.h
 
 unit-test-asan: $(UNIT_ASAN)
 	@set -e; for t in $(UNIT_ASAN); do echo "== $$t"; \

@@ -164,7 +164,7 @@ static int open_skel(struct agent *a, bool with_lsm)
 		return err;
 	}
 	if (a->opt.ring_size)
-		bpf_map__set_max_entries(a->skel->maps.rb, a->opt.ring_size);
+		events__set_ring_size(a->skel, a->opt.ring_size);
 	/* Reuse what an earlier agent pinned, or create and pin. Pins of
 	 * another build, or of a replacement that was interrupted, are
 	 * replaced instead: fresh maps, in a staging directory. */

@@ -168,6 +168,9 @@ struct agent {
 
 /* agent/events.c */
 int events__open(struct agent *a);
+/* Before the load: the ring buffer's size in bytes (--ring-size). */
+struct stockade;
+void events__set_ring_size(struct stockade *skel, unsigned int bytes);
 void events__close(struct agent *a);
 /* Wait up to timeout_ms for records and write them; then report losses. */
 int events__poll(struct agent *a, int timeout_ms);

@@ -616,6 +616,11 @@ int events__drain_map(struct agent *a, int map_fd)
 	return n;
 }
 
+void events__set_ring_size(struct stockade *skel, unsigned int bytes)
+{
+	bpf_map__set_max_entries(skel->maps.rb, bytes);
+}
+
 int events__open(struct agent *a)
 {
 	int err;
