@@ -29,19 +29,12 @@ static __always_inline struct sandbox *who_judges(__u64 *cgid,
 	return sb;
 }
 
-/* The cgroup hooks: v6 is a constant per program, because the verifier
- * rejects even a dead read of user_ip6 in a connect4 program. */
-static __always_inline int judge(struct bpf_sock_addr *ctx, __u8 kind,
-				 const bool v6, const bool watch)
+/* The address as the caller gave it, into given[16] (v4: the first 4
+ * bytes). v6 is a constant per program, because the verifier rejects even
+ * a dead read of user_ip6 in a connect4 program. */
+static __always_inline void given_addr(struct bpf_sock_addr *ctx, const bool v6,
+				       __u8 given[16])
 {
-	__u8 given[16] = {};
-	struct sandbox *sb, sb_snap;
-	__u64 cgid;
-	bool skip;
-
-	sb = who_judges(&cgid, &sb_snap, watch, &skip);
-	if (skip)
-		return 1;
 	if (!v6) {
 		__u32 a = ctx->user_ip4;
 
@@ -55,6 +48,21 @@ static __always_inline int judge(struct bpf_sock_addr *ctx, __u8 kind,
 		w[3] = ctx->user_ip6[3];
 		__builtin_memcpy(given, w, 16);
 	}
+}
+
+/* The cgroup hooks (connect, sendmsg). */
+static __always_inline int judge(struct bpf_sock_addr *ctx, __u8 kind,
+				 const bool v6, const bool watch)
+{
+	__u8 given[16] = {};
+	struct sandbox *sb, sb_snap;
+	__u64 cgid;
+	bool skip;
+
+	sb = who_judges(&cgid, &sb_snap, watch, &skip);
+	if (skip)
+		return 1;
+	given_addr(ctx, v6, given);
 	return net_verdict(sb, cgid, kind, v6, given, ctx->type, ctx->protocol,
 			   bpf_ntohs((__u16)ctx->user_port));
 }
@@ -125,19 +133,7 @@ static __always_inline int judge_bind(struct bpf_sock_addr *ctx, const bool v6,
 	sb = who_judges(&cgid, &sb_snap, watch, &skip);
 	if (skip)
 		return 1;
-	if (!v6) {
-		__u32 a = ctx->user_ip4;
-
-		__builtin_memcpy(given, &a, 4);
-	} else {
-		__u32 w[4];
-
-		w[0] = ctx->user_ip6[0];
-		w[1] = ctx->user_ip6[1];
-		w[2] = ctx->user_ip6[2];
-		w[3] = ctx->user_ip6[3];
-		__builtin_memcpy(given, w, 16);
-	}
+	given_addr(ctx, v6, given);
 	return listen_verdict(sb, cgid, EV_KIND_BIND, v6, given, ctx->type,
 			      ctx->protocol, bpf_ntohs((__u16)ctx->user_port),
 			      true);
