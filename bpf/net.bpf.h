@@ -72,6 +72,23 @@ static __always_inline __u8 proto_of(__u32 type, __u32 protocol)
 	return NET_PROTO_OTHER;
 }
 
+/* The rules' lookup key of an address as given: a mapped IPv6 address is
+ * judged as the IPv4 one it maps (netaddr_normalize6), full length. */
+static __always_inline void key_of(struct net_key *key, __u32 policy_id,
+				   bool v6, const __u8 *given)
+{
+	if (!v6) {
+		__builtin_memcpy(key->addr, given, 4);
+		key->family = NET_FAMILY_V4;
+	} else {
+		__builtin_memcpy(key->addr, given, 16);
+		key->family = netaddr_normalize6(key->addr);
+	}
+	key->policy_id = policy_id;
+	key->prefixlen = NET_KEY_FIXED_BITS +
+			 (key->family == NET_FAMILY_V4 ? 32 : 128);
+}
+
 /*
  * Judge one destination for the current task (in sandbox sb; NULL when
  * the task is outside every sandbox). given is the address as the
@@ -102,17 +119,8 @@ static __always_inline int net_verdict(struct sandbox *sb, __u64 cgid,
 	if (!conf)
 		return 0;	/* no settings for its policy: fail closed */
 
-	if (!v6) {
-		__builtin_memcpy(key.addr, given, 4);
-		key.family = NET_FAMILY_V4;
-	} else {
-		__builtin_memcpy(key.addr, given, 16);
-		key.family = netaddr_normalize6(key.addr);
-	}
+	key_of(&key, policy_id, v6, given);
 	proto = proto_of(sock_type, protocol);
-	key.policy_id = policy_id;
-	key.prefixlen = NET_KEY_FIXED_BITS +
-			(key.family == NET_FAMILY_V4 ? 32 : 128);
 
 	if (!reason) {
 		meta = bpf_map_lookup_elem(&net_meta, &key);
@@ -179,17 +187,8 @@ static __always_inline int listen_verdict(struct sandbox *sb, __u64 cgid,
 	if (!conf)
 		return 0;	/* no settings for its policy: fail closed */
 
-	if (!v6) {
-		__builtin_memcpy(key.addr, given, 4);
-		key.family = NET_FAMILY_V4;
-	} else {
-		__builtin_memcpy(key.addr, given, 16);
-		key.family = netaddr_normalize6(key.addr);
-	}
+	key_of(&key, policy_id, v6, given);
 	proto = proto_of(sock_type, protocol);
-	key.policy_id = policy_id;
-	key.prefixlen = NET_KEY_FIXED_BITS +
-			(key.family == NET_FAMILY_V4 ? 32 : 128);
 
 	/* A metadata address as a source is refused whatever the port: a
 	 * reply "from" the endpoint is as good as the endpoint. */
