@@ -129,20 +129,20 @@ $(OUT):
 	$(Q)mkdir -p $(OUT)
 
 # ---- unit tests (cmocka), plain and under ASan/UBSan ----
-$(OUT)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS)
+$(OUT)/tests/test_%: tests/unit/test_%.c tests/unit/test.h $(LIB_OBJS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $^ -lyaml -lcmocka -o $@
+	$(Q)$(CC) $(CFLAGS) $(filter-out %.h,$^) -lyaml -lcmocka -o $@
 
 $(OUT)/asan/%.o: %.c $(wildcard include/*.h policy/*.h agent/*.h)
 	$(call msg,CC-ASAN,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(ASAN_FLAGS) -c $< -o $@
 
-$(OUT)/tests/asan-test_%: tests/unit/test_%.c $(ASAN_OBJS)
+$(OUT)/tests/asan-test_%: tests/unit/test_%.c tests/unit/test.h $(ASAN_OBJS)
 	$(call msg,CC-ASAN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(ASAN_FLAGS) $^ -lyaml -lcmocka -o $@
+	$(Q)$(CC) $(CFLAGS) $(ASAN_FLAGS) $(filter-out %.h,$^) -lyaml -lcmocka -o $@
 
 unit-test: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done

@@ -5,14 +5,9 @@
  * nesting (agent/file_rules.c, include/file.h).
  */
 #include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
-#include <cmocka.h>
 
+#include "test.h"
 #include "file_rules.h"
 #include "policy.h"
 
@@ -30,8 +25,8 @@ static struct policy_path *paths(const char *const *v, size_t n)
 #define LIST(field, ...)						\
 	do {								\
 		static const char *const _v[] = { __VA_ARGS__ };	\
-		pol.files.field = paths(_v, sizeof(_v) / sizeof(_v[0]));\
-		pol.files.n_##field = sizeof(_v) / sizeof(_v[0]);	\
+		pol.files.field = paths(_v, ARRAY_SIZE(_v));\
+		pol.files.n_##field = ARRAY_SIZE(_v);	\
 	} while (0)
 
 static struct policy pol;

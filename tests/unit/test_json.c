@@ -1,12 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* The JSON writer: escaping of quotes, control bytes and invalid UTF-8. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <string.h>
-#include <cmocka.h>
 
+#include "test.h"
 #include "json.h"
 
 static const char *line_of(struct json *j, void (*fill)(struct json *))

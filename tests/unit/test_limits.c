@@ -5,16 +5,10 @@
  * status output, the state file's reader.
  */
 #include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
-#include <cmocka.h>
 
+#include "test.h"
 #include "limits_util.h"
 
 static void test_values(void **state)
@@ -336,7 +330,7 @@ static void test_sum_and_files(void **state)
 	assert_true(sum.egress_bytes == 300);
 
 	assert_non_null(mkdtemp(dir));
-	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(files); i++) {
 		FILE *f;
 
 		snprintf(path, sizeof(path), "%s/%s", dir, files[i][0]);
@@ -353,7 +347,7 @@ static void test_sum_and_files(void **state)
 		    s.cpu_throttled_usec == 300 && s.cpu_max_milli == 500);
 	assert_true(s.mem_current == 4096 && s.mem_max == CGV_MAX && s.oom_kills == 1);
 	assert_true(s.pids_current == 2 && s.pids_max == 16 && s.pids_refused == 5);
-	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(files); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, files[i][0]);
 		unlink(path);
 	}

@@ -6,14 +6,9 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
-#include <cmocka.h>
 
+#include "test.h"
 #include "events.h"
 #include "netaddr.h"
 #include "net_rules.h"
@@ -52,7 +47,7 @@ static void test_normalize(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		assert_int_equal(norm(cases[i].in, out), cases[i].fam);
 		assert_string_equal(out, cases[i].out);
 	}
@@ -216,7 +211,7 @@ static void test_metadata_always_denied(void **state)
 
 	(void)state;
 	assert_int_equal(net_rules__compile(p, 1, &c, err, sizeof(err)), 0);
-	for (i = 0; i < sizeof(meta) / sizeof(meta[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(meta); i++)
 		assert_int_equal(decide(&c, true, meta[i], T, 80), MD);
 	assert_int_equal(decide(&c, true, "169.255.0.1", T, 80), 0);
 	assert_int_equal(decide(&c, true, "fd00:ec2::255", T, 80), 0);
