@@ -115,7 +115,7 @@ $(BIN): $(AGENT_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUT)/tools/%: tools/%.c $(wildcard include/*.h) | $(OUT)
+$(OUT)/tools/%: tools/%.c $(wildcard include/*.h tools/*.h) | $(OUT)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -lm -o $@
