@@ -69,7 +69,7 @@ DEB_PKGS	:= clang llvm gcc make pkg-config libbpf-dev bpftool libelf-dev \
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test unit-test unit-test-asan live-test fuzz fuzz-run \
+.PHONY: all deps test unit-test unit-test-asan prog-test live-test fuzz fuzz-run \
 	demo clean vm-test vm-shell tools variant variant-layout bench
 
 all: $(BIN) tools
@@ -151,6 +151,18 @@ unit-test-asan: $(UNIT_ASAN)
 	@set -e; for t in $(UNIT_ASAN); do echo "== $$t"; \
 		ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $$t; done
 
+# ---- BPF programs run by the kernel on crafted input (root) ----
+# tests/prog: bpf_prog_test_run_opts on the skeleton's cgroup programs;
+# a program type this kernel cannot test-run is skipped, and says why.
+$(OUT)/tests/prog/test_prog: tests/prog/test_prog.c tests/unit/test.h \
+		$(OUT)/stockade.skel.h $(wildcard include/*.h)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit $< -lbpf -lelf -lz -lcmocka -o $@
+
+prog-test: $(OUT)/tests/prog/test_prog
+	$(Q)echo "== $<"; $<
+
 # ---- libFuzzer target for the policy loader ----
 FUZZ_FLAGS	:= -g -O1 -fsanitize=fuzzer,address,undefined $(WARN) $(INCLUDES) -D_GNU_SOURCE
 $(OUT)/fuzz/policy_fuzz: tests/fuzz/policy_fuzz.c $(POLICY_SRCS)
@@ -204,14 +216,15 @@ BENCH_TINY	?= 0
 bench: deps $(BIN) tools
 	$(Q)BENCH_TINY=$(BENCH_TINY) sh tests/bench/run.sh
 
-# Unit tests, host live tests, the benchmark in tiny mode, then the VM
-# suite, in that order; each step runs even when an earlier one failed (so
-# CI shows every result), and the target fails if any did. The tiny bench
-# fails only on an invalid run or a crash, never on a performance goal
-# (tiny counts judge none).
+# Unit tests, the BPF programs' test runs, host live tests, the benchmark
+# in tiny mode, then the VM suite, in that order; each step runs even when
+# an earlier one failed (so CI shows every result), and the target fails
+# if any did. The tiny bench fails only on an invalid run or a crash,
+# never on a performance goal (tiny counts judge none).
 test: deps
 	@rc=0; \
 	$(MAKE) unit-test unit-test-asan fuzz-run || rc=1; \
+	$(MAKE) prog-test || rc=1; \
 	$(MAKE) live-test || rc=1; \
 	$(MAKE) bench BENCH_TINY=1 || rc=1; \
 	$(MAKE) vm-test || rc=1; \
