@@ -18,7 +18,6 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-STOCKADE=${STOCKADE:-$here/../../stockade}
 SRC=${SRC:-$here/../..}
 
 # Every guarantee that needs BPF-LSM, by the name agent_ready gives it: a

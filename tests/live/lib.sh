@@ -17,7 +17,14 @@
 #                      cgroup, then remove DIR (one level)
 #   rmcg DIR           remove a cgroup tree, children first
 # A script may still define any of these itself after sourcing: its own
-# definition wins.
+# definition wins. It sets `here` (its own directory) before sourcing.
+
+# The binaries, unless the environment names others (the VM suite does).
+STOCKADE=${STOCKADE:-$here/../../stockade}
+TOOLS=${TOOLS:-$here/../../build/tools}
+# The host kernel refuses BPF-LSM, so the agents run degraded there; the
+# VM suite passes flags of its own.
+STOCKADE_AGENT_FLAGS=${STOCKADE_AGENT_FLAGS---allow-degraded}
 
 passed=0
 failed=0

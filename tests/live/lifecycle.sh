@@ -35,9 +35,6 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-STOCKADE=${STOCKADE:-$here/../../stockade}
-TOOLS=${TOOLS:-$here/../../build/tools}
-STOCKADE_AGENT_FLAGS=${STOCKADE_AGENT_FLAGS---allow-degraded}
 STOCKADE_VARIANT=${STOCKADE_VARIANT:-}
 STOCKADE_VARIANT_LAYOUT=${STOCKADE_VARIANT_LAYOUT:-}
 STOCKADE_REPLACE_QUICK=${STOCKADE_REPLACE_QUICK:-0}

@@ -28,9 +28,6 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-STOCKADE=${STOCKADE:-$here/../../stockade}
-TOOLS=${TOOLS:-$here/../../build/tools}
-STOCKADE_AGENT_FLAGS=${STOCKADE_AGENT_FLAGS---allow-degraded}
 RELOADS=${RELOADS:-100}
 SIGHUP_STARTS=${SIGHUP_STARTS:-3}
 probe=$TOOLS/netprobe

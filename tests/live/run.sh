@@ -18,10 +18,7 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-STOCKADE=${STOCKADE:-$here/../../stockade}
-TOOLS=${TOOLS:-$here/../../build/tools}
 POLICY_DIR=${POLICY_DIR:-$here}
-STOCKADE_AGENT_FLAGS=${STOCKADE_AGENT_FLAGS---allow-degraded}
 probe=$TOOLS/netprobe
 
 need_cgroup2 live

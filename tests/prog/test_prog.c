@@ -316,9 +316,20 @@ static bool run_egress(const char *dir, __u32 *retval)
  * back, as on a real egress path, which starts at the network header. */
 #define PKT_LEN		(sizeof(struct udp_pkt) - sizeof(struct ethhdr))
 
+/* sb_count[root] holds the REPEAT runs, bytes and packets. */
+static void expect_counted(__u64 root)
+{
+	__u64 bytes, packets;
+
+	if (EXPECT(counts_of(root, &bytes, &packets))) {
+		EXPECT_EQ(bytes, REPEAT * PKT_LEN);
+		EXPECT_EQ(packets, REPEAT);
+	}
+}
+
 static void test_egress_own_entry(void **state)
 {
-	__u64 id = cgroup_id(cg_kid), bytes, packets;
+	__u64 id = cgroup_id(cg_kid);
 	__u32 retval = 0;
 
 	(void)state;
@@ -328,10 +339,7 @@ static void test_egress_own_entry(void **state)
 	if (!add_sandbox(id) || !run_egress(cg_kid, &retval))
 		goto out;
 	EXPECT_EQ(retval, 1);
-	if (EXPECT(counts_of(id, &bytes, &packets))) {
-		EXPECT_EQ(bytes, REPEAT * PKT_LEN);
-		EXPECT_EQ(packets, REPEAT);
-	}
+	expect_counted(id);
 out:
 	DONE();
 }
@@ -350,10 +358,7 @@ static void test_egress_ancestor(void **state)
 	if (!add_sandbox(top) || !run_egress(cg_kid, &retval))
 		goto out;
 	EXPECT_EQ(retval, 1);
-	if (EXPECT(counts_of(top, &bytes, &packets))) {
-		EXPECT_EQ(bytes, REPEAT * PKT_LEN);
-		EXPECT_EQ(packets, REPEAT);
-	}
+	expect_counted(top);
 	EXPECT(!counts_of(cgroup_id(cg_kid), &bytes, &packets));
 out:
 	DONE();
