@@ -7,7 +7,8 @@
  * depends on a failed check or jump to its cleanup, and a failed one prints
  * file:line, the expression and, where there are any, both values. The
  * test fails at its end (DONE()) if any check did. cmocka's own assert_*()
- * stay usable: they end the test at once.
+ * stay for gates, where what follows cannot run after a failure (an
+ * allocation, a count the next lines index by): they end the test at once.
  *
  * SKIP() says why a test cannot run here (the kernel refuses a feature)
  * and returns true, so `if (SKIP(...)) goto out;` reads as it does in
