@@ -69,7 +69,7 @@ DEB_PKGS	:= clang llvm gcc make pkg-config libbpf-dev bpftool libelf-dev \
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test unit-test unit-test-asan live-test fuzz fuzz-run \
+.PHONY: all deps test unit-test unit-test-asan prog-test live-test fuzz fuzz-run \
 	demo clean vm-test vm-shell tools variant variant-layout bench
 
 all: $(BIN) tools
@@ -115,7 +115,7 @@ $(BIN): $(AGENT_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUT)/tools/%: tools/%.c $(wildcard include/*.h) | $(OUT)
+$(OUT)/tools/%: tools/%.c $(wildcard include/*.h tools/*.h) | $(OUT)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -lm -o $@
@@ -129,20 +129,20 @@ $(OUT):
 	$(Q)mkdir -p $(OUT)
 
 # ---- unit tests (cmocka), plain and under ASan/UBSan ----
-$(OUT)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS)
+$(OUT)/tests/test_%: tests/unit/test_%.c tests/unit/test.h $(LIB_OBJS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $^ -lyaml -lcmocka -o $@
+	$(Q)$(CC) $(CFLAGS) $(filter-out %.h,$^) -lyaml -lcmocka -o $@
 
 $(OUT)/asan/%.o: %.c $(wildcard include/*.h policy/*.h agent/*.h)
 	$(call msg,CC-ASAN,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(ASAN_FLAGS) -c $< -o $@
 
-$(OUT)/tests/asan-test_%: tests/unit/test_%.c $(ASAN_OBJS)
+$(OUT)/tests/asan-test_%: tests/unit/test_%.c tests/unit/test.h $(ASAN_OBJS)
 	$(call msg,CC-ASAN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(ASAN_FLAGS) $^ -lyaml -lcmocka -o $@
+	$(Q)$(CC) $(CFLAGS) $(ASAN_FLAGS) $(filter-out %.h,$^) -lyaml -lcmocka -o $@
 
 unit-test: $(UNIT_BINS) $(OUT)/stockade.skel.h
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
@@ -151,6 +151,18 @@ unit-test: $(UNIT_BINS) $(OUT)/stockade.skel.h
 unit-test-asan: $(UNIT_ASAN)
 	@set -e; for t in $(UNIT_ASAN); do echo "== $$t"; \
 		ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $$t; done
+
+# ---- BPF programs run by the kernel on crafted input (root) ----
+# tests/prog: bpf_prog_test_run_opts on the skeleton's cgroup programs;
+# a program type this kernel cannot test-run is skipped, and says why.
+$(OUT)/tests/prog/test_prog: tests/prog/test_prog.c tests/unit/test.h \
+		$(OUT)/stockade.skel.h $(wildcard include/*.h)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit $< -lbpf -lelf -lz -lcmocka -o $@
+
+prog-test: $(OUT)/tests/prog/test_prog
+	$(Q)echo "== $<"; $<
 
 # ---- libFuzzer target for the policy loader ----
 FUZZ_FLAGS	:= -g -O1 -fsanitize=fuzzer,address,undefined $(WARN) $(INCLUDES) -D_GNU_SOURCE
@@ -205,14 +217,15 @@ BENCH_TINY	?= 0
 bench: deps $(BIN) tools
 	$(Q)BENCH_TINY=$(BENCH_TINY) sh tests/bench/run.sh
 
-# Unit tests, host live tests, the benchmark in tiny mode, then the VM
-# suite, in that order; each step runs even when an earlier one failed (so
-# CI shows every result), and the target fails if any did. The tiny bench
-# fails only on an invalid run or a crash, never on a performance goal
-# (tiny counts judge none).
+# Unit tests, the BPF programs' test runs, host live tests, the benchmark
+# in tiny mode, then the VM suite, in that order; each step runs even when
+# an earlier one failed (so CI shows every result), and the target fails
+# if any did. The tiny bench fails only on an invalid run or a crash,
+# never on a performance goal (tiny counts judge none).
 test: deps
 	@rc=0; \
 	$(MAKE) unit-test unit-test-asan fuzz-run || rc=1; \
+	$(MAKE) prog-test || rc=1; \
 	$(MAKE) live-test || rc=1; \
 	$(MAKE) bench BENCH_TINY=1 || rc=1; \
 	$(MAKE) vm-test || rc=1; \

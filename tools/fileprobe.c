@@ -103,6 +103,9 @@
 #include <linux/io_uring.h>
 #include <linux/sched.h>
 
+#define PROBE_NAME	"fileprobe"
+#include "probe.h"
+
 #define ACTION_TIMEOUT	30	/* s; a probe never hangs a test run */
 #define HELPER_TIMEOUT	120
 #define XATTR_DEFAULT	"trusted.stockade"
@@ -111,44 +114,6 @@ extern char **environ;
 
 /* A word that `hold` exposes to process-vm-readv. */
 static volatile uint64_t hold_word = 0x73746f636b616465ULL;	/* "stockade" */
-
-static const char *errname(int e)
-{
-	const char *n = strerrorname_np(e);
-
-	return n ? n : "E?";
-}
-
-static int result(int rc)
-{
-	if (rc == 0) {
-		printf("OK\n");
-		return 0;
-	}
-	printf("%s\n", errname(errno));
-	return 1;
-}
-
-static int setup_fail(const char *what)
-{
-	fprintf(stderr, "fileprobe: %s: %s\n", what, strerror(errno));
-	return 2;
-}
-
-static int join_cgroup(const char *dir)
-{
-	char path[4096], pid[32];
-	int fd, n, ok;
-
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = snprintf(pid, sizeof(pid), "%d\n", getpid());
-	ok = write(fd, pid, (size_t)n) == n;
-	close(fd);
-	return ok ? 0 : -1;
-}
 
 /* PATH or @NAME (abstract: sun_path starts with a NUL) into a sockaddr. */
 static int unix_addr(const char *name, struct sockaddr_un *sa, socklen_t *len)
@@ -236,7 +201,7 @@ static int recv_fd(const char *name)
 	if (unix_connect(name, &fd)) {
 		fprintf(stderr, "fileprobe: recv-fd: connect %s: %s\n", name,
 			strerror(errno));
-		return result(-1);
+		return probe_result(-1);
 	}
 	memset(&u, 0, sizeof(u));
 	iov.iov_base = &byte;
@@ -247,7 +212,7 @@ static int recv_fd(const char *name)
 	msg.msg_controllen = sizeof(u.buf);
 	n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
 	if (n < 0)
-		return result(-1);
+		return probe_result(-1);
 	for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
 		    c->cmsg_len >= CMSG_LEN(sizeof(int)))
@@ -277,15 +242,15 @@ static int send_fd_server(const char *name, const char *file)
 
 	ffd = open(file, O_RDONLY | O_CLOEXEC);
 	if (ffd < 0)
-		return setup_fail(file);
+		return probe_setup_fail(file);
 	lfd = unix_listen(name);
 	if (lfd < 0)
-		return setup_fail("listen");
+		return probe_setup_fail("listen");
 	printf("ready\n");
 	fflush(stdout);
 	cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 	if (cfd < 0)
-		return result(-1);
+		return probe_result(-1);
 	memset(&u, 0, sizeof(u));
 	iov.iov_base = &byte;
 	iov.iov_len = 1;
@@ -298,7 +263,7 @@ static int send_fd_server(const char *name, const char *file)
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &ffd, sizeof(int));
-	return result(sendmsg(cfd, &msg, 0) == 1 ? 0 : -1);
+	return probe_result(sendmsg(cfd, &msg, 0) == 1 ? 0 : -1);
 }
 
 static int unix_listen_helper(const char *name, long count)
@@ -307,16 +272,16 @@ static int unix_listen_helper(const char *name, long count)
 	long i;
 
 	if (lfd < 0)
-		return setup_fail("listen");
+		return probe_setup_fail("listen");
 	printf("ready\n");
 	fflush(stdout);
 	for (i = 0; i < count; i++) {
 		cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (cfd < 0)
-			return result(-1);
+			return probe_result(-1);
 		close(cfd);
 	}
-	return result(0);
+	return probe_result(0);
 }
 
 /* ---- io_uring, raw: one IORING_OP_OPENAT, its CQE's res ---- */
@@ -335,7 +300,7 @@ static int uring_openat(const char *path)
 	memset(&p, 0, sizeof(p));
 	ring = (int)syscall(__NR_io_uring_setup, 4, &p);
 	if (ring < 0)
-		return setup_fail("io_uring_setup");
+		return probe_setup_fail("io_uring_setup");
 	sq_len = p.sq_off.array + p.sq_entries * sizeof(unsigned);
 	cq_len = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
 	sq = mmap(NULL, sq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
@@ -345,7 +310,7 @@ static int uring_openat(const char *path)
 	sqes = mmap(NULL, p.sq_entries * sizeof(*sqes), PROT_READ | PROT_WRITE,
 		    MAP_SHARED | MAP_POPULATE, ring, IORING_OFF_SQES);
 	if (sq == MAP_FAILED || cq == MAP_FAILED || sqes == MAP_FAILED)
-		return setup_fail("mmap of the io_uring rings");
+		return probe_setup_fail("mmap of the io_uring rings");
 	sq_tail = (unsigned *)((char *)sq + p.sq_off.tail);
 	sq_mask = (unsigned *)((char *)sq + p.sq_off.ring_mask);
 	sq_array = (unsigned *)((char *)sq + p.sq_off.array);
@@ -365,21 +330,21 @@ static int uring_openat(const char *path)
 
 	if (syscall(__NR_io_uring_enter, ring, 1, 1, IORING_ENTER_GETEVENTS,
 		    NULL, 0) < 0)
-		return setup_fail("io_uring_enter");
+		return probe_setup_fail("io_uring_enter");
 	head = __atomic_load_n(cq_head, __ATOMIC_ACQUIRE);
 	if (head == __atomic_load_n(cq_tail, __ATOMIC_ACQUIRE)) {
 		errno = EAGAIN;
-		return setup_fail("io_uring: no completion");
+		return probe_setup_fail("io_uring: no completion");
 	}
 	cqe = (struct io_uring_cqe *)((char *)cq + p.cq_off.cqes) + (head & *cq_mask);
 	res = cqe->res;
 	__atomic_store_n(cq_head, head + 1, __ATOMIC_RELEASE);
 	if (res >= 0) {
 		close(res);
-		return result(0);
+		return probe_result(0);
 	}
 	errno = -res;
-	return result(-1);
+	return probe_result(-1);
 }
 
 /* ---- processes and cgroups ---- */
@@ -389,11 +354,11 @@ static int ptrace_attach(pid_t pid)
 	int status;
 
 	if (ptrace(PTRACE_ATTACH, pid, NULL, NULL))
-		return result(-1);
+		return probe_result(-1);
 	/* Let the target run on, so the next case finds it as it was. */
 	waitpid(pid, &status, __WALL);
 	ptrace(PTRACE_DETACH, pid, NULL, NULL);
-	return result(0);
+	return probe_result(0);
 }
 
 static int read_environ(const char *pid)
@@ -406,10 +371,10 @@ static int read_environ(const char *pid)
 	snprintf(path, sizeof(path), "/proc/%s/environ", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return result(-1);
+		return probe_result(-1);
 	n = read(fd, buf, sizeof(buf));
 	close(fd);
-	return result(n < 0 ? -1 : 0);
+	return probe_result(n < 0 ? -1 : 0);
 }
 
 static int vm_readv(pid_t pid, const char *addr)
@@ -434,7 +399,7 @@ static int vm_readv(pid_t pid, const char *addr)
 		errno = EIO;
 		n = -1;
 	}
-	return result(n < 0 ? -1 : 0);
+	return probe_result(n < 0 ? -1 : 0);
 }
 
 static int cgroup_move(const char *dir)
@@ -446,13 +411,13 @@ static int cgroup_move(const char *dir)
 	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
-		return result(-1);
+		return probe_result(-1);
 	n = snprintf(pid, sizeof(pid), "%d\n", getpid());
 	w = write(fd, pid, (size_t)n);
 	if (w >= 0 && w != n)
 		errno = EIO;
 	close(fd);
-	return result(w == n ? 0 : -1);
+	return probe_result(w == n ? 0 : -1);
 }
 
 static int clone_into_cgroup(const char *dir)
@@ -463,7 +428,7 @@ static int clone_into_cgroup(const char *dir)
 
 	fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return setup_fail(dir);
+		return probe_setup_fail(dir);
 	memset(&args, 0, sizeof(args));
 	args.flags = CLONE_INTO_CGROUP;
 	args.exit_signal = SIGCHLD;
@@ -472,9 +437,9 @@ static int clone_into_cgroup(const char *dir)
 	if (pid == 0)
 		_exit(0);
 	if (pid < 0)
-		return result(-1);
+		return probe_result(-1);
 	waitpid((pid_t)pid, &status, 0);
-	return result(0);
+	return probe_result(0);
 }
 
 static int bpf_map_create(void)
@@ -490,7 +455,7 @@ static int bpf_map_create(void)
 	fd = (int)syscall(__NR_bpf, BPF_MAP_CREATE, &attr, sizeof(attr));
 	if (fd >= 0)
 		close(fd);
-	return result(fd < 0 ? -1 : 0);
+	return probe_result(fd < 0 ? -1 : 0);
 }
 
 static int hold(void)
@@ -510,7 +475,7 @@ static int do_open(const char *path, int flags)
 
 	if (fd >= 0)
 		close(fd);
-	return result(fd < 0 ? -1 : 0);
+	return probe_result(fd < 0 ? -1 : 0);
 }
 
 /* ---- the table: OP, its argument count, what it does ---- */
@@ -587,9 +552,9 @@ static int open_tree_read(const char *dir, const char *file)
 	int tfd = (int)syscall(SYS_open_tree, AT_FDCWD, dir, OPEN_TREE_CLONE), fd;
 
 	if (tfd < 0)
-		return result(-1);
+		return probe_result(-1);
 	fd = openat(tfd, file, O_RDONLY);
-	return result(fd < 0 ? -1 : 0);
+	return probe_result(fd < 0 ? -1 : 0);
 }
 
 /* A POSIX ACL in its xattr form (include/uapi/linux/posix_acl_xattr.h):
@@ -606,7 +571,8 @@ static int set_acl(const char *path)
 
 	memcpy(buf, &version, 4);
 	memcpy(buf + 4, e, sizeof(e));
-	return result(setxattr(path, "system.posix_acl_access", buf, sizeof(buf), 0));
+	return probe_result(setxattr(path, "system.posix_acl_access", buf,
+				     sizeof(buf), 0));
 }
 
 /* TIOCSTI of one byte; compat as a 32-bit syscall: int $0x80 enters the
@@ -619,19 +585,19 @@ static int tiocsti(int fd, bool compat)
 	long ret;
 
 	if (c == MAP_FAILED)
-		return setup_fail("mmap(MAP_32BIT)");
+		return probe_setup_fail("mmap(MAP_32BIT)");
 	c[0] = 'x';
 	if (!compat)
-		return result(ioctl(fd, TIOCSTI, c));
+		return probe_result(ioctl(fd, TIOCSTI, c));
 	__asm__ volatile("int $0x80"
 			 : "=a"(ret)
 			 : "a"(54), "b"(fd), "c"(TIOCSTI), "d"((uint32_t)(uintptr_t)c)
 			 : "memory", "r8", "r9", "r10", "r11");
 	if (ret < 0 && ret > -4096) {
 		errno = (int)-ret;
-		return result(-1);
+		return probe_result(-1);
 	}
-	return result(0);
+	return probe_result(0);
 }
 
 /* UID:GID, or the default nobody:nogroup; -1 on a malformed one. */
@@ -667,66 +633,66 @@ static int act(enum op_id id, const char *a1, const char *a2)
 	case OP_OPEN_TRUNC:
 		return do_open(a1, O_WRONLY | O_TRUNC);
 	case OP_MKDIR:
-		return result(mkdir(a1, 0755));
+		return probe_result(mkdir(a1, 0755));
 	case OP_RMDIR:
-		return result(rmdir(a1));
+		return probe_result(rmdir(a1));
 	case OP_UNLINK:
-		return result(unlink(a1));
+		return probe_result(unlink(a1));
 	case OP_TRUNCATE:
-		return result(truncate(a1, 0));
+		return probe_result(truncate(a1, 0));
 	case OP_CHMOD:
-		return result(chmod(a1, (mode_t)strtoul(a2 ? a2 : "0777", NULL, 8)));
+		return probe_result(chmod(a1, (mode_t)strtoul(a2 ? a2 : "0777", NULL, 8)));
 	case OP_CHOWN:
 		if (parse_ids(a2, &uid, &gid))
 			return -2;
-		return result(chown(a1, uid, gid));
+		return probe_result(chown(a1, uid, gid));
 	case OP_SETXATTR:
-		return result(setxattr(a1, a2 ? a2 : XATTR_DEFAULT, "1", 1, 0));
+		return probe_result(setxattr(a1, a2 ? a2 : XATTR_DEFAULT, "1", 1, 0));
 	case OP_REMOVEXATTR:
-		return result(removexattr(a1, a2 ? a2 : XATTR_DEFAULT));
+		return probe_result(removexattr(a1, a2 ? a2 : XATTR_DEFAULT));
 	case OP_RENAME:
-		return result(rename(a1, a2));
+		return probe_result(rename(a1, a2));
 	case OP_LINK:
-		return result(link(a1, a2));
+		return probe_result(link(a1, a2));
 	case OP_SYMLINK:
-		return result(symlink(a1, a2));
+		return probe_result(symlink(a1, a2));
 	case OP_EXEC: {
 		char *const args[] = { (char *)a1, (char *)"exec-ok", NULL };
 
 		execve(a1, args, environ);
-		return result(-1);
+		return probe_result(-1);
 	}
 	case OP_MOUNT:
-		return result(mount("stockade", a1, "tmpfs", 0, "size=1m"));
+		return probe_result(mount("stockade", a1, "tmpfs", 0, "size=1m"));
 	case OP_UMOUNT:
-		return result(umount2(a1, 0));
+		return probe_result(umount2(a1, 0));
 	case OP_CHROOT:
-		return result(chroot(a1));
+		return probe_result(chroot(a1));
 	case OP_UNSHARE_USER:
-		return result(unshare(CLONE_NEWUSER));
+		return probe_result(unshare(CLONE_NEWUSER));
 	case OP_BPF:
 		return bpf_map_create();
 	case OP_KILL:
-		return result(kill((pid_t)atoi(a1), atoi(a2)));
+		return probe_result(kill((pid_t)atoi(a1), atoi(a2)));
 	case OP_MKNOD_DEV:
-		return result(mknod(a1, S_IFCHR | 0600, makedev(1, 3)));
+		return probe_result(mknod(a1, S_IFCHR | 0600, makedev(1, 3)));
 	case OP_PRLIMIT: {
 		struct rlimit rl = { .rlim_cur = 1, .rlim_max = 1 };
 
-		return result(prlimit((pid_t)atoi(a1), RLIMIT_CPU, &rl, NULL));
+		return probe_result(prlimit((pid_t)atoi(a1), RLIMIT_CPU, &rl, NULL));
 	}
 	case OP_SETPRIO:
-		return result(setpriority(PRIO_PROCESS, (id_t)atoi(a1), 19));
+		return probe_result(setpriority(PRIO_PROCESS, (id_t)atoi(a1), 19));
 	case OP_OPEN_TREE:
 		return open_tree_read(a1, a2);
 	case OP_SOCKET_XDP:
-		return result(socket(AF_XDP, SOCK_RAW, 0) < 0 ? -1 : 0);
+		return probe_result(socket(AF_XDP, SOCK_RAW, 0) < 0 ? -1 : 0);
 	case OP_FTRUNCATE:
-		return result(ftruncate(atoi(a1), 0));
+		return probe_result(ftruncate(atoi(a1), 0));
 	case OP_SET_ACL:
 		return set_acl(a1);
 	case OP_REMOVE_ACL:
-		return result(removexattr(a1, "system.posix_acl_access"));
+		return probe_result(removexattr(a1, "system.posix_acl_access"));
 	case OP_TIOCSTI:
 	case OP_TIOCSTI32:
 		return tiocsti(atoi(a1), id == OP_TIOCSTI32);
@@ -743,7 +709,7 @@ static int act(enum op_id id, const char *a1, const char *a2)
 	case OP_URING:
 		return uring_openat(a1);
 	case OP_UNIX_CONNECT:
-		return result(unix_connect(a1, NULL));
+		return probe_result(unix_connect(a1, NULL));
 	case OP_RECV_FD:
 		return recv_fd(a1);
 	case OP_HOLD:
@@ -775,20 +741,20 @@ int main(int argc, char **argv)
 {
 	const struct op *op = NULL;
 	const char *wait_for = NULL;
-	int i = 1, tries, n, rc;
+	int i = 1, n, rc;
 	size_t k;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* Reached through `exec`: the pid line came from the image before. */
 	if (argc == 2 && !strcmp(argv[1], "exec-ok"))
-		return result(0);
+		return probe_result(0);
 
 	for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
 		if (!strcmp(argv[i], "--wait") && i + 1 < argc) {
 			wait_for = argv[++i];
 		} else if (!strcmp(argv[i], "--cgroup") && i + 1 < argc) {
-			if (join_cgroup(argv[++i]))
-				return setup_fail("joining the cgroup");
+			if (probe_join_cgroup(argv[++i]))
+				return probe_setup_fail("joining the cgroup");
 		} else {
 			goto usage;
 		}
@@ -802,10 +768,8 @@ int main(int argc, char **argv)
 	if (!op || n < op->min || n > op->max)
 		goto usage;
 
-	printf("pid=%d\n", getpid());
-	/* access() runs no hook the agent judges: waiting leaves no record. */
-	for (tries = 0; wait_for && access(wait_for, F_OK) && tries < 6000; tries++)
-		usleep(10000);
+	probe_print_pid();
+	probe_wait_file(wait_for);
 	alarm(op->helper ? HELPER_TIMEOUT : ACTION_TIMEOUT);
 	rc = act(op->id, n >= 1 ? argv[i + 1] : NULL, n >= 2 ? argv[i + 2] : NULL);
 	if (rc != -2)

@@ -70,47 +70,18 @@
 #include <linux/keyctl.h>
 #include <linux/mqueue.h>
 
+#define PROBE_NAME	"ipcprobe"
+#include "probe.h"
+
 #define ACTION_TIMEOUT	30	/* s; a probe never hangs a test run */
 #define HELPER_TIMEOUT	120
 #define SHM_KEY		0x53544b31	/* "STK1" */
 #define HOST_DATA	"host-data"
 
-static const char *errname(int e)
-{
-	const char *n = strerrorname_np(e);
-
-	return n ? n : "E?";
-}
-
+/* Here a call's result is OK when not negative: ids and fds count. */
 static int result(long rc)
 {
-	if (rc >= 0) {
-		printf("OK\n");
-		return 0;
-	}
-	printf("%s\n", errname(errno));
-	return 1;
-}
-
-static int setup_fail(const char *what)
-{
-	fprintf(stderr, "ipcprobe: %s: %s\n", what, strerror(errno));
-	return 2;
-}
-
-static int join_cgroup(const char *dir)
-{
-	char path[4096], pid[32];
-	int fd, n, ok;
-
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = snprintf(pid, sizeof(pid), "%d\n", getpid());
-	ok = write(fd, pid, (size_t)n) == n;
-	close(fd);
-	return ok ? 0 : -1;
+	return probe_result(rc >= 0 ? 0 : -1);
 }
 
 static long keyctl(int cmd, unsigned long a2, unsigned long a3,
@@ -129,7 +100,7 @@ static long add_key(const char *type, const char *desc, const void *data,
 static int own_session(void)
 {
 	if (keyctl(KEYCTL_JOIN_SESSION_KEYRING, 0, 0, 0, 0) < 0)
-		return setup_fail("KEYCTL_JOIN_SESSION_KEYRING");
+		return probe_setup_fail("KEYCTL_JOIN_SESSION_KEYRING");
 	return 0;
 }
 
@@ -273,21 +244,21 @@ static int setup(void)
 	 * permission check lets root in anywhere, so only the LSM stands
 	 * between a sandbox and this key. */
 	if (key < 0 || keyctl(KEYCTL_SETPERM, (unsigned long)key, 0x3f3f0000, 0, 0))
-		return setup_fail("add_key stk-host into @u");
+		return probe_setup_fail("add_key stk-host into @u");
 	shm = shmget(SHM_KEY, 4096, IPC_CREAT | 0600);
 	if (shm < 0)
-		return setup_fail("shmget");
+		return probe_setup_fail("shmget");
 	p = shmat(shm, NULL, 0);
 	if (p == (void *)-1)
-		return setup_fail("shmat");
+		return probe_setup_fail("shmat");
 	strcpy(p, HOST_DATA);
 	shmdt(p);
 	sem = semget(IPC_PRIVATE, 1, IPC_CREAT | 0600);
 	if (sem < 0)
-		return setup_fail("semget");
+		return probe_setup_fail("semget");
 	msg = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
 	if (msg < 0 || msgsnd(msg, &m, 9, IPC_NOWAIT))
-		return setup_fail("msgget/msgsnd");
+		return probe_setup_fail("msgget/msgsnd");
 	if (mq_create("/stk-host"))
 		return 2;
 	printf("key=%ld\nshm=%d\nshmkey=%d\nsem=%d\nmsg=%d\nready\n", key, shm,
@@ -312,7 +283,7 @@ static int sigio_arm(const char *fifo, const char *pid)
 	int fd = open(fifo, O_RDWR | O_NONBLOCK);
 
 	if (fd < 0)
-		return setup_fail("opening the fifo");
+		return probe_setup_fail("opening the fifo");
 	if (fcntl(fd, F_SETOWN, atoi(pid)) || fcntl(fd, F_SETSIG, SIGWINCH) ||
 	    fcntl(fd, F_SETFL, O_NONBLOCK | O_ASYNC))
 		return result(-1);
@@ -437,13 +408,13 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (i + 1 < argc && !strcmp(argv[i], "--cgroup")) {
-		if (join_cgroup(argv[i + 1]))
-			return setup_fail("joining the cgroup");
+		if (probe_join_cgroup(argv[i + 1]))
+			return probe_setup_fail("joining the cgroup");
 		i += 2;
 	}
 	if (i >= argc)
 		goto usage;
-	printf("pid=%d\n", getpid());
+	probe_print_pid();
 	alarm(!strcmp(argv[i], "hold") || !strcmp(argv[i], "sigio-arm") ?
 	      HELPER_TIMEOUT : ACTION_TIMEOUT);
 	rc = act(argv[i], &argv[i + 1], argc - i - 1);

@@ -96,27 +96,8 @@
 #include <linux/sock_diag.h>
 #include <netinet/tcp.h>
 
-static const char *errname(int e)
-{
-	switch (e) {
-	case EPERM: return "EPERM";
-	case EACCES: return "EACCES";
-	case ENETUNREACH: return "ENETUNREACH";
-	case ECONNREFUSED: return "ECONNREFUSED";
-	case EHOSTUNREACH: return "EHOSTUNREACH";
-	case EAFNOSUPPORT: return "EAFNOSUPPORT";
-	case EINVAL: return "EINVAL";
-	case EADDRNOTAVAIL: return "EADDRNOTAVAIL";
-	case ETIMEDOUT: return "ETIMEDOUT";
-	default: return strerrorname_np(e) ? strerrorname_np(e) : "E?";
-	}
-}
-
-static int setup_fail(const char *what)
-{
-	fprintf(stderr, "netprobe: %s: %s\n", what, strerror(errno));
-	return 2;
-}
+#define PROBE_NAME	"netprobe"
+#include "probe.h"
 
 static int lo_up(void)
 {
@@ -151,21 +132,6 @@ static int ping_all(void)
 	return ok ? 0 : -1;
 }
 
-static int join_cgroup(const char *dir)
-{
-	char path[4096], pid[32];
-	int fd, n, ok;
-
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = snprintf(pid, sizeof(pid), "%d\n", getpid());
-	ok = write(fd, pid, (size_t)n) == n;
-	close(fd);
-	return ok ? 0 : -1;
-}
-
 /* Parse ADDR PORT into a sockaddr; IPv6 when ADDR has a ':'. */
 static int parse_addr(const char *addr, const char *port,
 		      struct sockaddr_storage *ss, socklen_t *len)
@@ -185,16 +151,6 @@ static int parse_addr(const char *addr, const char *port,
 	s4->sin_port = htons((unsigned short)p);
 	*len = sizeof(*s4);
 	return inet_pton(AF_INET, addr, &s4->sin_addr) == 1 ? 0 : -1;
-}
-
-static int result(int rc)
-{
-	if (rc == 0) {
-		printf("OK\n");
-		return 0;
-	}
-	printf("%s\n", errname(errno));
-	return 1;
 }
 
 /* One netlink request: header, then `len` bytes of payload. */
@@ -306,9 +262,10 @@ static int netlink_op(const char *what)
 		}
 		fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 		if (fd < 0)
-			return setup_fail("netlink socket");
-		return result(sendto(fd, many, sizeof(many), 0, (struct sockaddr *)&sa,
-				     sizeof(sa)) < 0 ? -1 : 0);
+			return probe_setup_fail("netlink socket");
+		return probe_result(sendto(fd, many, sizeof(many), 0,
+					   (struct sockaddr *)&sa,
+					   sizeof(sa)) < 0 ? -1 : 0);
 	} else if (!strcmp(what, "route-short")) {
 		struct rtgenmsg g = { .rtgen_family = AF_UNSPEC };
 
@@ -359,7 +316,7 @@ static int netlink_op(const char *what)
 	}
 	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, proto);
 	if (fd < 0)
-		return setup_fail("netlink socket");
+		return probe_setup_fail("netlink socket");
 	/* Messages back to back, each aligned: one skb, many headers. */
 	{
 		static char buf[sizeof(r)];
@@ -382,8 +339,8 @@ static int netlink_op(const char *what)
 	mh.msg_iov = &iov;
 	mh.msg_iovlen = 1;
 	if (sendmsg(fd, &mh, 0) < 0)
-		return result(-1);
-	return result(dump ? nl_dump_reply(fd) : 0);
+		return probe_result(-1);
+	return probe_result(dump ? nl_dump_reply(fd) : 0);
 }
 
 /* setsockopt KIND OPTION */
@@ -400,7 +357,7 @@ static int sockopt_op(const char *kind, const char *opt)
 	memset(&rep, 0, sizeof(rep));
 	fd = socket(v6 ? AF_INET6 : AF_INET, tcp ? SOCK_STREAM : SOCK_DGRAM, 0);
 	if (fd < 0)
-		return setup_fail("socket");
+		return probe_setup_fail("socket");
 	level = v6 ? IPPROTO_IPV6 : IPPROTO_IP;
 	if (!strcmp(opt, "transparent")) {
 		name = v6 ? IPV6_TRANSPARENT : IP_TRANSPARENT;
@@ -435,7 +392,7 @@ static int sockopt_op(const char *kind, const char *opt)
 	} else {
 		return -2;
 	}
-	return result(setsockopt(fd, level, name, val, vlen));
+	return probe_result(setsockopt(fd, level, name, val, vlen));
 }
 
 /* A listener on ss (port 0 and "-" as the caller wants); -1 with errno. */
@@ -464,18 +421,18 @@ static int serve_op(struct sockaddr_storage *ss, socklen_t len,
 	ssize_t n;
 
 	if (pipe(sync))
-		return setup_fail("pipe");
+		return probe_setup_fail("pipe");
 	child = fork();
 	if (child < 0)
-		return setup_fail("fork");
+		return probe_setup_fail("fork");
 	if (child == 0) {
-		if (cgroup && join_cgroup(cgroup))
+		if (cgroup && probe_join_cgroup(cgroup))
 			_exit(2);
-		printf("pid=%d\n", getpid());
+		probe_print_pid();
 		fflush(stdout);
 		fd = make_listener(ss, len, SOCK_STREAM, true);
 		if (fd < 0) {
-			snprintf(res, sizeof(res), "%s", errname(errno));
+			snprintf(res, sizeof(res), "%s", probe_errname(errno));
 			if (write(sync[1], res, sizeof(res)) < 0)
 				_exit(2);
 			_exit(1);
@@ -500,24 +457,24 @@ static int serve_op(struct sockaddr_storage *ss, socklen_t len,
 	    read(fd, buf, 2) != 2 || strncmp(buf, "hi", 2)) {
 		kill(child, SIGKILL);
 		waitpid(child, &status, 0);
-		return result(-1);
+		return probe_result(-1);
 	}
 	waitpid(child, &status, 0);
-	return result(0);
+	return probe_result(0);
 }
 
 int main(int argc, char **argv)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
-	int i = 1, fd, type, lfd = -1, one = 1, tries;
+	int i = 1, fd, type, lfd = -1, one = 1;
 	const char *wait_for = NULL, *cgroup = NULL;
 	bool join_late = false;
 
 	for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
 		if (!strcmp(argv[i], "--netns")) {
 			if (unshare(CLONE_NEWNET) || lo_up() || ping_all())
-				return setup_fail("new network namespace");
+				return probe_setup_fail("new network namespace");
 		} else if (!strcmp(argv[i], "--wait") && i + 1 < argc) {
 			wait_for = argv[++i];
 		} else if (!strcmp(argv[i], "--join-late")) {
@@ -545,7 +502,7 @@ int main(int argc, char **argv)
 				goto usage;
 			lfd = make_listener(&ss, len, type, true);
 			if (lfd < 0)
-				return setup_fail("listener");
+				return probe_setup_fail("listener");
 		}
 	}
 	if (!strcmp(argv[i], "serve")) {
@@ -554,12 +511,11 @@ int main(int argc, char **argv)
 			goto usage;
 		return serve_op(&ss, len, cgroup);
 	}
-	if (cgroup && !join_late && join_cgroup(cgroup))
-		return setup_fail("joining the cgroup");
-	printf("pid=%d\n", getpid());
+	if (cgroup && !join_late && probe_join_cgroup(cgroup))
+		return probe_setup_fail("joining the cgroup");
+	probe_print_pid();
 	fflush(stdout);
-	for (tries = 0; wait_for && access(wait_for, F_OK) && tries < 6000; tries++)
-		usleep(10000);
+	probe_wait_file(wait_for);
 
 	if (!strcmp(argv[i], "socket")) {
 		const char *k = argv[i + 1];
@@ -576,7 +532,7 @@ int main(int argc, char **argv)
 			fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
 		else
 			goto usage;
-		return result(fd < 0 ? -1 : 0);
+		return probe_result(fd < 0 ? -1 : 0);
 	}
 	if (!strcmp(argv[i], "netlink")) {
 		int rc = netlink_op(argv[i + 1]);
@@ -606,7 +562,7 @@ int main(int argc, char **argv)
 		fd = make_listener(&ss, len, SOCK_STREAM, do_bind);
 		if (fd >= 0 && !getsockname(fd, (struct sockaddr *)&got, &glen))
 			printf("port=%d\n", ntohs(got.sin6_port));
-		return result(fd < 0 ? -1 : 0);
+		return probe_result(fd < 0 ? -1 : 0);
 	}
 	if (argc - i < 4 || parse_addr(argv[i + 2], argv[i + 3], &ss, &len))
 		goto usage;
@@ -634,7 +590,7 @@ int main(int argc, char **argv)
 				goto usage;
 		}
 		if (listen_first && lfd < 0)
-			return setup_fail("listener");
+			return probe_setup_fail("listener");
 		if (until) {
 			/* A probe loop across an agent's restart: every attempt
 			 * must be denied. Non-blocking, so that an attempt that
@@ -649,13 +605,13 @@ int main(int argc, char **argv)
 			if (log_path && !strcmp(log_path, "-"))
 				log = stdout;
 			else if (log_path && !(log = fopen(log_path, "we")))
-				return setup_fail("--log");
-			if (cgroup && join_late && join_cgroup(cgroup))
-				return setup_fail("joining the cgroup");
+				return probe_setup_fail("--log");
+			if (cgroup && join_late && probe_join_cgroup(cgroup))
+				return probe_setup_fail("joining the cgroup");
 			while (access(until, F_OK)) {
 				fd = socket(ss.ss_family, type | SOCK_NONBLOCK, 0);
 				if (fd < 0)
-					return setup_fail("socket");
+					return probe_setup_fail("socket");
 				attempts++;
 				clock_gettime(CLOCK_REALTIME, &t0);
 				allowed = connect(fd, (struct sockaddr *)&ss, len) == 0 ||
@@ -680,21 +636,21 @@ int main(int argc, char **argv)
 		}
 		fd = socket(ss.ss_family, type, 0);
 		if (fd < 0)
-			return setup_fail("socket");
-		if (cgroup && join_late && join_cgroup(cgroup))
-			return setup_fail("joining the cgroup");
-		return result(connect(fd, (struct sockaddr *)&ss, len));
+			return probe_setup_fail("socket");
+		if (cgroup && join_late && probe_join_cgroup(cgroup))
+			return probe_setup_fail("joining the cgroup");
+		return probe_result(connect(fd, (struct sockaddr *)&ss, len));
 	}
 	if (!strcmp(argv[i], "bind")) {
 		fd = socket(ss.ss_family, type, 0);
 		if (fd < 0)
-			return setup_fail("socket");
+			return probe_setup_fail("socket");
 		if (argc - i > 4 && !strcmp(argv[i + 4], "--freebind") &&
 		    setsockopt(fd, ss.ss_family == AF_INET6 ? IPPROTO_IPV6 : IPPROTO_IP,
 			       ss.ss_family == AF_INET6 ? IPV6_FREEBIND : IP_FREEBIND,
 			       &one, sizeof(one)))
-			return result(-1);
-		return result(bind(fd, (struct sockaddr *)&ss, len));
+			return probe_result(-1);
+		return probe_result(bind(fd, (struct sockaddr *)&ss, len));
 	}
 	if (!strcmp(argv[i], "sendto") && type == SOCK_DGRAM) {
 		long n = 1, k, failed = 0;
@@ -704,9 +660,9 @@ int main(int argc, char **argv)
 			n = atol(argv[i + 5]);
 		fd = socket(ss.ss_family, type, 0);
 		if (fd < 0 || n < 1)
-			return setup_fail("socket");
-		if (cgroup && join_late && join_cgroup(cgroup))
-			return setup_fail("joining the cgroup");
+			return probe_setup_fail("socket");
+		if (cgroup && join_late && probe_join_cgroup(cgroup))
+			return probe_setup_fail("joining the cgroup");
 		/* A storm of denials, for the event pipeline's loss accounting. */
 		for (k = 0; k < n; k++) {
 			rc = sendto(fd, "x", 1, 0, (struct sockaddr *)&ss, len) < 0 ? -1 : 0;
@@ -717,9 +673,9 @@ int main(int argc, char **argv)
 		}
 		if (n > 1)
 			printf("failed=%ld %s\n", failed,
-			       failed ? errname(last_errno) : "-");
+			       failed ? probe_errname(last_errno) : "-");
 		errno = last_errno;
-		return result(rc);
+		return probe_result(rc);
 	}
 usage:
 	fprintf(stderr, "usage: netprobe [--netns] [--cgroup DIR [--join-late]] [--wait FILE] connect tcp|udp ADDR PORT [--listen] [--until FILE [--every-us N]]\n"

@@ -66,32 +66,10 @@
 #include <linux/perf_event.h>
 #include <linux/rtc.h>
 
+#define PROBE_NAME	"privprobe"
+#include "probe.h"
+
 #define UFFD_USER_MODE_ONLY_	1
-
-static int result(int rc)
-{
-	if (rc == 0) {
-		printf("OK\n");
-		return 0;
-	}
-	printf("%s\n", strerrorname_np(errno) ?: "E?");
-	return 1;
-}
-
-static int join_cgroup(const char *dir)
-{
-	char path[4096], pid[32];
-	int fd, n, ok;
-
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = snprintf(pid, sizeof(pid), "%d\n", getpid());
-	ok = write(fd, pid, (size_t)n) == n;
-	close(fd);
-	return ok ? 0 : -1;
-}
 
 static int open_arg(const char *path)
 {
@@ -258,7 +236,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc > 2 && !strcmp(argv[1], "--cgroup")) {
-		if (join_cgroup(argv[2])) {
+		if (probe_join_cgroup(argv[2])) {
 			fprintf(stderr, "privprobe: joining the cgroup %s: %s\n", argv[2],
 				strerror(errno));
 			return 2;
@@ -267,11 +245,11 @@ int main(int argc, char **argv)
 	}
 	if (i >= argc || argc - i > 2)
 		goto usage;
-	printf("pid=%d\n", getpid());
+	probe_print_pid();
 	alarm(20);
 	rc = act(argv[i], i + 1 < argc ? argv[i + 1] : NULL);
 	if (rc != -2)
-		return result(rc);
+		return probe_result(rc);
 usage:
 	fprintf(stderr, "usage: privprobe [--cgroup DIR] OP [ARG]; see tools/privprobe.c\n");
 	return 2;

@@ -17,7 +17,7 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-STOCKADE=${STOCKADE:-$here/../../stockade}
+. "$here/lib.sh"
 SRC=${SRC:-$here/../..}
 
 # Every guarantee that needs BPF-LSM, by the name agent_ready gives it: a
@@ -37,22 +37,13 @@ if [ -f "$SRC/agent/lsm_table.c" ]; then
 	done
 fi
 
-fs_at() { awk -v d="$1" '$2 == d { t = $3 } END { print t }' /proc/mounts; }
-if [ "$(fs_at /sys/fs/bpf)" != bpf ]; then
-	mount -t bpf bpf /sys/fs/bpf || { echo "degraded: cannot mount bpffs" >&2; exit 1; }
-fi
+need_bpffs degraded
 
 work=$(mktemp -d /tmp/stockade-degraded.XXXXXX)
 # Private pins, removed on exit (--detach-on-exit): nothing of this test
 # outlives it.
 bpffs=/sys/fs/bpf/stockade-degraded-$$
 agent_pid=
-passed=0
-failed=0
-
-ok() { passed=$((passed + 1)); echo "ok $1"; }
-not_ok() { failed=$((failed + 1)); echo "not ok $1: $2"; }
-skip() { passed=$((passed + 1)); echo "ok $1 # skip: $2"; }
 
 cleanup() {
 	if [ -n "$agent_pid" ]; then
@@ -135,8 +126,7 @@ if start strict; then
 		skip "$t: refuses to start" "this kernel has BPF-LSM ($(cat /sys/kernel/security/lsm 2>/dev/null)): agent_ready has no degraded guarantee"
 		skip "$t: names cause and fix" "BPF-LSM works here"
 		skip "with --allow-degraded" "BPF-LSM works here, nothing to degrade"
-		echo "$passed passed, $failed failed"
-		[ "$failed" = 0 ]
+		summary
 		exit
 		;;
 	esac
@@ -214,5 +204,4 @@ else
 	not_ok "$t: agent_ready" "no agent_ready ($why): $(tail -n 3 "$work/loose.err" | tr '\n' ' ')"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+summary

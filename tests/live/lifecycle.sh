@@ -34,28 +34,15 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-STOCKADE=${STOCKADE:-$here/../../stockade}
-TOOLS=${TOOLS:-$here/../../build/tools}
-STOCKADE_AGENT_FLAGS=${STOCKADE_AGENT_FLAGS---allow-degraded}
+. "$here/lib.sh"
 STOCKADE_VARIANT=${STOCKADE_VARIANT:-}
 STOCKADE_VARIANT_LAYOUT=${STOCKADE_VARIANT_LAYOUT:-}
 STOCKADE_REPLACE_QUICK=${STOCKADE_REPLACE_QUICK:-0}
 probe=$TOOLS/netprobe
 query=$TOOLS/bpfquery
 
-fs_at() { awk -v d="$1" '$2 == d { t = $3 } END { print t }' /proc/mounts; }
-if [ -z "${CGROUP_ROOT:-}" ]; then
-	for d in /sys/fs/cgroup /sys/fs/cgroup/unified; do
-		if [ "$(fs_at "$d")" = cgroup2 ]; then
-			CGROUP_ROOT=$d
-			break
-		fi
-	done
-fi
-[ -n "${CGROUP_ROOT:-}" ] || { echo "lifecycle: no cgroup2 mount found" >&2; exit 1; }
-if [ "$(fs_at /sys/fs/bpf)" != bpf ]; then
-	mount -t bpf bpf /sys/fs/bpf || { echo "lifecycle: cannot mount bpffs" >&2; exit 1; }
-fi
+need_cgroup2 lifecycle
+need_bpffs lifecycle
 
 # Names of our own, so that a concurrent run of another test cannot clash.
 tag=stockade-lc-$$
@@ -66,12 +53,6 @@ cgc=$CGROUP_ROOT/$tag-c
 work=$(mktemp -d /tmp/stockade-lifecycle.XXXXXX)
 agent_pid=
 loop_pid=
-passed=0
-failed=0
-
-ok() { passed=$((passed + 1)); echo "ok $1"; }
-not_ok() { failed=$((failed + 1)); echo "not ok $1: $2"; }
-skip() { passed=$((passed + 1)); echo "ok $1 # skip: $2"; }
 
 cleanup() {
 	[ -n "$loop_pid" ] && touch "$work/stop" && wait "$loop_pid" 2>/dev/null
@@ -80,27 +61,11 @@ cleanup() {
 		wait "$agent_pid" 2>/dev/null
 	fi
 	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
-	for d in "$cga/kid" "$cga" "$cgb" "$cgc"; do
-		if [ -d "$d" ]; then
-			while read -r p; do echo "$p" > "$CGROUP_ROOT/cgroup.procs"; done \
-				< "$d/cgroup.procs" 2>/dev/null
-			rmdir "$d" 2>/dev/null
-		fi
-	done
+	cg_empty "$cga/kid" "$cga" "$cgb" "$cgc"
 	rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-wait_for() {
-	n=0
-	while ! grep -q "$1" "$2" 2>/dev/null; do
-		n=$((n + 1))
-		[ "$n" -gt "${3:-100}" ] && return 1
-		sleep 0.1
-	done
-	return 0
-}
 
 alive() {
 	_st=$(sed 's/.*) //; s/ .*//' "/proc/$1/stat" 2>/dev/null)
@@ -278,7 +243,7 @@ lsm_once() {
 # ---- 1. SIGKILL and restart under a probe loop ----
 t_start=$(date +%s)
 lsm=0
-start 1 || { echo "$passed passed, $failed failed"; exit 1; }
+start 1 || { summary; exit 1; }
 once "agent 1: /$tag-a" "$cga"
 before=$(progs "$cga")
 if grep -q '"event":"agent_ready".*"degraded":\[\]' "$work/agent1.log"; then
@@ -767,5 +732,4 @@ out=$("$probe" --netns --cgroup "$cgb" connect tcp 127.0.0.1 9999 --listen 2>&1 
 	not_ok "detach --all: connect from /$tag-b" "got $out"
 
 echo "# lifecycle: $(($(date +%s) - t_start)) s"
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+summary

@@ -20,24 +20,11 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-STOCKADE=${STOCKADE:-$here/../../stockade}
-TOOLS=${TOOLS:-$here/../../build/tools}
-STOCKADE_AGENT_FLAGS=${STOCKADE_AGENT_FLAGS---allow-degraded}
+. "$here/lib.sh"
 policy=$here/limits-hybrid.yaml
 
-fs_at() { awk -v d="$1" '$2 == d { t = $3 } END { print t }' /proc/mounts; }
-if [ -z "${CGROUP_ROOT:-}" ]; then
-	for d in /sys/fs/cgroup /sys/fs/cgroup/unified; do
-		if [ "$(fs_at "$d")" = cgroup2 ]; then
-			CGROUP_ROOT=$d
-			break
-		fi
-	done
-fi
-[ -n "${CGROUP_ROOT:-}" ] || { echo "limits-hybrid: no cgroup2 mount found" >&2; exit 1; }
-if [ "$(fs_at /sys/fs/bpf)" != bpf ]; then
-	mount -t bpf bpf /sys/fs/bpf || { echo "limits-hybrid: cannot mount bpffs" >&2; exit 1; }
-fi
+need_cgroup2 limits-hybrid
+need_bpffs limits-hybrid
 
 work=$(mktemp -d /tmp/stockade-limits.XXXXXX)
 cg=$CGROUP_ROOT/stockade-limits
@@ -46,12 +33,6 @@ state=$work/state.json
 # outlives it.
 bpffs=/sys/fs/bpf/stockade-limits-$$
 agent_pid=
-passed=0
-failed=0
-
-ok() { passed=$((passed + 1)); echo "ok $1"; }
-not_ok() { failed=$((failed + 1)); echo "not ok $1: $2"; }
-skip() { passed=$((passed + 1)); echo "ok $1 # skip: $2"; }
 
 cleanup() {
 	if [ -n "$agent_pid" ]; then
@@ -69,14 +50,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-wait_for() {	# PATTERN FILE TENTHS
-	n=0
-	while ! grep -q "$1" "$2" 2>/dev/null; do
-		n=$((n + 1))
-		[ "$n" -gt "$3" ] && return 1
-		sleep 0.1
-	done
-}
 start_agent() {	# POLICY: sets agent_pid; 0 once agent_ready
 	: > "$work/agent.out"
 	# shellcheck disable=SC2086
@@ -202,5 +175,4 @@ else
 	agent_pid=
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+summary

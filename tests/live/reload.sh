@@ -27,26 +27,13 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-STOCKADE=${STOCKADE:-$here/../../stockade}
-TOOLS=${TOOLS:-$here/../../build/tools}
-STOCKADE_AGENT_FLAGS=${STOCKADE_AGENT_FLAGS---allow-degraded}
+. "$here/lib.sh"
 RELOADS=${RELOADS:-100}
 SIGHUP_STARTS=${SIGHUP_STARTS:-3}
 probe=$TOOLS/netprobe
 
-fs_at() { awk -v d="$1" '$2 == d { t = $3 } END { print t }' /proc/mounts; }
-if [ -z "${CGROUP_ROOT:-}" ]; then
-	for d in /sys/fs/cgroup /sys/fs/cgroup/unified; do
-		if [ "$(fs_at "$d")" = cgroup2 ]; then
-			CGROUP_ROOT=$d
-			break
-		fi
-	done
-fi
-[ -n "${CGROUP_ROOT:-}" ] || { echo "reload: no cgroup2 mount found" >&2; exit 1; }
-if [ "$(fs_at /sys/fs/bpf)" != bpf ]; then
-	mount -t bpf bpf /sys/fs/bpf || { echo "reload: cannot mount bpffs" >&2; exit 1; }
-fi
+need_cgroup2 reload
+need_bpffs reload
 
 tag=stockade-rl-$$
 bpffs=/sys/fs/bpf/$tag
@@ -56,11 +43,6 @@ work=$(mktemp -d /tmp/stockade-reload.XXXXXX)
 log=$work/agent.log
 agent_pid=
 loops=
-passed=0
-failed=0
-
-ok() { passed=$((passed + 1)); echo "ok $1"; }
-not_ok() { failed=$((failed + 1)); echo "not ok $1: $2"; }
 
 cleanup() {
 	touch "$work/stop" "$work/stop2"
@@ -70,26 +52,11 @@ cleanup() {
 		wait "$agent_pid" 2>/dev/null
 	fi
 	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
-	for c in "$cg" "$cg2"; do
-		[ -d "$c" ] || continue
-		while read -r p; do echo "$p" > "$CGROUP_ROOT/cgroup.procs"; done \
-			< "$c/cgroup.procs" 2>/dev/null
-		rmdir "$c" 2>/dev/null
-	done
+	cg_empty "$cg" "$cg2"
 	rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-wait_for() {
-	n=0
-	while ! grep -q "$1" "$2" 2>/dev/null; do
-		n=$((n + 1))
-		[ "$n" -gt "${3:-100}" ] && return 1
-		sleep 0.1
-	done
-	return 0
-}
 
 # policy PORT [MODE [SELECTORS [NAME [FILE]]]]: the policy file allows only
 # PORT; written whole by a rename, as editors and deploy tools do (dot
@@ -145,7 +112,7 @@ if wait_for '"event":"agent_ready"' "$log" 150; then
 	ok "agent_ready"
 else
 	not_ok "agent_ready" "$(tail -n 3 "$work/agent.err" | tr '\n' ' ')"
-	echo "$passed passed, $failed failed"
+	summary
 	exit 1
 fi
 
@@ -463,5 +430,4 @@ while [ "$i" -le "$SIGHUP_STARTS" ]; do
 	i=$((i + 1))
 done
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+summary

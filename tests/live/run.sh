@@ -17,26 +17,12 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-STOCKADE=${STOCKADE:-$here/../../stockade}
-TOOLS=${TOOLS:-$here/../../build/tools}
+. "$here/lib.sh"
 POLICY_DIR=${POLICY_DIR:-$here}
-STOCKADE_AGENT_FLAGS=${STOCKADE_AGENT_FLAGS---allow-degraded}
 probe=$TOOLS/netprobe
 
-# /proc/mounts, not stat -f: busybox's stat does not name cgroup2 or bpf.
-fs_at() { awk -v d="$1" '$2 == d { t = $3 } END { print t }' /proc/mounts; }
-if [ -z "${CGROUP_ROOT:-}" ]; then
-	for d in /sys/fs/cgroup /sys/fs/cgroup/unified; do
-		if [ "$(fs_at "$d")" = cgroup2 ]; then
-			CGROUP_ROOT=$d
-			break
-		fi
-	done
-fi
-[ -n "${CGROUP_ROOT:-}" ] || { echo "live: no cgroup2 mount found" >&2; exit 1; }
-if [ "$(fs_at /sys/fs/bpf)" != bpf ]; then
-	mount -t bpf bpf /sys/fs/bpf || { echo "live: cannot mount bpffs" >&2; exit 1; }
-fi
+need_cgroup2 live
+need_bpffs live
 
 work=$(mktemp -d /tmp/stockade-live.XXXXXX)
 bpffs=/sys/fs/bpf/stockade-live-$$
@@ -44,39 +30,16 @@ log=$work/agent.log
 cg=$CGROUP_ROOT/stockade-live
 late=$CGROUP_ROOT/stockade-live-late-1
 agent_pid=
-passed=0
-failed=0
-
-ok() { passed=$((passed + 1)); echo "ok $1"; }
-not_ok() { failed=$((failed + 1)); echo "not ok $1: $2"; }
 
 cleanup() {
 	[ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
 	# Whatever a failed run left pinned.
 	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
-	for d in "$cg/child" "$cg" "$late"; do
-		if [ -d "$d" ]; then
-			# Move stragglers out so the directory can go.
-			while read -r p; do echo "$p" > "$CGROUP_ROOT/cgroup.procs"; done \
-				< "$d/cgroup.procs" 2>/dev/null
-			rmdir "$d" 2>/dev/null
-		fi
-	done
+	cg_empty "$cg/child" "$cg" "$late"
 	rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-# wait_for PATTERN FILE [TENTHS]: until a line of FILE matches.
-wait_for() {
-	n=0
-	while ! grep -q "$1" "$2" 2>/dev/null; do
-		n=$((n + 1))
-		[ "$n" -gt "${3:-100}" ] && return 1
-		sleep 0.1
-	done
-	return 0
-}
 
 # probe NAME EXPECT [netprobe args...]: run one probe; sets $pid, $out.
 probe() {
@@ -268,7 +231,7 @@ if wait_for '"event":"agent_ready"' "$log" 100; then
 	ok "agent_ready"
 else
 	not_ok "agent_ready" "agent did not become ready: $(cat "$work/agent.stderr")"
-	echo "$passed passed, $failed failed"
+	summary
 	exit 1
 fi
 grep -q '"event":"attach".*"cgroup":"/stockade-live"' "$log" &&
@@ -402,5 +365,4 @@ else
 	not_ok "storm: agent_ready" "$(cat "$work/agent2.stderr")"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+summary

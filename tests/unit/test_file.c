@@ -5,14 +5,9 @@
  * nesting (agent/file_rules.c, include/file.h).
  */
 #include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
-#include <cmocka.h>
 
+#include "test.h"
 #include "file_rules.h"
 #include "policy.h"
 
@@ -30,8 +25,8 @@ static struct policy_path *paths(const char *const *v, size_t n)
 #define LIST(field, ...)						\
 	do {								\
 		static const char *const _v[] = { __VA_ARGS__ };	\
-		pol.files.field = paths(_v, sizeof(_v) / sizeof(_v[0]));\
-		pol.files.n_##field = sizeof(_v) / sizeof(_v[0]);	\
+		pol.files.field = paths(_v, ARRAY_SIZE(_v));\
+		pol.files.n_##field = ARRAY_SIZE(_v);	\
 	} while (0)
 
 static struct policy pol;
@@ -79,35 +74,36 @@ static void test_scope(void **state)
 	LIST(write, "/task/out", "/tmp/task");
 	LIST(deny, "/task/.git/hooks");
 	compile();
-	assert_int_equal(V("/usr/bin/env"), R);
-	assert_int_equal(V("/usr"), R);
-	assert_int_equal(V("/usrx"), 0);		/* component boundary */
-	assert_int_equal(V("/var/log/x"), 0);
-	assert_int_equal(V("/task/in"), R);
-	assert_int_equal(V("/task/out"), R | W);
-	assert_int_equal(V("/task/out/a/b"), R | W);
-	assert_int_equal(V("/task/outside"), R);
-	assert_int_equal(V("/tmp/task/x"), R | W);	/* write implies read */
-	assert_int_equal(V("/tmp/other"), 0);
-	assert_int_equal(V("/task/.git/hooks/pre-commit") & FILE_DENY, FILE_DENY);
-	assert_int_equal(V("/task/.git/config"), R);
+	EXPECT_EQ(V("/usr/bin/env"), R);
+	EXPECT_EQ(V("/usr"), R);
+	EXPECT_EQ(V("/usrx"), 0);		/* component boundary */
+	EXPECT_EQ(V("/var/log/x"), 0);
+	EXPECT_EQ(V("/task/in"), R);
+	EXPECT_EQ(V("/task/out"), R | W);
+	EXPECT_EQ(V("/task/out/a/b"), R | W);
+	EXPECT_EQ(V("/task/outside"), R);
+	EXPECT_EQ(V("/tmp/task/x"), R | W);	/* write implies read */
+	EXPECT_EQ(V("/tmp/other"), 0);
+	EXPECT_EQ(V("/task/.git/hooks/pre-commit") & FILE_DENY, FILE_DENY);
+	EXPECT_EQ(V("/task/.git/config"), R);
 	/* Renaming a directory above a deny or protected path is refused:
 	 * the flag holds on the directory itself, not below it. */
-	assert_int_equal(V("/task/.git"), R | FILE_GUARDED_BELOW);
-	assert_int_equal(V("/task"), R | FILE_GUARDED_BELOW);
-	assert_int_equal(V("/home/alice"), FILE_GUARDED_BELOW);
-	assert_int_equal(V("/home/alice/.config"), FILE_GUARDED_BELOW);
-	assert_int_equal(V("/home/alice/.configx"), 0);
+	EXPECT_EQ(V("/task/.git"), R | FILE_GUARDED_BELOW);
+	EXPECT_EQ(V("/task"), R | FILE_GUARDED_BELOW);
+	EXPECT_EQ(V("/home/alice"), FILE_GUARDED_BELOW);
+	EXPECT_EQ(V("/home/alice/.config"), FILE_GUARDED_BELOW);
+	EXPECT_EQ(V("/home/alice/.configx"), 0);
 	/* Credentials stay protected inside a readable scope. */
-	assert_int_equal(V("/etc/shadow") & FILE_PROTECTED, FILE_PROTECTED);
-	assert_int_equal(V("/etc/passwd"), R);
-	assert_int_equal(V("/etc/sudoers.d/x") & FILE_PROTECTED, FILE_PROTECTED);
-	assert_int_equal(V("/home/alice/.ssh/id_ed25519") & FILE_PROTECTED, FILE_PROTECTED);
-	assert_int_equal(V("/root/.aws/credentials") & FILE_PROTECTED, FILE_PROTECTED);
-	assert_int_equal(V("/home/alice/notes"), 0);
+	EXPECT_EQ(V("/etc/shadow") & FILE_PROTECTED, FILE_PROTECTED);
+	EXPECT_EQ(V("/etc/passwd"), R);
+	EXPECT_EQ(V("/etc/sudoers.d/x") & FILE_PROTECTED, FILE_PROTECTED);
+	EXPECT_EQ(V("/home/alice/.ssh/id_ed25519") & FILE_PROTECTED, FILE_PROTECTED);
+	EXPECT_EQ(V("/root/.aws/credentials") & FILE_PROTECTED, FILE_PROTECTED);
+	EXPECT_EQ(V("/home/alice/notes"), 0);
 	/* Data-free devices work in any scope. */
-	assert_int_equal(V("/dev/null"), R | W);
-	assert_int_equal(V("/dev/sda"), 0);
+	EXPECT_EQ(V("/dev/null"), R | W);
+	EXPECT_EQ(V("/dev/sda"), 0);
+	DONE();
 }
 
 static void test_defaults(void **state)
@@ -115,15 +111,16 @@ static void test_defaults(void **state)
 	(void)state;
 	/* No files section: reads everywhere, writes nowhere. */
 	compile();
-	assert_int_equal(V("/anything/at/all"), R);
-	assert_int_equal(V("/"), R | FILE_GUARDED_BELOW);
-	assert_int_equal(V("/etc/shadow") & FILE_PROTECTED, FILE_PROTECTED);
+	EXPECT_EQ(V("/anything/at/all"), R);
+	EXPECT_EQ(V("/"), R | FILE_GUARDED_BELOW);
+	EXPECT_EQ(V("/etc/shadow") & FILE_PROTECTED, FILE_PROTECTED);
 	teardown(NULL);
 	setup(NULL);
 	/* read: [] reads nothing. */
 	pol.files.has_read = true;
 	compile();
-	assert_int_equal(V("/usr/bin/env"), 0);
+	EXPECT_EQ(V("/usr/bin/env"), 0);
+	DONE();
 }
 
 static void test_override(void **state)
@@ -137,9 +134,10 @@ static void test_override(void **state)
 	pol.files.overrides = o;
 	pol.files.n_overrides = 1;
 	compile();
-	assert_int_equal(V("/var/run/secrets/kubernetes.io/serviceaccount/token"), R);
-	assert_int_equal(V("/var/run/secrets/other") & FILE_PROTECTED, FILE_PROTECTED);
-	assert_int_equal(V("/run/secrets/x") & FILE_PROTECTED, FILE_PROTECTED);
+	EXPECT_EQ(V("/var/run/secrets/kubernetes.io/serviceaccount/token"), R);
+	EXPECT_EQ(V("/var/run/secrets/other") & FILE_PROTECTED, FILE_PROTECTED);
+	EXPECT_EQ(V("/run/secrets/x") & FILE_PROTECTED, FILE_PROTECTED);
+	DONE();
 }
 
 static void test_long_paths(void **state)
@@ -154,9 +152,10 @@ static void test_long_paths(void **state)
 	memset(p, 'a', sizeof(p));
 	memcpy(p, "/w/", 3);
 	p[sizeof(p) - 1] = '\0';
-	assert_int_equal(V(p), R | W);
+	EXPECT_EQ(V(p), R | W);
 	p[1] = 'x';
-	assert_int_equal(V(p), R);
+	EXPECT_EQ(V(p), R);
+	DONE();
 }
 
 static void test_unix_keys(void **state)
@@ -167,11 +166,12 @@ static void test_unix_keys(void **state)
 	pol.net.unix_allow = paths(v, 2);
 	pol.net.n_unix_allow = 2;
 	compile();
-	assert_int_equal(fc.n_unix, 2);
-	assert_string_equal(fc.unix_keys[0].path, "/run/task.sock");
-	assert_int_equal(fc.unix_keys[1].path[0], '\0');	/* abstract */
-	assert_string_equal(fc.unix_keys[1].path + 1, "agent");
-	assert_int_equal(fc.unix_keys[1].policy_id, 3);
+	assert_int_equal(fc.n_unix, 2);	/* unix_keys[1] is read below */
+	EXPECT_STR(fc.unix_keys[0].path, "/run/task.sock");
+	EXPECT_EQ(fc.unix_keys[1].path[0], '\0');	/* abstract */
+	EXPECT_STR(fc.unix_keys[1].path + 1, "agent");
+	EXPECT_EQ(fc.unix_keys[1].policy_id, 3);
+	DONE();
 }
 
 static void test_home_too_long(void **state)
@@ -183,11 +183,12 @@ static void test_home_too_long(void **state)
 	memset(home, 'h', sizeof(home));
 	home[0] = '/';
 	home[sizeof(home) - 1] = '\0';
-	assert_int_equal(file_rules__compile(&pol, 3, homes, 1, &fc, err,
-					     sizeof(err)), -ENAMETOOLONG);
-	assert_int_equal(strncmp(err, "the protected path /hhh", 23), 0);
-	assert_string_equal(err + 19 + strlen(home) + strlen("/.ssh"),
-			    " is longer than 251 bytes; it cannot be protected, so the policy is refused");
+	EXPECT_EQ(file_rules__compile(&pol, 3, homes, 1, &fc, err,
+				      sizeof(err)), -ENAMETOOLONG);
+	EXPECT_EQ(strncmp(err, "the protected path /hhh", 23), 0);
+	EXPECT_STR(err + 19 + strlen(home) + strlen("/.ssh"),
+		   " is longer than 251 bytes; it cannot be protected, so the policy is refused");
+	DONE();
 }
 
 int main(void)

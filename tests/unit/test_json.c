@@ -1,12 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* The JSON writer: escaping of quotes, control bytes and invalid UTF-8. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <string.h>
-#include <cmocka.h>
 
+#include "test.h"
 #include "json.h"
 
 static const char *line_of(struct json *j, void (*fill)(struct json *))
@@ -30,13 +25,14 @@ static void test_escape_ascii(void **state)
 
 	(void)state;
 	json_init(&j);
-	assert_string_equal(esc(&j, "plain", 5), "plain");
-	assert_string_equal(esc(&j, "a\"b\\c", 5), "a\\\"b\\\\c");
-	assert_string_equal(esc(&j, "\n\t\r\b\f", 5), "\\n\\t\\r\\b\\f");
-	assert_string_equal(esc(&j, "\x01\x1f\x7f", 3), "\\u0001\\u001f\\u007f");
+	EXPECT_STR(esc(&j, "plain", 5), "plain");
+	EXPECT_STR(esc(&j, "a\"b\\c", 5), "a\\\"b\\\\c");
+	EXPECT_STR(esc(&j, "\n\t\r\b\f", 5), "\\n\\t\\r\\b\\f");
+	EXPECT_STR(esc(&j, "\x01\x1f\x7f", 3), "\\u0001\\u001f\\u007f");
 	/* An embedded NUL is data, not the end. */
-	assert_string_equal(esc(&j, "a\0b", 3), "a\\u0000b");
+	EXPECT_STR(esc(&j, "a\0b", 3), "a\\u0000b");
 	json_free(&j);
+	DONE();
 }
 
 static void test_escape_utf8(void **state)
@@ -46,18 +42,19 @@ static void test_escape_utf8(void **state)
 	(void)state;
 	json_init(&j);
 	/* Valid 2-, 3- and 4-byte sequences pass through. */
-	assert_string_equal(esc(&j, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 9),
-			    "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
+	EXPECT_STR(esc(&j, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 9),
+		   "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
 	/* Lone continuation, truncated sequence, overlong '/', surrogate,
 	 * above U+10FFFF, 0xff: each invalid byte becomes U+FFFD. */
-	assert_string_equal(esc(&j, "\x80", 1), "\\ufffd");
-	assert_string_equal(esc(&j, "a\xe2\x82", 3), "a\\ufffd\\ufffd");
-	assert_string_equal(esc(&j, "\xc0\xaf", 2), "\\ufffd\\ufffd");
-	assert_string_equal(esc(&j, "\xed\xa0\x80", 3), "\\ufffd\\ufffd\\ufffd");
-	assert_string_equal(esc(&j, "\xf4\x90\x80\x80", 4),
-			    "\\ufffd\\ufffd\\ufffd\\ufffd");
-	assert_string_equal(esc(&j, "\xff", 1), "\\ufffd");
+	EXPECT_STR(esc(&j, "\x80", 1), "\\ufffd");
+	EXPECT_STR(esc(&j, "a\xe2\x82", 3), "a\\ufffd\\ufffd");
+	EXPECT_STR(esc(&j, "\xc0\xaf", 2), "\\ufffd\\ufffd");
+	EXPECT_STR(esc(&j, "\xed\xa0\x80", 3), "\\ufffd\\ufffd\\ufffd");
+	EXPECT_STR(esc(&j, "\xf4\x90\x80\x80", 4),
+		   "\\ufffd\\ufffd\\ufffd\\ufffd");
+	EXPECT_STR(esc(&j, "\xff", 1), "\\ufffd");
 	json_free(&j);
+	DONE();
 }
 
 static void fill_comm(struct json *j)
@@ -85,11 +82,12 @@ static void test_objects(void **state)
 	(void)state;
 	json_init(&j);
 	/* The raw bytes survive as hex when they were not valid UTF-8. */
-	assert_string_equal(line_of(&j, fill_comm),
-			    "{\"comm\":\"ev\\ufffdil\\\"\",\"comm_hex\":\"6576ff696c22\",\"pid\":42}\n");
-	assert_string_equal(line_of(&j, fill_plain),
-			    "{\"event\":\"deny\",\"comm\":\"curl\",\"degraded\":[\"a\",\"b\\\"\"],\"empty\":[],\"ok\":true,\"neg\":-3}\n");
+	EXPECT_STR(line_of(&j, fill_comm),
+		   "{\"comm\":\"ev\\ufffdil\\\"\",\"comm_hex\":\"6576ff696c22\",\"pid\":42}\n");
+	EXPECT_STR(line_of(&j, fill_plain),
+		   "{\"event\":\"deny\",\"comm\":\"curl\",\"degraded\":[\"a\",\"b\\\"\"],\"empty\":[],\"ok\":true,\"neg\":-3}\n");
 	json_free(&j);
+	DONE();
 }
 
 static void fill_numbers(struct json *j)
@@ -112,11 +110,12 @@ static void test_numbers(void **state)
 
 	(void)state;
 	json_init(&j);
-	assert_string_equal(line_of(&j, fill_numbers),
-			    "{\"a\":0,\"b\":9,\"c\":10,\"d\":1234567890123,"
-			    "\"e\":18446744073709551615,\"f\":0,\"g\":-1,"
-			    "\"h\":9223372036854775807,\"i\":-9223372036854775808}\n");
+	EXPECT_STR(line_of(&j, fill_numbers),
+		   "{\"a\":0,\"b\":9,\"c\":10,\"d\":1234567890123,"
+		   "\"e\":18446744073709551615,\"f\":0,\"g\":-1,"
+		   "\"h\":9223372036854775807,\"i\":-9223372036854775808}\n");
 	json_free(&j);
+	DONE();
 }
 
 static void test_growth(void **state)
@@ -131,9 +130,10 @@ static void test_growth(void **state)
 	json_strn(&j, "k", big, sizeof(big));
 	json_end(&j);
 	/* {"k":" + 2 bytes per quote + "}\n */
-	assert_int_equal(j.len, 6 + 2 * sizeof(big) + 3);
-	assert_false(j.oom);
+	EXPECT_EQ(j.len, 6 + 2 * sizeof(big) + 3);
+	EXPECT(!j.oom);
 	json_free(&j);
+	DONE();
 }
 
 int main(void)

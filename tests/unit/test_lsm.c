@@ -4,12 +4,7 @@
  * program, an unlisted program's guarantee, the list of guarantees the
  * agent names when BPF-LSM is missing altogether.
  */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <string.h>
-#include <cmocka.h>
-
+#include "test.h"
 #include "lsm.h"
 
 static void test_lookup(void **state)
@@ -19,21 +14,22 @@ static void test_lookup(void **state)
 	(void)state;
 	h = lsm__hook("stk_file_open");
 	assert_non_null(h);
-	assert_string_equal(h->hook, "file_open");
-	assert_string_equal(h->guarantee, "file_scope");
-	assert_string_equal(h->also, "protected_paths");
-	assert_false(h->newer);
+	EXPECT_STR(h->hook, "file_open");
+	EXPECT_STR(h->guarantee, "file_scope");
+	EXPECT_STR(h->also, "protected_paths");
+	EXPECT(!h->newer);
 	/* Hooks of newer kernels whose absence an older hook covers. */
-	assert_true(lsm__hook("stk_file_truncate")->newer);
-	assert_true(lsm__hook("stk_inode_set_acl")->newer);
-	assert_true(lsm__hook("stk_file_ioctl_compat")->newer);
-	assert_null(lsm__hook("stk_nope"));
-	assert_null(lsm__hook(NULL));
+	EXPECT(lsm__hook("stk_file_truncate")->newer);
+	EXPECT(lsm__hook("stk_inode_set_acl")->newer);
+	EXPECT(lsm__hook("stk_file_ioctl_compat")->newer);
+	EXPECT(!lsm__hook("stk_nope"));
+	EXPECT(!lsm__hook(NULL));
 
 	/* A program without a row is named by its hook: never unnamed. */
-	assert_string_equal(lsm__guarantee("stk_ptrace", "ptrace_access_check"), "ptrace");
-	assert_string_equal(lsm__guarantee("stk_new_thing", "task_fix_setuid"),
-			    "task_fix_setuid");
+	EXPECT_STR(lsm__guarantee("stk_ptrace", "ptrace_access_check"), "ptrace");
+	EXPECT_STR(lsm__guarantee("stk_new_thing", "task_fix_setuid"),
+		   "task_fix_setuid");
+	DONE();
 }
 
 static void test_guarantees(void **state)
@@ -49,19 +45,23 @@ static void test_guarantees(void **state)
 
 	(void)state;
 	n = lsm__guarantees(got, 64);
-	assert_true(n >= sizeof(want) / sizeof(want[0]) && n <= 64);
-	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+	/* got[] is read up to n below. */
+	if (!EXPECT(n >= ARRAY_SIZE(want) && n <= 64))
+		goto out;
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
 		for (j = 0; j < n; j++)
 			if (!strcmp(got[j], want[i]))
 				break;
-		assert_true(j < n);
+		EXPECT(j < n);
 	}
 	/* Each once. */
 	for (i = 0; i < n; i++)
 		for (j = i + 1; j < n; j++)
 			assert_string_not_equal(got[i], got[j]);
 	/* A short buffer still counts them all. */
-	assert_int_equal(lsm__guarantees(got, 2), n);
+	EXPECT_EQ(lsm__guarantees(got, 2), n);
+out:
+	DONE();
 }
 
 int main(void)

@@ -6,14 +6,9 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
-#include <cmocka.h>
 
+#include "test.h"
 #include "events.h"
 #include "netaddr.h"
 #include "net_rules.h"
@@ -52,10 +47,11 @@ static void test_normalize(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		assert_int_equal(norm(cases[i].in, out), cases[i].fam);
-		assert_string_equal(out, cases[i].out);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		EXPECT_EQ(norm(cases[i].in, out), cases[i].fam);
+		EXPECT_STR(out, cases[i].out);
 	}
+	DONE();
 }
 
 /* ---- compile + decide ---- */
@@ -156,25 +152,26 @@ static void test_ports_and_protocols(void **state)
 	add_rule(p, "10.1.0.0/16", U, 53, 53);
 	add_rule(p, "2001:db8::/32", NET_PROTO_ANY, 0, 0);
 	assert_int_equal(net_rules__compile(p, 1, &c, err, sizeof(err)), 0);
-	assert_int_equal(decide(&c, false, "127.0.0.1", T, 8080), 0);
-	assert_int_equal(decide(&c, false, "127.0.0.1", T, 9000), 0);
-	assert_int_equal(decide(&c, false, "127.0.0.1", T, 9100), 0);
-	assert_int_equal(decide(&c, false, "127.0.0.1", T, 9101), NA);
-	assert_int_equal(decide(&c, false, "127.0.0.1", U, 8080), NA);
-	assert_int_equal(decide(&c, false, "127.0.0.2", T, 8080), NA);
-	assert_int_equal(decide(&c, false, "10.1.200.3", U, 53), 0);
-	assert_int_equal(decide(&c, false, "10.1.200.3", T, 53), NA);
-	assert_int_equal(decide(&c, false, "10.2.0.1", U, 53), NA);
-	assert_int_equal(decide(&c, false, "2001:db8:ff::1", T, 1), 0);
-	assert_int_equal(decide(&c, false, "2001:db9::1", T, 1), NA);
+	EXPECT_EQ(decide(&c, false, "127.0.0.1", T, 8080), 0);
+	EXPECT_EQ(decide(&c, false, "127.0.0.1", T, 9000), 0);
+	EXPECT_EQ(decide(&c, false, "127.0.0.1", T, 9100), 0);
+	EXPECT_EQ(decide(&c, false, "127.0.0.1", T, 9101), NA);
+	EXPECT_EQ(decide(&c, false, "127.0.0.1", U, 8080), NA);
+	EXPECT_EQ(decide(&c, false, "127.0.0.2", T, 8080), NA);
+	EXPECT_EQ(decide(&c, false, "10.1.200.3", U, 53), 0);
+	EXPECT_EQ(decide(&c, false, "10.1.200.3", T, 53), NA);
+	EXPECT_EQ(decide(&c, false, "10.2.0.1", U, 53), NA);
+	EXPECT_EQ(decide(&c, false, "2001:db8:ff::1", T, 1), 0);
+	EXPECT_EQ(decide(&c, false, "2001:db9::1", T, 1), NA);
 	/* Mapped forms of an allowed IPv4 address are allowed like it... */
-	assert_int_equal(decide(&c, false, "::ffff:127.0.0.1", T, 8080), 0);
-	assert_int_equal(decide(&c, false, "64:ff9b::7f00:1", T, 8080), 0);
-	assert_int_equal(decide(&c, false, "2002:7f00:1::", T, 8080), 0);
+	EXPECT_EQ(decide(&c, false, "::ffff:127.0.0.1", T, 8080), 0);
+	EXPECT_EQ(decide(&c, false, "64:ff9b::7f00:1", T, 8080), 0);
+	EXPECT_EQ(decide(&c, false, "2002:7f00:1::", T, 8080), 0);
 	/* ...and no more than it. */
-	assert_int_equal(decide(&c, false, "::ffff:127.0.0.1", T, 22), NA);
+	EXPECT_EQ(decide(&c, false, "::ffff:127.0.0.1", T, 22), NA);
 	net_compiled__free(&c);
 	free_policy(p);
+	DONE();
 }
 
 /* A longer prefix must not hide the ports a shorter one allows. */
@@ -189,16 +186,17 @@ static void test_covering_prefixes_merge(void **state)
 	add_rule(p, "127.0.0.1/32", T, 8080, 8080);
 	add_rule(p, "127.0.0.0/24", NET_PROTO_ANY, 443, 443);
 	assert_int_equal(net_rules__compile(p, 1, &c, err, sizeof(err)), 0);
-	assert_int_equal(c.n_allow, 3);
-	assert_int_equal(decide(&c, false, "127.0.0.1", T, 80), 0);
-	assert_int_equal(decide(&c, false, "127.0.0.1", T, 8080), 0);
-	assert_int_equal(decide(&c, false, "127.0.0.1", U, 443), 0);
-	assert_int_equal(decide(&c, false, "127.0.0.9", T, 8080), NA);
-	assert_int_equal(decide(&c, false, "127.0.0.9", T, 443), 0);
-	assert_int_equal(decide(&c, false, "127.1.0.9", T, 443), NA);
-	assert_int_equal(decide(&c, false, "127.1.0.9", T, 80), 0);
+	EXPECT_EQ(c.n_allow, 3);
+	EXPECT_EQ(decide(&c, false, "127.0.0.1", T, 80), 0);
+	EXPECT_EQ(decide(&c, false, "127.0.0.1", T, 8080), 0);
+	EXPECT_EQ(decide(&c, false, "127.0.0.1", U, 443), 0);
+	EXPECT_EQ(decide(&c, false, "127.0.0.9", T, 8080), NA);
+	EXPECT_EQ(decide(&c, false, "127.0.0.9", T, 443), 0);
+	EXPECT_EQ(decide(&c, false, "127.1.0.9", T, 443), NA);
+	EXPECT_EQ(decide(&c, false, "127.1.0.9", T, 80), 0);
 	net_compiled__free(&c);
 	free_policy(p);
+	DONE();
 }
 
 static void test_metadata_always_denied(void **state)
@@ -216,12 +214,13 @@ static void test_metadata_always_denied(void **state)
 
 	(void)state;
 	assert_int_equal(net_rules__compile(p, 1, &c, err, sizeof(err)), 0);
-	for (i = 0; i < sizeof(meta) / sizeof(meta[0]); i++)
-		assert_int_equal(decide(&c, true, meta[i], T, 80), MD);
-	assert_int_equal(decide(&c, true, "169.255.0.1", T, 80), 0);
-	assert_int_equal(decide(&c, true, "fd00:ec2::255", T, 80), 0);
+	for (i = 0; i < ARRAY_SIZE(meta); i++)
+		EXPECT_EQ(decide(&c, true, meta[i], T, 80), MD);
+	EXPECT_EQ(decide(&c, true, "169.255.0.1", T, 80), 0);
+	EXPECT_EQ(decide(&c, true, "fd00:ec2::255", T, 80), 0);
 	net_compiled__free(&c);
 	free_policy(p);
+	DONE();
 }
 
 static void test_override_opens_only_that_endpoint(void **state)
@@ -236,14 +235,15 @@ static void test_override_opens_only_that_endpoint(void **state)
 	add_rule(p, "fd00:ec2::254", T, 80, 80);
 	add_override(p, "fd00:ec2::254");
 	assert_int_equal(net_rules__compile(p, 1, &c, err, sizeof(err)), 0);
-	assert_int_equal(decide(&c, false, "169.254.169.254", T, 80), 0);
-	assert_int_equal(decide(&c, false, "::ffff:169.254.169.254", T, 80), 0);
-	assert_int_equal(decide(&c, false, "169.254.169.254", T, 81), NA);
-	assert_int_equal(decide(&c, false, "169.254.169.253", T, 80), MD);
-	assert_int_equal(decide(&c, false, "fd00:ec2::254", T, 80), 0);
-	assert_int_equal(decide(&c, false, "fd00:ec2::23", T, 80), MD);
+	EXPECT_EQ(decide(&c, false, "169.254.169.254", T, 80), 0);
+	EXPECT_EQ(decide(&c, false, "::ffff:169.254.169.254", T, 80), 0);
+	EXPECT_EQ(decide(&c, false, "169.254.169.254", T, 81), NA);
+	EXPECT_EQ(decide(&c, false, "169.254.169.253", T, 80), MD);
+	EXPECT_EQ(decide(&c, false, "fd00:ec2::254", T, 80), 0);
+	EXPECT_EQ(decide(&c, false, "fd00:ec2::23", T, 80), MD);
 	net_compiled__free(&c);
 	free_policy(p);
+	DONE();
 }
 
 static void test_too_many_ranges(void **state)
@@ -258,20 +258,21 @@ static void test_too_many_ranges(void **state)
 	for (i = 0; i <= NET_MAX_PORT_RANGES; i++)
 		add_rule(p, i % 2 ? "127.0.0.0/8" : "127.0.0.1", T,
 			 1000 + 10 * i, 1000 + 10 * i);
-	assert_int_equal(net_rules__compile(p, 1, &c, err, sizeof(err)), -E2BIG);
-	assert_string_equal(err, "t.yaml: network.allow: 127.0.0.1/32 is covered by rules with 17 distinct port ranges; at most 16 fit one address (merge ranges or split the CIDRs)");
+	EXPECT_EQ(net_rules__compile(p, 1, &c, err, sizeof(err)), -E2BIG);
+	EXPECT_STR(err, "t.yaml: network.allow: 127.0.0.1/32 is covered by rules with 17 distinct port ranges; at most 16 fit one address (merge ranges or split the CIDRs)");
 	/* Adjacent and overlapping ranges merge, so these fit. */
 	free_policy(p);
 	p = mk_policy(false);
 	for (i = 0; i < 40; i++)
 		add_rule(p, "127.0.0.1", T, 1000 + i, 1001 + i);
 	assert_int_equal(net_rules__compile(p, 1, &c, err, sizeof(err)), 0);
-	assert_int_equal(c.n_allow, 1);
-	assert_int_equal(c.allow[0].val.n, 1);
-	assert_int_equal(c.allow[0].val.r[0].lo, 1000);
-	assert_int_equal(c.allow[0].val.r[0].hi, 1040);
+	assert_int_equal(c.n_allow, 1);	/* c.allow[0] is read below */
+	EXPECT_EQ(c.allow[0].val.n, 1);
+	EXPECT_EQ(c.allow[0].val.r[0].lo, 1000);
+	EXPECT_EQ(c.allow[0].val.r[0].hi, 1040);
 	net_compiled__free(&c);
 	free_policy(p);
+	DONE();
 }
 
 /* Local address decision, as bind4/6 (at_bind) and socket_listen judge. */
@@ -301,40 +302,41 @@ static void test_listen_rules(void **state)
 	add_listen(p, "::1", U, 5354, 5354);
 	add_listen(p, "10.0.0.5", NET_PROTO_ANY, 0, 0);	/* every port */
 	assert_int_equal(net_rules__compile(p, 1, &c, err, sizeof(err)), 0);
-	assert_int_equal(c.n_allow, 4);
+	EXPECT_EQ(c.n_allow, 4);
 	for (i = 0; i < c.n_allow; i++)
 		if (c.allow[i].key.family & NET_FAMILY_LISTEN)
 			n_listen++;
-	assert_int_equal(n_listen, 3);
+	EXPECT_EQ(n_listen, 3);
 	/* The listen rules, and only them. */
-	assert_int_equal(decide_local(&c, "127.0.0.1", T, 8081, true), 0);
-	assert_int_equal(decide_local(&c, "127.9.0.1", T, 8081, false), 0);
-	assert_int_equal(decide_local(&c, "::ffff:127.0.0.1", T, 8081, true), 0);
-	assert_int_equal(decide_local(&c, "127.0.0.1", U, 8081, true), NA);
-	assert_int_equal(decide_local(&c, "127.0.0.1", T, 8082, true), NA);
-	assert_int_equal(decide_local(&c, "0.0.0.0", T, 8081, true), NA);
-	assert_int_equal(decide_local(&c, "::1", U, 5354, true), 0);
-	assert_int_equal(decide_local(&c, "::1", T, 5354, true), NA);
-	assert_int_equal(decide_local(&c, "::", U, 5354, true), NA);
+	EXPECT_EQ(decide_local(&c, "127.0.0.1", T, 8081, true), 0);
+	EXPECT_EQ(decide_local(&c, "127.9.0.1", T, 8081, false), 0);
+	EXPECT_EQ(decide_local(&c, "::ffff:127.0.0.1", T, 8081, true), 0);
+	EXPECT_EQ(decide_local(&c, "127.0.0.1", U, 8081, true), NA);
+	EXPECT_EQ(decide_local(&c, "127.0.0.1", T, 8082, true), NA);
+	EXPECT_EQ(decide_local(&c, "0.0.0.0", T, 8081, true), NA);
+	EXPECT_EQ(decide_local(&c, "::1", U, 5354, true), 0);
+	EXPECT_EQ(decide_local(&c, "::1", T, 5354, true), NA);
+	EXPECT_EQ(decide_local(&c, "::", U, 5354, true), NA);
 	/* An allow rule is no listen rule, network.default: allow neither... */
-	assert_int_equal(decide_local(&c, "127.0.0.1", T, 9000, true), NA);
-	assert_int_equal(decide_local(&c, "192.0.2.1", T, 80, true), NA);
+	EXPECT_EQ(decide_local(&c, "127.0.0.1", T, 9000, true), NA);
+	EXPECT_EQ(decide_local(&c, "192.0.2.1", T, 80, true), NA);
 	/* ...and a listen rule allows no connect. */
-	assert_int_equal(decide(&c, false, "127.0.0.1", T, 8081), NA);
-	assert_int_equal(decide(&c, false, "127.0.0.1", T, 9000), 0);
+	EXPECT_EQ(decide(&c, false, "127.0.0.1", T, 8081), NA);
+	EXPECT_EQ(decide(&c, false, "127.0.0.1", T, 9000), 0);
 	/* Port 0: an ephemeral port passes at bind; at listen only a rule
 	 * without ports covers it. */
-	assert_int_equal(decide_local(&c, "127.0.0.1", T, 0, true), 0);
-	assert_int_equal(decide_local(&c, "0.0.0.0", U, 0, true), 0);
-	assert_int_equal(decide_local(&c, "127.0.0.1", T, 0, false), NA);
-	assert_int_equal(decide_local(&c, "10.0.0.5", T, 0, false), 0);
+	EXPECT_EQ(decide_local(&c, "127.0.0.1", T, 0, true), 0);
+	EXPECT_EQ(decide_local(&c, "0.0.0.0", U, 0, true), 0);
+	EXPECT_EQ(decide_local(&c, "127.0.0.1", T, 0, false), NA);
+	EXPECT_EQ(decide_local(&c, "10.0.0.5", T, 0, false), 0);
 	/* A metadata address as a source: refused at any port, every form. */
-	assert_int_equal(decide_local(&c, "169.254.169.254", T, 0, true), MD);
-	assert_int_equal(decide_local(&c, "::ffff:169.254.169.254", U, 0, true), MD);
-	assert_int_equal(decide_local(&c, "fd00:ec2::254", T, 8081, true), MD);
-	assert_int_equal(decide_local(&c, "64:ff9b::a9fe:a9fe", T, 80, false), MD);
+	EXPECT_EQ(decide_local(&c, "169.254.169.254", T, 0, true), MD);
+	EXPECT_EQ(decide_local(&c, "::ffff:169.254.169.254", U, 0, true), MD);
+	EXPECT_EQ(decide_local(&c, "fd00:ec2::254", T, 8081, true), MD);
+	EXPECT_EQ(decide_local(&c, "64:ff9b::a9fe:a9fe", T, 80, false), MD);
 	net_compiled__free(&c);
 	free_policy(p);
+	DONE();
 }
 
 /* The range limit names the list it was reached in. */
@@ -348,9 +350,10 @@ static void test_listen_too_many_ranges(void **state)
 	(void)state;
 	for (i = 0; i <= NET_MAX_PORT_RANGES; i++)
 		add_listen(p, "127.0.0.1", T, 1000 + 10 * i, 1000 + 10 * i);
-	assert_int_equal(net_rules__compile(p, 1, &c, err, sizeof(err)), -E2BIG);
-	assert_string_equal(err, "t.yaml: network.listen: 127.0.0.1/32 is covered by rules with 17 distinct port ranges; at most 16 fit one address (merge ranges or split the CIDRs)");
+	EXPECT_EQ(net_rules__compile(p, 1, &c, err, sizeof(err)), -E2BIG);
+	EXPECT_STR(err, "t.yaml: network.listen: 127.0.0.1/32 is covered by rules with 17 distinct port ranges; at most 16 fit one address (merge ranges or split the CIDRs)");
 	free_policy(p);
+	DONE();
 }
 
 static void test_key_layout(void **state)
@@ -360,13 +363,14 @@ static void test_key_layout(void **state)
 
 	(void)state;
 	/* Four bytes of policy id and four of family: a 24-byte LPM key. */
-	assert_int_equal(sizeof(struct net_key), 4 + 24);
-	assert_int_equal(policy_cidr__parse("10.0.0.0/8", &cidr), 0);
+	EXPECT_EQ(sizeof(struct net_key), 4 + 24);
+	EXPECT_EQ(policy_cidr__parse("10.0.0.0/8", &cidr), 0);
 	net_key__from_cidr(&k, 7, &cidr);
-	assert_int_equal(k.prefixlen, 64 + 8);
-	assert_int_equal(k.policy_id, 7);
-	assert_int_equal(k.family, 4);
-	assert_int_equal(k.addr[0], 10);
+	EXPECT_EQ(k.prefixlen, 64 + 8);
+	EXPECT_EQ(k.policy_id, 7);
+	EXPECT_EQ(k.family, 4);
+	EXPECT_EQ(k.addr[0], 10);
+	DONE();
 }
 
 int main(void)

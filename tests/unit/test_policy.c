@@ -4,54 +4,19 @@
  * endpoint table, single documents (valid and invalid, each invalid one with
  * its exact diagnostic) and whole sets loaded from a temporary directory.
  *
- * Checks follow the kernel's test_progs: EXPECT*() return whether they
- * held, so a test can skip what depends on a failed check, and the test
- * fails at its end (DONE()) if any did. What a test allocates hangs off its
- * fixture (struct fx), which cmocka frees in teardown however it ends.
+ * Checks are test.h's (the kernel's test_progs): EXPECT*() return whether
+ * they held, so a test can skip what depends on a failed check, and the
+ * test fails at its end (DONE()) if any did. What a test allocates hangs
+ * off its fixture (struct fx), which cmocka frees in teardown however it
+ * ends.
  */
 #include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
-#include <cmocka.h>
 
+#include "test.h"
 #include "net.h"
 #include "policy.h"
-
-static int n_failed;
-
-static bool expect_(bool ok, const char *expr, const char *file, int line)
-{
-	if (!ok) {
-		print_error("%s:%d: check failed: %s\n", file, line, expr);
-		n_failed++;
-	}
-	return ok;
-}
-
-static bool expect_str_(const char *got, const char *want, const char *expr,
-			const char *file, int line)
-{
-	bool ok = got && strcmp(got, want) == 0;
-
-	if (!ok) {
-		print_error("%s:%d: %s\n  got:  %s\n  want: %s\n", file, line,
-			    expr, got ? got : "(null)", want);
-		n_failed++;
-	}
-	return ok;
-}
-
-#define EXPECT(cond)		expect_(!!(cond), #cond, __FILE__, __LINE__)
-#define EXPECT_STR(got, want)	expect_str_((got), (want), #got, __FILE__, __LINE__)
-/* End of a test: fail it if any check failed, and start the next clean. */
-#define DONE()			do { int f_ = n_failed; n_failed = 0; \
-				     assert_int_equal(f_, 0); } while (0)
 
 static void dump_diag(const struct policy_diag *d)
 {
@@ -121,7 +86,7 @@ static void test_cidr_parse_str(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct policy_cidr c;
 
 		if (EXPECT(policy_cidr__parse(cases[i][0], &c) == 0))
@@ -146,7 +111,7 @@ static void test_cidr_invalid(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
 		if (!EXPECT(policy_cidr__parse(bad[i], &c) == -EINVAL))
 			print_error("  accepted \"%s\"\n", bad[i]);
 	EXPECT(policy_cidr__parse_raw("10.0.0.0/33", &c) == -ERANGE);
@@ -470,7 +435,7 @@ static void test_overrides_cover(void **state)
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(docs); i++)
 		parse_ok(*state, docs[i]);
 	DONE();
 }
@@ -716,7 +681,7 @@ static void test_capabilities(void **state)
 		};
 		size_t j;
 
-		for (j = 0; j < sizeof(bad) / sizeof(bad[0]); j++)
+		for (j = 0; j < ARRAY_SIZE(bad); j++)
 			if (!strcmp(policy_cap_names[i], bad[j]))
 				EXPECT((policy_caps_dangerous & POLICY_CAP_BIT(i)) &&
 				       !(policy_caps_default & POLICY_CAP_BIT(i)));
@@ -745,7 +710,7 @@ static void test_path_forms(void **state)
 		EXPECT(strlen(p->net.unix_allow[0].path) == 107);
 		EXPECT(strlen(p->net.unix_allow[1].path) == 107);
 	}
-	for (i = 0; i < sizeof(overrides) / sizeof(overrides[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(overrides); i++) {
 		snprintf(doc, sizeof(doc),
 			 FILES("overrides: [{path: \"%s\", reason: r}]"),
 			 overrides[i]);
@@ -821,7 +786,7 @@ static void test_limits_units(void **state)
 	char doc[256];
 	size_t i;
 
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		const struct policy_limits *l;
 		uint64_t got = 0;
 		bool has = false;

@@ -1,0 +1,87 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# Sourced by the live tests (tests/live/*.sh: `. "$here/lib.sh"`), on the
+# host and in the test VM (busybox ash, from /opt/stockade: POSIX sh only).
+# What each of them needs before its first case, and how it counts:
+#   need_cgroup2 NAME  sets CGROUP_ROOT (kept when already set) to the
+#                      cgroup2 mount; exits 1 naming NAME if there is none
+#   need_bpffs NAME    mounts bpffs on /sys/fs/bpf unless it is there
+#   ok NAME / not_ok NAME DETAIL / skip NAME REASON
+#                      one result line each: `ok NAME`, `not ok NAME:
+#                      DETAIL`, `ok NAME # skip: REASON` (a skip counts as
+#                      passed, as these scripts always counted it)
+#   summary            the closing `N passed, N failed` line; returns 1 if
+#                      any failed, so a script ends with it
+#   wait_for PATTERN FILE [TENTHS]
+#                      until a line of FILE matches (grep), 10 s by default
+#   cg_empty DIR...    move what still runs in each cgroup DIR to the root
+#                      cgroup, then remove DIR (one level)
+#   rmcg DIR           remove a cgroup tree, children first
+# A script may still define any of these itself after sourcing: its own
+# definition wins. It sets `here` (its own directory) before sourcing.
+
+# The binaries, unless the environment names others (the VM suite does).
+STOCKADE=${STOCKADE:-$here/../../stockade}
+TOOLS=${TOOLS:-$here/../../build/tools}
+# The host kernel refuses BPF-LSM, so the agents run degraded there; the
+# VM suite passes flags of its own.
+STOCKADE_AGENT_FLAGS=${STOCKADE_AGENT_FLAGS---allow-degraded}
+
+passed=0
+failed=0
+
+ok() { passed=$((passed + 1)); echo "ok $1"; }
+not_ok() { failed=$((failed + 1)); echo "not ok $1: $2"; }
+skip() { passed=$((passed + 1)); echo "ok $1 # skip: $2"; }
+
+summary() {
+	echo "$passed passed, $failed failed"
+	[ "$failed" = 0 ]
+}
+
+# /proc/mounts, not stat -f: busybox's stat does not name cgroup2 or bpf.
+fs_at() { awk -v d="$1" '$2 == d { t = $3 } END { print t }' /proc/mounts; }
+
+# /sys/fs/cgroup on a pure cgroup2 host (and in the VM), .../unified on a
+# hybrid one.
+need_cgroup2() {
+	if [ -z "${CGROUP_ROOT:-}" ]; then
+		for _d in /sys/fs/cgroup /sys/fs/cgroup/unified; do
+			if [ "$(fs_at "$_d")" = cgroup2 ]; then
+				CGROUP_ROOT=$_d
+				break
+			fi
+		done
+	fi
+	[ -n "${CGROUP_ROOT:-}" ] || { echo "$1: no cgroup2 mount found" >&2; exit 1; }
+}
+
+need_bpffs() {
+	if [ "$(fs_at /sys/fs/bpf)" != bpf ]; then
+		mount -t bpf bpf /sys/fs/bpf || { echo "$1: cannot mount bpffs" >&2; exit 1; }
+	fi
+}
+
+wait_for() {
+	n=0
+	while ! grep -q "$1" "$2" 2>/dev/null; do
+		n=$((n + 1))
+		[ "$n" -gt "${3:-100}" ] && return 1
+		sleep 0.1
+	done
+	return 0
+}
+
+cg_empty() {
+	for _d in "$@"; do
+		[ -d "$_d" ] || continue
+		# Stragglers out first, or the directory cannot go.
+		while read -r _p; do echo "$_p" > "$CGROUP_ROOT/cgroup.procs"; done \
+			< "$_d/cgroup.procs" 2>/dev/null
+		rmdir "$_d" 2>/dev/null
+	done
+}
+
+rmcg() {
+	[ -d "$1" ] || return 0
+	find "$1" -depth -type d -exec rmdir {} \; 2>/dev/null
+}
