@@ -16,41 +16,22 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-STOCKADE=${STOCKADE:-$here/../../stockade}
-TOOLS=${TOOLS:-$here/../../build/tools}
-STOCKADE_AGENT_FLAGS=${STOCKADE_AGENT_FLAGS---allow-degraded}
+. "$here/lib.sh"
 N=${BURST_N:-1000}
 STORM=${BURST_STORM:-20000}
-
-fs_at() { awk -v d="$1" '$2 == d { t = $3 } END { print t }' /proc/mounts; }
-if [ -z "${CGROUP_ROOT:-}" ]; then
-	for d in /sys/fs/cgroup /sys/fs/cgroup/unified; do
-		if [ "$(fs_at "$d")" = cgroup2 ]; then
-			CGROUP_ROOT=$d
-			break
-		fi
-	done
-fi
-[ -n "${CGROUP_ROOT:-}" ] || { echo "burst: no cgroup2 mount found" >&2; exit 1; }
-if [ "$(fs_at /sys/fs/bpf)" != bpf ]; then
-	mount -t bpf bpf /sys/fs/bpf || { echo "burst: cannot mount bpffs" >&2; exit 1; }
-fi
+need_cgroup2 burst
+need_bpffs burst
 
 work=$(mktemp -d /tmp/stockade-burst.XXXXXX)
 bpffs=/sys/fs/bpf/stockade-burst-$$
 log=$work/agent.log
 top=$CGROUP_ROOT/stockade-burst
 agent_pid=
-passed=0
-failed=0
-
-ok() { passed=$((passed + 1)); echo "ok $1"; }
-not_ok() { failed=$((failed + 1)); echo "not ok $1: $2"; }
 
 cleanup() {
 	[ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
 	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
-	[ -d "$top" ] && find "$top" -depth -type d -exec rmdir {} \; 2>/dev/null
+	rmcg "$top"
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -152,5 +133,4 @@ fi
 r=$(sed -n 's/.*"event":"map_retry".*"retries_total":\([0-9]*\).*/\1/p' "$log" | tail -n 1)
 echo "# burst: ${r:-0} map inserts retried after a transient ENOMEM (map_retry)"
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+summary

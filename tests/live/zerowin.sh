@@ -22,25 +22,11 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-STOCKADE=${STOCKADE:-$here/../../stockade}
-TOOLS=${TOOLS:-$here/../../build/tools}
-STOCKADE_AGENT_FLAGS=${STOCKADE_AGENT_FLAGS---allow-degraded}
+. "$here/lib.sh"
 cycles=${ZW_CYCLES:-1000}
 probe=$TOOLS/netprobe
-
-fs_at() { awk -v d="$1" '$2 == d { t = $3 } END { print t }' /proc/mounts; }
-if [ -z "${CGROUP_ROOT:-}" ]; then
-	for d in /sys/fs/cgroup /sys/fs/cgroup/unified; do
-		if [ "$(fs_at "$d")" = cgroup2 ]; then
-			CGROUP_ROOT=$d
-			break
-		fi
-	done
-fi
-[ -n "${CGROUP_ROOT:-}" ] || { echo "zerowin: no cgroup2 mount found" >&2; exit 1; }
-if [ "$(fs_at /sys/fs/bpf)" != bpf ]; then
-	mount -t bpf bpf /sys/fs/bpf || { echo "zerowin: cannot mount bpffs" >&2; exit 1; }
-fi
+need_cgroup2 zerowin
+need_bpffs zerowin
 
 work=$(mktemp -d /tmp/stockade-zw.XXXXXX)
 bpffs=/sys/fs/bpf/stockade-zw-$$
@@ -50,17 +36,7 @@ top1=$CGROUP_ROOT/stockade-zw
 top2=$CGROUP_ROOT/stockade-zw2
 top3=$CGROUP_ROOT/stockade-zw3
 agent_pid=
-passed=0
-failed=0
 
-ok() { passed=$((passed + 1)); echo "ok $1"; }
-not_ok() { failed=$((failed + 1)); echo "not ok $1: $2"; }
-
-# rm -r for cgroups: children first.
-rmcg() {
-	[ -d "$1" ] || return 0
-	find "$1" -depth -type d -exec rmdir {} \; 2>/dev/null
-}
 cleanup() {
 	[ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
 	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
@@ -70,15 +46,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-wait_for() {
-	n=0
-	while ! grep -q "$1" "$2" 2>/dev/null; do
-		n=$((n + 1))
-		[ "$n" -gt "${3:-100}" ] && return 1
-		sleep 0.1
-	done
-	return 0
-}
 
 mkdir -p "$pol" "$top1" "$top2" "$top3"
 cat > "$pol/zw.yaml" <<'YAML'
@@ -277,5 +244,4 @@ wait "$agent_pid"
 rc=$?
 agent_pid=
 [ "$rc" = 0 ] && ok "agent stops" || not_ok "agent stops" "exit $rc"
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+summary
