@@ -96,225 +96,230 @@ static int pin_cmp(const void *x, const void *y)
 	return strcmp(a->prog, b->prog);
 }
 
-int ctl__status(int argc, char **argv)
-{
+/* What status shows, gathered once from the pins. */
+struct status {
 	struct ctl c;
-	struct agent_meta meta = { 0 };
-	struct entry *v = NULL;
-	struct row *rows = NULL;
-	struct stockade__bss bss = { 0 };
-	unsigned char bss_buf[4096];
-	char progs[1024], links[1024], hash[20];
-	struct policy_info pi;
-	struct state_sb *st = NULL;
-	struct sb_stats *use = NULL;
-	uint64_t st_pid = 0;
-	size_t n_st = 0, n_use = 0;
-	uint32_t pid = 0;
-	bool running = false;
-	size_t i, j, n = 0, n_rows = 0, n_lsm = 0, n_deg;
+	struct agent_meta meta;
+	struct stockade__bss bss;
+	struct entry *v;
+	size_t n;
+	struct row *rows;
+	size_t n_rows, n_lsm, n_deg;
 	const char *deg[32];
-	__u32 zero = 0;
-	int err, rc = 1;
+	struct state_sb *st;
+	size_t n_st;
+	uint32_t pid;
+	bool running;
+};
 
-	err = ctl_parse(&c, argc, argv, false);
+/* The rows: each sandbox entry, and each cgroup with links but no entry
+ * (their programs deny all: reason no_policy), so that status covers every
+ * link; sorted by path, with their policies, counts and usage. */
+static int status_gather(struct status *S)
+{
+	struct ctl *cp = &S->c;
+	unsigned char bss_buf[4096];
+	struct policy_info pi;
+	uint64_t st_pid = 0;
+	__u32 zero = 0;
+	size_t i, j;
+	int err;
+
+	S->running = pin__agent_running(cp->bpffs, cp->dir_fd, &S->pid);
+	pin__meta_read(cp->bpffs, &S->meta);
+	if (!bpf_map_lookup_elem(cp->bss_fd, &zero, bss_buf))
+		memcpy(&S->bss, bss_buf, sizeof(S->bss));
+	err = ctl_read_entries(cp, &S->v, &S->n);
 	if (err)
 		return err;
-	err = ctl_open(&c);
-	if (err == 1) {
-		if (c.json)
-			printf("{\"bpffs\":\"%s\",\"pinned\":false,\"agent\":{\"running\":false},\"cgroups\":[]}\n",
-			       c.bpffs);
-		else if (c.dir_fd >= 0 && replace__interrupted(c.bpffs))
-			printf("an interrupted replacement holds the state pinned at %s (in a staging-* directory there): the sandboxes stay confined; start the agent to finish it\n",
-			       c.bpffs);
-		else
-			printf("nothing is pinned at %s: stockade confines no cgroup, and no agent runs\n",
-			       c.bpffs);
-		rc = 0;
-		goto out;
+	S->rows = calloc(S->n + cp->n_pins + 1, sizeof(*S->rows));
+	if (!S->rows)
+		return -ENOMEM;
+	for (i = 0; i < S->n; i++) {
+		struct row *r = &S->rows[S->n_rows++];
+
+		r->id = S->v[i].id;
+		r->root = S->v[i].sb.root_id;
+		r->policy_id = S->v[i].sb.policy_id;
+		r->slot = S->v[i].sb.slot;
+		r->has_entry = true;
 	}
-	if (err)
-		goto out;
-	running = pin__agent_running(c.bpffs, c.dir_fd, &pid);
-	pin__meta_read(c.bpffs, &meta);
-	if (!bpf_map_lookup_elem(c.bss_fd, &zero, bss_buf))
-		memcpy(&bss, bss_buf, sizeof(bss));
-	err = ctl_read_entries(&c, &v, &n);
-	if (err)
-		goto out;
-	rows = calloc(n + c.n_pins + 1, sizeof(*rows));
-	if (!rows)
-		goto out;
-	for (i = 0; i < n; i++) {
-		rows[n_rows].id = v[i].id;
-		rows[n_rows].root = v[i].sb.root_id;
-		rows[n_rows].policy_id = v[i].sb.policy_id;
-		rows[n_rows].slot = v[i].sb.slot;
-		rows[n_rows].has_entry = true;
-		n_rows++;
-	}
-	/* Links pinned for a cgroup with no entry (their programs deny all:
-	 * reason no_policy): shown, so that status covers every link. */
-	for (i = 0; i < c.n_pins; i++) {
-		if (!c.pins[i].cg_id)
+	for (i = 0; i < cp->n_pins; i++) {
+		if (!cp->pins[i].cg_id)
 			continue;
-		for (j = 0; j < n_rows && rows[j].id != c.pins[i].cg_id; j++)
+		for (j = 0; j < S->n_rows && S->rows[j].id != cp->pins[i].cg_id; j++)
 			;
-		if (j == n_rows) {
-			rows[n_rows].id = rows[n_rows].root = c.pins[i].cg_id;
-			n_rows++;
+		if (j == S->n_rows) {
+			S->rows[S->n_rows].id = S->rows[S->n_rows].root = cp->pins[i].cg_id;
+			S->n_rows++;
 		}
 	}
 	/* The run-time clocks live in the running agent's state file only. */
-	limits__state_read(c.state_path, &st, &n_st, &st_pid);
-	for (i = 0; i < n_rows; i++) {
-		rows[i].path = ctl_path_of(&c, rows[i].id);
-		if (rows[i].has_entry) {
-			ctl_policy_of(&c, rows[i].policy_id, &pi);
-			memcpy(rows[i].policy, pi.name, sizeof(rows[i].policy));
+	limits__state_read(cp->state_path, &S->st, &S->n_st, &st_pid);
+	for (i = 0; i < S->n_rows; i++) {
+		struct row *r = &S->rows[i];
+
+		r->path = ctl_path_of(cp, r->id);
+		if (r->has_entry) {
+			ctl_policy_of(cp, r->policy_id, &pi);
+			memcpy(r->policy, pi.name, sizeof(r->policy));
 		} else {
-			snprintf(rows[i].policy, sizeof(rows[i].policy), "(no entry)");
+			snprintf(r->policy, sizeof(r->policy), "(no entry)");
 		}
-		if (rows[i].root == rows[i].id)
-			counts(&c, rows[i].id, &rows[i], st, n_st);
+		if (r->root == r->id)
+			counts(cp, r->id, r, S->st, S->n_st);
 	}
-	qsort(rows, n_rows, sizeof(*rows), row_cmp);
+	qsort(S->rows, S->n_rows, sizeof(*S->rows), row_cmp);
 	/* After the sort: use.policy points into its own row. */
-	for (i = 0; i < n_rows; i++)
-		rows[i].use.policy = rows[i].policy;
-	qsort(c.pins, c.n_pins, sizeof(*c.pins), pin_cmp);
-	for (i = 0; i < c.n_pins; i++)
-		n_lsm += !c.pins[i].cg_id;
-	n_deg = ctl_degraded(&c, n_lsm, deg, sizeof(deg) / sizeof(deg[0]));
-	if (n_deg > sizeof(deg) / sizeof(deg[0]))
-		n_deg = sizeof(deg) / sizeof(deg[0]);
+	for (i = 0; i < S->n_rows; i++)
+		S->rows[i].use.policy = S->rows[i].policy;
+	qsort(cp->pins, cp->n_pins, sizeof(*cp->pins), pin_cmp);
+	for (i = 0; i < cp->n_pins; i++)
+		S->n_lsm += !cp->pins[i].cg_id;
+	S->n_deg = ctl_degraded(cp, S->n_lsm, S->deg, sizeof(S->deg) / sizeof(S->deg[0]));
+	if (S->n_deg > sizeof(S->deg) / sizeof(S->deg[0]))
+		S->n_deg = sizeof(S->deg) / sizeof(S->deg[0]);
+	return 0;
+}
 
-	if (c.json) {
-		struct json *j2 = &c.j;
-		struct json sub;
+/* status --json: one object (README, "CLI"). */
+static void status_print_json(struct status *S)
+{
+	struct ctl *c = &S->c;
+	char progs[1024], links[1024], hash[20];
+	struct policy_info pi;
+	size_t i, j;
 
-		json_init(&sub);
-		json_begin(j2);
-		json_str(j2, "bpffs", c.bpffs);
-		json_bool(j2, "pinned", true);
-		{
-			char agent[96];
+	struct json *j2 = &c->j;
+	struct json sub;
 
-			if (running)
-				snprintf(agent, sizeof(agent), "{\"running\":true,\"pid\":%u}", pid);
-			else
-				snprintf(agent, sizeof(agent), "{\"running\":false,\"last_pid\":%u}",
-					 meta.pid);
-			json_raw(j2, "agent", agent);
-		}
-		json_str_array(j2, "degraded", deg, n_deg);
-		json_u64(j2, "seq_next", c.data->ev_seq);
-		json_u64(j2, "events_lost", bss.ev_lost);
-		json_u64(j2, "events_lost_reported", meta.lost_reported);
-		json_u64(j2, "watch_entries", c.n_watch_entries);
-		fwrite(j2->buf, 1, j2->len, stdout);
-		printf(",\"lsm\":[");
-		for (i = 0, j = 0; i < c.n_pins; i++) {
-			if (c.pins[i].cg_id)
-				continue;
-			json_begin(&sub);
-			json_str(&sub, "program", c.pins[i].prog);
-			json_u64(&sub, "link_id", c.pins[i].link_id);
-			json_u64(&sub, "prog_id", c.pins[i].prog_id);
-			printf("%s%s}", j++ ? "," : "", sub.buf);
-		}
-		printf("],\"cgroups\":[");
-		for (i = 0; i < n_rows; i++) {
-			const struct row *r = &rows[i];
+	json_init(&sub);
+	json_begin(j2);
+	json_str(j2, "bpffs", c->bpffs);
+	json_bool(j2, "pinned", true);
+	{
+		char agent[96];
 
-			json_begin(&sub);
-			json_str(&sub, "cgroup", r->path);
-			json_u64(&sub, "cgroup_id", r->id);
-			json_str(&sub, "via", r->root == r->id ? "selector" : "inherited");
-			if (r->root != r->id) {
-				json_str(&sub, "root", ctl_path_of(&c, r->root));
-				json_u64(&sub, "root_id", r->root);
-			}
-			if (r->has_entry) {
-				ctl_policy_of(&c, r->policy_id, &pi);
-				snprintf(hash, sizeof(hash), "%016llx",
-					 (unsigned long long)pi.hash);
-				json_str(&sub, "policy", pi.name);
-				json_u64(&sub, "policy_id", r->policy_id);
-				json_u64(&sub, "slot", r->slot);
-				json_u64(&sub, "generation", pi.generation);
-				json_str(&sub, "hash", hash);
-				json_str(&sub, "mode", pi.mode == SANDBOX_AUDIT ? "audit" : "enforce");
-				{
-					char names[1024], lit[1040];
-
-					if (ctl_caps_of(&c, r->policy_id, true, names,
-						    sizeof(names))) {
-						snprintf(lit, sizeof(lit), "[%s]", names);
-						json_raw(&sub, "capabilities", lit);
-					}
-				}
-			} else {
-				json_str(&sub, "policy", "(no entry)");
-			}
-			if (r->root == r->id) {
-				char lit[1040];
-
-				prog_list(&c, r->id, false, progs, sizeof(progs));
-				snprintf(lit, sizeof(lit), "[%s]", progs);
-				json_raw(&sub, "prog_ids", lit);
-				prog_list(&c, r->id, true, links, sizeof(links));
-				snprintf(lit, sizeof(lit), "[%s]", links);
-				json_raw(&sub, "link_ids", lit);
-				json_u64(&sub, "denials", r->denied);
-				json_u64(&sub, "audits", r->audited);
-				/* Limits and usage: the same object. */
-				status_json_usage(&sub, &r->use);
-			}
-			printf("%s%s}", i ? "," : "", sub.buf);
-		}
-		printf("],\"detached\":[");
-		{
-			__u64 key, next;
-			int e = bpf_map_get_next_key(c.det_fd, NULL, &next);
-
-			for (j = 0; !e; j++) {
-				json_begin(&sub);
-				json_str(&sub, "cgroup", ctl_path_of(&c, next));
-				json_u64(&sub, "cgroup_id", next);
-				printf("%s%s}", j ? "," : "", sub.buf);
-				key = next;
-				e = bpf_map_get_next_key(c.det_fd, &key, &next);
-			}
-		}
-		printf("]}\n");
-		json_free(&sub);
-		rc = 0;
-		goto out;
+		if (S->running)
+			snprintf(agent, sizeof(agent), "{\"running\":true,\"pid\":%u}", S->pid);
+		else
+			snprintf(agent, sizeof(agent), "{\"running\":false,\"last_pid\":%u}",
+				 S->meta.pid);
+		json_raw(j2, "agent", agent);
 	}
+	json_str_array(j2, "degraded", S->deg, S->n_deg);
+	json_u64(j2, "seq_next", c->data->ev_seq);
+	json_u64(j2, "events_lost", S->bss.ev_lost);
+	json_u64(j2, "events_lost_reported", S->meta.lost_reported);
+	json_u64(j2, "watch_entries", c->n_watch_entries);
+	fwrite(j2->buf, 1, j2->len, stdout);
+	printf(",\"lsm\":[");
+	for (i = 0, j = 0; i < c->n_pins; i++) {
+		if (c->pins[i].cg_id)
+			continue;
+		json_begin(&sub);
+		json_str(&sub, "program", c->pins[i].prog);
+		json_u64(&sub, "link_id", c->pins[i].link_id);
+		json_u64(&sub, "prog_id", c->pins[i].prog_id);
+		printf("%s%s}", j++ ? "," : "", sub.buf);
+	}
+	printf("],\"cgroups\":[");
+	for (i = 0; i < S->n_rows; i++) {
+		const struct row *r = &S->rows[i];
 
-	if (running)
-		printf("agent:    running (pid %u)\n", pid);
-	else if (meta.pid)
+		json_begin(&sub);
+		json_str(&sub, "cgroup", r->path);
+		json_u64(&sub, "cgroup_id", r->id);
+		json_str(&sub, "via", r->root == r->id ? "selector" : "inherited");
+		if (r->root != r->id) {
+			json_str(&sub, "root", ctl_path_of(c, r->root));
+			json_u64(&sub, "root_id", r->root);
+		}
+		if (r->has_entry) {
+			ctl_policy_of(c, r->policy_id, &pi);
+			snprintf(hash, sizeof(hash), "%016llx",
+				 (unsigned long long)pi.hash);
+			json_str(&sub, "policy", pi.name);
+			json_u64(&sub, "policy_id", r->policy_id);
+			json_u64(&sub, "slot", r->slot);
+			json_u64(&sub, "generation", pi.generation);
+			json_str(&sub, "hash", hash);
+			json_str(&sub, "mode", pi.mode == SANDBOX_AUDIT ? "audit" : "enforce");
+			{
+				char names[1024], lit[1040];
+
+				if (ctl_caps_of(c, r->policy_id, true, names,
+					    sizeof(names))) {
+					snprintf(lit, sizeof(lit), "[%s]", names);
+					json_raw(&sub, "capabilities", lit);
+				}
+			}
+		} else {
+			json_str(&sub, "policy", "(no entry)");
+		}
+		if (r->root == r->id) {
+			char lit[1040];
+
+			prog_list(c, r->id, false, progs, sizeof(progs));
+			snprintf(lit, sizeof(lit), "[%s]", progs);
+			json_raw(&sub, "prog_ids", lit);
+			prog_list(c, r->id, true, links, sizeof(links));
+			snprintf(lit, sizeof(lit), "[%s]", links);
+			json_raw(&sub, "link_ids", lit);
+			json_u64(&sub, "denials", r->denied);
+			json_u64(&sub, "audits", r->audited);
+			/* Limits and usage: the same object. */
+			status_json_usage(&sub, &r->use);
+		}
+		printf("%s%s}", i ? "," : "", sub.buf);
+	}
+	printf("],\"detached\":[");
+	{
+		__u64 key, next;
+		int e = bpf_map_get_next_key(c->det_fd, NULL, &next);
+
+		for (j = 0; !e; j++) {
+			json_begin(&sub);
+			json_str(&sub, "cgroup", ctl_path_of(c, next));
+			json_u64(&sub, "cgroup_id", next);
+			printf("%s%s}", j ? "," : "", sub.buf);
+			key = next;
+			e = bpf_map_get_next_key(c->det_fd, &key, &next);
+		}
+	}
+	printf("]}\n");
+	json_free(&sub);
+}
+
+/* The text status: the agent, the pins, BPF-LSM, then one row a cgroup. */
+static void status_print_rows(struct status *S)
+{
+	struct ctl *c = &S->c;
+	char progs[1024], hash[20];
+	struct policy_info pi;
+	size_t i;
+
+	if (S->running)
+		printf("agent:    running (pid %u)\n", S->pid);
+	else if (S->meta.pid)
 		printf("agent:    NOT running (pid %u stopped without a clean exit); the pinned programs keep enforcing\n",
-		       meta.pid);
+		       S->meta.pid);
 	else
 		printf("agent:    not running; the pinned programs keep enforcing\n");
-	printf("pins:     %s\n", c.bpffs);
+	printf("pins:     %s\n", c->bpffs);
 	printf("events:   next seq %llu, %llu lost in total (%llu reported)\n",
-	       (unsigned long long)c.data->ev_seq, (unsigned long long)bss.ev_lost,
-	       (unsigned long long)meta.lost_reported);
-	if (c.n_watch_entries)
+	       (unsigned long long)c->data->ev_seq, (unsigned long long)S->bss.ev_lost,
+	       (unsigned long long)S->meta.lost_reported);
+	if (c->n_watch_entries)
 		printf("watching: %zu entries (directories watched for new cgroups, and cgroups below them classified outside)\n",
-		       c.n_watch_entries);
-	if (n_lsm) {
-		prog_list(&c, 0, false, progs, sizeof(progs));
-		printf("BPF-LSM:  %zu programs attached, prog ids %s\n", n_lsm, progs);
-		if (n_deg) {
+		       c->n_watch_entries);
+	if (S->n_lsm) {
+		prog_list(c, 0, false, progs, sizeof(progs));
+		printf("BPF-LSM:  %zu programs attached, prog ids %s\n", S->n_lsm, progs);
+		if (S->n_deg) {
 			printf("degraded:");
-			for (i = 0; i < n_deg; i++)
-				printf("%s %s", i ? "," : "", deg[i]);
+			for (i = 0; i < S->n_deg; i++)
+				printf("%s %s", i ? "," : "", S->deg[i]);
 			printf(" (hooks this kernel lacks)\n");
 		}
 	} else {
@@ -323,12 +328,12 @@ int ctl__status(int argc, char **argv)
 	printf("\n%-28s %-8s %-9s %-16s %-4s %-16s %-7s %-24s %7s %7s\n", "CGROUP",
 	       "ID", "VIA", "POLICY", "GEN", "HASH", "MODE", "PROG IDS", "DENIED",
 	       "AUDITED");
-	for (i = 0; i < n_rows; i++) {
-		const struct row *r = &rows[i];
+	for (i = 0; i < S->n_rows; i++) {
+		const struct row *r = &S->rows[i];
 		char d[24] = "-", au[24] = "-", gen[16] = "-";
 
 		if (r->has_entry) {
-			ctl_policy_of(&c, r->policy_id, &pi);
+			ctl_policy_of(c, r->policy_id, &pi);
 			snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)pi.hash);
 			snprintf(gen, sizeof(gen), "%u", pi.generation);
 		} else {
@@ -337,13 +342,13 @@ int ctl__status(int argc, char **argv)
 			snprintf(hash, sizeof(hash), "-");
 		}
 		if (r->root == r->id) {
-			prog_list(&c, r->id, false, progs, sizeof(progs));
+			prog_list(c, r->id, false, progs, sizeof(progs));
 			if (r->has_cnt) {
 				snprintf(d, sizeof(d), "%llu", (unsigned long long)r->denied);
 				snprintf(au, sizeof(au), "%llu", (unsigned long long)r->audited);
 			}
 		} else {
-			snprintf(progs, sizeof(progs), "(%s)", ctl_path_of(&c, r->root));
+			snprintf(progs, sizeof(progs), "(%s)", ctl_path_of(c, r->root));
 		}
 		printf("%-28s %-8" PRIu64 " %-9s %-16s %-4s %-16s %-7s %-24s %7s %7s\n",
 		       r->path[0] ? r->path : "(removed)", r->id,
@@ -351,56 +356,99 @@ int ctl__status(int argc, char **argv)
 		       !r->has_entry ? "-" : pi.mode == SANDBOX_AUDIT ? "audit" : "enforce",
 		       progs[0] ? progs : "-", d, au);
 	}
-	if (!n_rows)
+	if (!S->n_rows)
 		printf("(no cgroup is confined)\n");
+}
+
+/* The text status, after the rows: each policy's capability set, the
+ * sandboxes' usage and limits, the cgroups detached on purpose. */
+static void status_print_tail(struct status *S)
+{
+	struct ctl *c = &S->c;
+	struct sb_stats *use;
+	struct policy_info pi;
+	size_t i, j, n_use = 0;
+
 	/* The capability set of each policy in use, once per policy id. */
-	for (i = 0, j = 0; i < n_rows; i++) {
+	for (i = 0, j = 0; i < S->n_rows; i++) {
 		char names[1024];
 		size_t k;
 
-		if (!rows[i].has_entry)
+		if (!S->rows[i].has_entry)
 			continue;
 		for (k = 0; k < i; k++)
-			if (rows[k].has_entry && rows[k].policy_id == rows[i].policy_id)
+			if (S->rows[k].has_entry && S->rows[k].policy_id == S->rows[i].policy_id)
 				break;
-		if (k < i || !ctl_caps_of(&c, rows[i].policy_id, false, names,
+		if (k < i || !ctl_caps_of(c, S->rows[i].policy_id, false, names,
 				      sizeof(names)))
 			continue;
-		ctl_policy_of(&c, rows[i].policy_id, &pi);
+		ctl_policy_of(c, S->rows[i].policy_id, &pi);
 		printf("%s  %-16s %s\n", j++ ? "" : "\ncapabilities by policy:\n",
 		       pi.name, names[0] ? names : "(none)");
 	}
 	/* Second section: what each sandbox (selected cgroup) used, and its
 	 * limits. */
-	use = calloc(n_rows + 1, sizeof(*use));
-	for (i = 0; use && i < n_rows; i++)
-		if (rows[i].root == rows[i].id)
-			use[n_use++] = rows[i].use;
+	use = calloc(S->n_rows + 1, sizeof(*use));
+	for (i = 0; use && i < S->n_rows; i++)
+		if (S->rows[i].root == S->rows[i].id)
+			use[n_use++] = S->rows[i].use;
 	if (n_use) {
 		printf("\nusage and limits (connect, sendmsg: allowed/denied; denied: other kinds):\n");
 		status_print_table(stdout, use, n_use);
 	}
 	{
 		__u64 key, next;
-		int e = bpf_map_get_next_key(c.det_fd, NULL, &next);
+		int e = bpf_map_get_next_key(c->det_fd, NULL, &next);
 
 		for (j = 0; !e; j++) {
 			printf("%s%s (%llu)", j ? ", " : "\ndetached on purpose: ",
-			       ctl_path_of(&c, next)[0] ? ctl_path_of(&c, next) : "(removed)",
+			       ctl_path_of(c, next)[0] ? ctl_path_of(c, next) : "(removed)",
 			       (unsigned long long)next);
 			key = next;
-			e = bpf_map_get_next_key(c.det_fd, &key, &next);
+			e = bpf_map_get_next_key(c->det_fd, &key, &next);
 		}
 		if (j)
 			printf("\n");
 	}
+	free(use);
+}
+
+int ctl__status(int argc, char **argv)
+{
+	struct status S = { 0 };
+	int err, rc = 1;
+
+	err = ctl_parse(&S.c, argc, argv, false);
+	if (err)
+		return err;
+	err = ctl_open(&S.c);
+	if (err == 1) {
+		if (S.c.json)
+			printf("{\"bpffs\":\"%s\",\"pinned\":false,\"agent\":{\"running\":false},\"cgroups\":[]}\n",
+			       S.c.bpffs);
+		else if (S.c.dir_fd >= 0 && replace__interrupted(S.c.bpffs))
+			printf("an interrupted replacement holds the state pinned at %s (in a staging-* directory there): the sandboxes stay confined; start the agent to finish it\n",
+			       S.c.bpffs);
+		else
+			printf("nothing is pinned at %s: stockade confines no cgroup, and no agent runs\n",
+			       S.c.bpffs);
+		rc = 0;
+		goto out;
+	}
+	if (err || status_gather(&S))
+		goto out;
+	if (S.c.json) {
+		status_print_json(&S);
+	} else {
+		status_print_rows(&S);
+		status_print_tail(&S);
+	}
 	rc = 0;
 out:
 	fflush(stdout);
-	free(v);
-	free(rows);
-	free(st);
-	free(use);
-	ctl_close(&c);
+	free(S.v);
+	free(S.rows);
+	free(S.st);
+	ctl_close(&S.c);
 	return rc;
 }
