@@ -128,176 +128,226 @@ static int cgroup_target(struct ctl *c, const char *arg, uint64_t *id,
 	return 0;
 }
 
-int ctl__detach(int argc, char **argv)
+/*
+ * Open the pins for detach, and refuse while an agent runs (--all: the
+ * BPF-LSM links end only when it lets go of them). 0: go on; 1: nothing
+ * (more) to do, a success; -1: failed, and said why.
+ */
+static int detach_open(struct ctl *c)
 {
-	struct ctl c;
-	struct entry *v = NULL;
-	struct timespec now;
-	char rel[PATH_MAX];
-	uint32_t pid = 0, policy_id = 0;
-	uint64_t id, *roots = NULL;
-	size_t i, j, n = 0, n_roots = 0, released = 0, lsm = 0;
-	int err, rc = 1;
+	uint32_t pid = 0;
+	int err;
 
-	err = ctl_parse(&c, argc, argv, true);
-	if (err)
-		return err;
-	if (c.log_path) {
-		c.log = fopen(c.log_path, "ae");
-		if (!c.log) {
-			pr_err("detach", "cannot open --log %s: %s", c.log_path,
+	if (c->log_path) {
+		c->log = fopen(c->log_path, "ae");
+		if (!c->log) {
+			pr_err("detach", "cannot open --log %s: %s", c->log_path,
 			       strerror(errno));
-			goto out;
+			return -1;
 		}
 	}
-	err = ctl_open(&c);
-	if (err == 1 && c.all && c.dir_fd >= 0 && replace__interrupted(c.bpffs)) {
+	err = ctl_open(c);
+	if (err == 1 && c->all && c->dir_fd >= 0 && replace__interrupted(c->bpffs)) {
 		/* Killed while publishing a replacement: all of the state is
 		 * in a staging directory. Its links end with their pins. */
-		if (pin__lock(c.dir_fd, true)) {
+		if (pin__lock(c->dir_fd, true)) {
 			pr_err("detach", "an agent is running on %s; stop it first, then run detach --all",
-			       c.bpffs);
-			goto out;
+			       c->bpffs);
+			return -1;
 		}
-		if (!pin__remove_all(c.bpffs)) {
+		if (!pin__remove_all(c->bpffs)) {
 			fprintf(stderr, "stockade: detach: the state of an interrupted replacement removed, %s removed\n",
-				c.bpffs);
-			rc = 0;
+				c->bpffs);
+			return 1;
 		}
-		goto out;
+		return -1;
 	}
 	if (err == 1) {
-		if (c.all) {
+		if (c->all) {
 			fprintf(stderr, "stockade: detach: nothing is pinned at %s; nothing to detach\n",
-				c.bpffs);
-			rc = 0;
+				c->bpffs);
+			return 1;
 		} else {
 			pr_err("detach", "nothing is pinned at %s: %s is not confined by stockade",
-			       c.bpffs, c.target);
+			       c->bpffs, c->target);
 		}
-		goto out;
+		return -1;
 	}
 	if (err)
-		goto out;
-	c.agent_running = pin__agent_running(c.bpffs, c.dir_fd, &pid);
-	if (c.all && c.agent_running) {
+		return -1;
+	c->agent_running = pin__agent_running(c->bpffs, c->dir_fd, &pid);
+	if (c->all && c->agent_running) {
 		pr_err("detach", "an agent (pid %u) is running on %s; stop it first (kill -TERM %u), then run detach --all: the BPF-LSM links end only when the agent lets go of them",
-		       pid, c.bpffs, pid);
-		goto out;
+		       pid, c->bpffs, pid);
+		return -1;
 	}
-	if (c.all && pin__lock(c.dir_fd, true)) {
-		pr_err("detach", "an agent started on %s meanwhile; stop it first", c.bpffs);
-		goto out;
+	if (c->all && pin__lock(c->dir_fd, true)) {
+		pr_err("detach", "an agent started on %s meanwhile; stop it first", c->bpffs);
+		return -1;
 	}
-	err = ctl_read_entries(&c, &v, &n);
-	if (err)
-		goto out;
-	roots = calloc(n + c.n_pins + 1, sizeof(*roots));
-	if (!roots)
-		goto out;
+	return 0;
+}
 
-	if (c.all) {
+/* The sandbox roots to release: all of them (--all, also the links of a
+ * cgroup whose entry is gone), one cgroup, or a policy's. -1: an error,
+ * said. */
+static int detach_roots(struct ctl *c, const struct entry *v, size_t n,
+			uint64_t *roots, size_t *n_roots)
+{
+	char rel[PATH_MAX];
+	uint32_t policy_id = 0;
+	uint64_t id;
+	size_t i, j;
+	int err;
+
+	if (c->all) {
 		for (i = 0; i < n; i++)
 			if (v[i].sb.root_id == v[i].id)
-				roots[n_roots++] = v[i].id;
+				roots[(*n_roots)++] = v[i].id;
 		/* Links of a cgroup whose entry is already gone. */
-		for (i = 0; i < c.n_pins; i++) {
-			for (j = 0; c.pins[i].cg_id && j < n_roots; j++)
-				if (roots[j] == c.pins[i].cg_id)
+		for (i = 0; i < c->n_pins; i++) {
+			for (j = 0; c->pins[i].cg_id && j < *n_roots; j++)
+				if (roots[j] == c->pins[i].cg_id)
 					break;
-			if (c.pins[i].cg_id && j == n_roots)
-				roots[n_roots++] = c.pins[i].cg_id;
+			if (c->pins[i].cg_id && j == *n_roots)
+				roots[(*n_roots)++] = c->pins[i].cg_id;
 		}
-	} else if (c.target[0] == '/') {
-		err = cgroup_target(&c, c.target, &id, rel, sizeof(rel));
+	} else if (c->target[0] == '/') {
+		err = cgroup_target(c, c->target, &id, rel, sizeof(rel));
 		if (err)
-			goto out;
+			return -1;
 		for (i = 0; i < n && v[i].id != id; i++)
 			;
 		if (i == n) {
 			pr_err("detach", "%s (cgroup id %" PRIu64 ") is not confined by stockade (see stockade status)",
 			       rel, id);
-			goto out;
+			return -1;
 		}
 		if (v[i].sb.root_id != id) {
 			pr_err("detach", "%s is confined through %s, a cgroup a selector chose, whose programs cover its whole subtree; detach that one",
-			       rel, ctl_path_of(&c, v[i].sb.root_id));
-			goto out;
+			       rel, ctl_path_of(c, v[i].sb.root_id));
+			return -1;
 		}
-		roots[n_roots++] = id;
+		roots[(*n_roots)++] = id;
 	} else {
 		struct policy_info pi;
 		__u32 k;
 
 		for (k = 1; k < POLICY_MAX && !policy_id; k++)
-			if (!bpf_map_lookup_elem(c.names_fd, &k, &pi) &&
-			    !strncmp(pi.name, c.target, sizeof(pi.name)))
+			if (!bpf_map_lookup_elem(c->names_fd, &k, &pi) &&
+			    !strncmp(pi.name, c->target, sizeof(pi.name)))
 				policy_id = k;
 		if (!policy_id) {
 			pr_err("detach", "no policy named %s is pinned under %s (see stockade status); a cgroup starts with '/'",
-			       c.target, c.bpffs);
-			goto out;
+			       c->target, c->bpffs);
+			return -1;
 		}
 		/* By name, not by that id: while a reload switches, a policy
 		 * may hold two ids (its slot names the one in force). */
 		for (i = 0; i < n; i++) {
 			if (v[i].sb.root_id != v[i].id)
 				continue;
-			ctl_policy_of(&c, v[i].sb.policy_id, &pi);
-			if (!strncmp(pi.name, c.target, sizeof(pi.name)))
-				roots[n_roots++] = v[i].id;
+			ctl_policy_of(c, v[i].sb.policy_id, &pi);
+			if (!strncmp(pi.name, c->target, sizeof(pi.name)))
+				roots[(*n_roots)++] = v[i].id;
 		}
-		if (!n_roots)
+		if (!*n_roots)
 			fprintf(stderr, "stockade: detach: policy %s confines no cgroup\n",
-				c.target);
+				c->target);
 	}
+	return 0;
+}
+
+/* Release each root: marked detached first (one cgroup or a policy: a
+ * running agent must not attach it again), then its links and entries. */
+static int release_roots(struct ctl *c, const uint64_t *roots, size_t n_roots,
+			 const struct entry *v, size_t n, size_t *released)
+{
+	struct timespec now;
+	size_t i;
 
 	clock_gettime(CLOCK_REALTIME, &now);
 	for (i = 0; i < n_roots; i++) {
 		__u64 when = (__u64)now.tv_sec * 1000000000 + (__u64)now.tv_nsec;
 
 		/* First: a running agent must not attach it again. */
-		if (!c.all && bpf_map_update_elem(c.det_fd, &roots[i], &when, BPF_ANY)) {
+		if (!c->all && bpf_map_update_elem(c->det_fd, &roots[i], &when, BPF_ANY)) {
 			pr_err("detach", "marking %s detached failed: %s; nothing changed",
-			       ctl_path_of(&c, roots[i]), strerror(errno));
-			goto out;
+			       ctl_path_of(c, roots[i]), strerror(errno));
+			return -1;
 		}
-		released += detach_root(&c, roots[i], v, n);
+		*released += detach_root(c, roots[i], v, n);
 	}
-	if (c.all) {
-		/* Entries no root holds any more, then BPF-LSM, then the
-		 * maps: nothing pinned is left. */
-		for (i = 0; i < n; i++)
-			if (!bpf_map_delete_elem(c.sb_fd, &v[i].id)) {
-				detach_record(&c, v[i].id, v[i].sb.policy_id);
-				released++;
-			}
-		for (i = 0; i < c.n_pins; i++)
-			lsm += !c.pins[i].cg_id;
-		/* Limits of sandboxes whose entry went before (the maps go
-		 * next, and with them the values found). */
-		if (c.saved_fd >= 0) {
-			__u64 k;
-			size_t guard = 0;
+	return 0;
+}
 
-			while (guard++ < SANDBOX_MAX_CGROUPS &&
-			       !bpf_map_get_next_key(c.saved_fd, NULL, &k)) {
-				const char *rel = ctl_path_of(&c, k);
+/* detach --all, after the roots: the entries no root held, the BPF-LSM
+ * links, the limits' saved values, then every pin. */
+static int detach_rest(struct ctl *c, const struct entry *v, size_t n,
+		       size_t released)
+{
+	size_t i, lsm = 0;
+	int err;
 
-				if (!limits__restore_saved(c.cgroot, rel[0] ? rel : NULL,
-							   c.saved_fd, k))
-					break;
-			}
+	/* Entries no root holds any more, then BPF-LSM, then the
+	 * maps: nothing pinned is left. */
+	for (i = 0; i < n; i++)
+		if (!bpf_map_delete_elem(c->sb_fd, &v[i].id)) {
+			detach_record(c, v[i].id, v[i].sb.policy_id);
+			released++;
 		}
-		fflush(stdout);
-		if (c.log)
-			fflush(c.log);
-		err = pin__remove_all(c.bpffs);
-		if (err)
-			goto out;
-		fprintf(stderr, "stockade: detach: %zu cgroups released, %zu BPF-LSM links removed, %s removed\n",
-			released, lsm, c.bpffs);
+	for (i = 0; i < c->n_pins; i++)
+		lsm += !c->pins[i].cg_id;
+	/* Limits of sandboxes whose entry went before (the maps go
+	 * next, and with them the values found). */
+	if (c->saved_fd >= 0) {
+		__u64 k;
+		size_t guard = 0;
+
+		while (guard++ < SANDBOX_MAX_CGROUPS &&
+		       !bpf_map_get_next_key(c->saved_fd, NULL, &k)) {
+			const char *rel = ctl_path_of(c, k);
+
+			if (!limits__restore_saved(c->cgroot, rel[0] ? rel : NULL,
+						   c->saved_fd, k))
+				break;
+		}
 	}
+	fflush(stdout);
+	if (c->log)
+		fflush(c->log);
+	err = pin__remove_all(c->bpffs);
+	if (err)
+		return -1;
+	fprintf(stderr, "stockade: detach: %zu cgroups released, %zu BPF-LSM links removed, %s removed\n",
+		released, lsm, c->bpffs);
+	return 0;
+}
+
+int ctl__detach(int argc, char **argv)
+{
+	struct ctl c;
+	struct entry *v = NULL;
+	uint64_t *roots = NULL;
+	size_t n = 0, n_roots = 0, released = 0;
+	int err, rc = 1;
+
+	err = ctl_parse(&c, argc, argv, true);
+	if (err)
+		return err;
+	err = detach_open(&c);
+	if (err) {
+		rc = err == 1 ? 0 : 1;
+		goto out;
+	}
+	if (ctl_read_entries(&c, &v, &n))
+		goto out;
+	roots = calloc(n + c.n_pins + 1, sizeof(*roots));
+	if (!roots || detach_roots(&c, v, n, roots, &n_roots) ||
+	    release_roots(&c, roots, n_roots, v, n, &released))
+		goto out;
+	if (c.all && detach_rest(&c, v, n, released))
+		goto out;
 	rc = 0;
 out:
 	fflush(stdout);
