@@ -811,24 +811,20 @@ static void seq_account(struct agent *a, uint64_t *old_end, uint64_t *unused,
 	*old_end = end;
 }
 
-int replace__finish(struct agent *a)
+/*
+ * Old cgroup links still pinned: of cgroups that this policy set does not
+ * confine with links of their own (no longer selected, removed, detached
+ * on purpose, or now confined through an ancestor, whose new programs
+ * cover them already). Each such cgroup gets its detach record.
+ */
+static void drop_old_cg_links(struct agent *a, const struct cgroup_paths *paths)
 {
 	struct replace *r = a->rep;
-	struct cgroup_paths paths = { 0 };
-	uint64_t old_end, unused, overlap, last = 0, v, ev_lost, lost = 0, lost_total = 0;
-	struct sandbox sb;
 	unsigned int left = 0;
-	bool degraded_warned = false;
-	size_t i, g;
-	int err;
+	uint64_t last = 0;
+	struct sandbox sb;
+	size_t i;
 
-	cgroup_paths__load(a->cgroot, &paths);
-	/*
-	 * 1. Old cgroup links still pinned: of cgroups that this policy set
-	 * does not confine with links of their own (no longer selected,
-	 * removed, detached on purpose, or now confined through an
-	 * ancestor, whose new programs cover them already).
-	 */
 	for (i = 0; i < r->n_links; i++) {
 		struct old_link *l = &r->links[i];
 		uint32_t policy_id = POLICY_MAX;	/* "(unknown)" */
@@ -844,7 +840,7 @@ int replace__finish(struct agent *a)
 		    l->cg_id == last)
 			continue;
 		last = l->cg_id;
-		path = cgroup_paths__find(&paths, l->cg_id);
+		path = cgroup_paths__find(paths, l->cg_id);
 		if (r->gens[l->gen].sb_fd >= 0 &&
 		    !bpf_map_lookup_elem(r->gens[l->gen].sb_fd, &l->cg_id, &sb))
 			policy_id = sb.policy_id;
@@ -854,7 +850,15 @@ int replace__finish(struct agent *a)
 		events__emit(a);
 	}
 	r->links_detached += left;
-	/* 2. BPF-LSM: ours judge since the load; the old ones go now. */
+}
+
+/* BPF-LSM: ours judge since the load; the old ones go now. */
+static void drop_old_lsm_links(struct agent *a)
+{
+	struct replace *r = a->rep;
+	bool degraded_warned = false;
+	size_t i;
+
 	for (i = 0; i < r->n_links; i++) {
 		if (r->links[i].gone || r->links[i].cg_id)
 			continue;
@@ -865,21 +869,23 @@ int replace__finish(struct agent *a)
 		link_drop(r, &r->links[i]);
 		r->lsm_dropped++;
 	}
-	/* 3. Wait until no old program is still running (a write to a
-	 * map-in-map waits for an RCU grace period): the old sequence
-	 * counters and rings take nothing more. */
-	bpf_rcu_sync(bpf_map__fd(a->skel->maps.rcu_sync),
-		     bpf_map__fd(a->skel->maps.rcu_inner));
-	/* 4. The old rings' last records, and the losses no agent reported. */
-	r->records += drain_rings(a);
+}
+
+/* The losses of the old states no agent reported, in one lost record;
+ * returns how many. Without a readable agent_meta, all of them: a loss
+ * may be reported twice, never not at all. */
+static uint64_t old_losses(struct agent *a)
+{
+	struct replace *r = a->rep;
+	uint64_t v, ev_lost, lost = 0, lost_total = 0;
+	size_t g;
+
 	for (g = 0; g < r->n_gens; g++) {
 		const char *dir = r->gens[g].dir;
 
 		if (gen_field(dir, "bss", "ev_lost", &ev_lost))
 			continue;
 		lost_total += ev_lost;
-		/* Without a readable agent_meta, all of them: a loss may be
-		 * reported twice, never not at all. */
 		if (!gen_field(dir, "agent_meta", "lost_reported", &v))
 			lost += v < ev_lost ? ev_lost - v : 0;
 		else
@@ -890,27 +896,15 @@ int replace__finish(struct agent *a)
 		records__lost(&a->j, lost, lost_total, "replaced");
 		events__emit(a);
 	}
-	seq_account(a, &old_end, &unused, &overlap);
-	/* 5. Limits of cgroups no longer confined: the values found go back. */
-	limits__sweep(a, &paths);
-	cgroup_paths__free(&paths);
-	for (g = 0; g < r->n_gens; g++) {
-		if (r->gens[g].cnt_fd >= 0)
-			close(r->gens[g].cnt_fd);
-		if (r->gens[g].sb_fd >= 0)
-			close(r->gens[g].sb_fd);
-		r->gens[g].cnt_fd = r->gens[g].sb_fd = -1;
-	}
+	return lost;
+}
 
-	/* 6. The old pins go, the record says what happened (before our pins
-	 * move: an agent killed while moving them leaves it said), then
-	 * ours take the old ones' place. */
-	err = remove_old(r);
-	if (err) {
-		pr_err("replace", "removing the old pins under %s failed: %s; every cgroup stays confined by the new programs (pinned in %s): start the agent again to finish",
-		       r->dir, strerror(-err), r->staging);
-		return err;
-	}
+/* The pin_replace record: what the replacement did (README, "Lifecycle"). */
+static void emit_pin_replace(struct agent *a, uint64_t lost, uint64_t old_end,
+			     uint64_t unused, uint64_t overlap)
+{
+	struct replace *r = a->rep;
+
 	events__begin(a, "pin_replace");
 	json_str(&a->j, "bpffs", r->dir);
 	json_str(&a->j, "cause", r->why);
@@ -944,6 +938,51 @@ int replace__finish(struct agent *a)
 	json_u64(&a->j, "detached_carried", r->det_carried);
 	json_u64(&a->j, "limits_carried", r->saved_carried);
 	events__emit(a);
+}
+
+int replace__finish(struct agent *a)
+{
+	struct replace *r = a->rep;
+	struct cgroup_paths paths = { 0 };
+	uint64_t old_end, unused, overlap, lost;
+	size_t g;
+	int err;
+
+	cgroup_paths__load(a->cgroot, &paths);
+	/* 1. Old cgroup links of cgroups we do not confine with our own. */
+	drop_old_cg_links(a, &paths);
+	/* 2. BPF-LSM: ours judge since the load; the old ones go now. */
+	drop_old_lsm_links(a);
+	/* 3. Wait until no old program is still running (a write to a
+	 * map-in-map waits for an RCU grace period): the old sequence
+	 * counters and rings take nothing more. */
+	bpf_rcu_sync(bpf_map__fd(a->skel->maps.rcu_sync),
+		     bpf_map__fd(a->skel->maps.rcu_inner));
+	/* 4. The old rings' last records, and the losses no agent reported. */
+	r->records += drain_rings(a);
+	lost = old_losses(a);
+	seq_account(a, &old_end, &unused, &overlap);
+	/* 5. Limits of cgroups no longer confined: the values found go back. */
+	limits__sweep(a, &paths);
+	cgroup_paths__free(&paths);
+	for (g = 0; g < r->n_gens; g++) {
+		if (r->gens[g].cnt_fd >= 0)
+			close(r->gens[g].cnt_fd);
+		if (r->gens[g].sb_fd >= 0)
+			close(r->gens[g].sb_fd);
+		r->gens[g].cnt_fd = r->gens[g].sb_fd = -1;
+	}
+
+	/* 6. The old pins go, the record says what happened (before our pins
+	 * move: an agent killed while moving them leaves it said), then
+	 * ours take the old ones' place. */
+	err = remove_old(r);
+	if (err) {
+		pr_err("replace", "removing the old pins under %s failed: %s; every cgroup stays confined by the new programs (pinned in %s): start the agent again to finish",
+		       r->dir, strerror(-err), r->staging);
+		return err;
+	}
+	emit_pin_replace(a, lost, old_end, unused, overlap);
 	test_kill("publish");
 	err = move_new(a);
 	if (err) {
