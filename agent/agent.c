@@ -1760,25 +1760,17 @@ static bool is_sandbox_root(struct agent *a, uint64_t id)
  * in force: links go before the entries their programs read, entries
  * before the rules they point to.
  */
-static void sweep(struct agent *a)
+/* Link pins that no longer confine anything of ours: detached and
+ * unpinned. Returns how many. */
+static size_t sweep_links(struct agent *a)
 {
-	struct cgroup_paths paths = { 0 };
 	char dir[PATH_MAX], pin[PATH_MAX];
 	struct bpf_program *prog;
-	int sb_fd = bpf_map__fd(a->skel->maps.sandboxes);
-	int conf_fd = bpf_map__fd(a->skel->maps.policies);
-	int names_fd = bpf_map__fd(a->skel->maps.policy_names);
-	struct key_set gone = { 0 };
-	struct policy_conf none = { .mode = SANDBOX_ENFORCE, .flags = 0 };
-	struct policy_info unused;
-	struct sandbox sb;
 	struct dirent *de;
-	size_t i, n_links = 0, n_rules = 0;
-	__u64 key, next;
+	size_t n_links = 0;
 	DIR *d;
-	int err, fd;
+	int fd;
 
-	/* 1. Link pins that no longer confine anything of ours. */
 	snprintf(dir, sizeof(dir), "%s/links", a->opt.bpffs);
 	d = opendir(dir);
 	while (d && (de = readdir(d))) {
@@ -1833,8 +1825,22 @@ static void sweep(struct agent *a)
 	if (d)
 		closedir(d);
 
-	/* 2. Sandbox entries of cgroups we do not confine now: removed
-	 * while no agent ran, or no longer selected. */
+	return n_links;
+}
+
+/* Sandbox entries of cgroups we do not confine now (removed while no
+ * agent ran, or no longer selected), each with its detach record; then
+ * their limits (the values found go back). */
+static void sweep_entries(struct agent *a)
+{
+	struct cgroup_paths paths = { 0 };
+	int sb_fd = bpf_map__fd(a->skel->maps.sandboxes);
+	struct key_set gone = { 0 };
+	struct sandbox sb;
+	__u64 key, next;
+	size_t i;
+	int err;
+
 	err = bpf_map_get_next_key(sb_fd, NULL, &next);
 	while (!err) {
 		if (!agent__find_cg(a, next) && !find_wd_id(a, next) &&
@@ -1867,11 +1873,40 @@ static void sweep(struct agent *a)
 	/* Their limits too: the values found go back (agent/limits.c). */
 	limits__sweep(a, &paths);
 	cgroup_paths__free(&paths);
+}
 
+/* Slots and ids of removed policies: free again. No entry points at such
+ * a slot any more, and no program still running read one that did. */
+static void sweep_ids(struct agent *a)
+{
+	int conf_fd = bpf_map__fd(a->skel->maps.policies);
+	int names_fd = bpf_map__fd(a->skel->maps.policy_names);
+	struct policy_conf none = { .mode = SANDBOX_ENFORCE, .flags = 0 };
+	struct policy_info unused;
+	__u64 key;
+
+	free_slots(a);
+	memset(&unused, 0, sizeof(unused));
+	for (key = 1; a->old && key < POLICY_MAX; key++) {
+		__u32 id = (__u32)key;
+
+		if (!a->old[id].name[0] || a->by_id[id])
+			continue;
+		bpf_map_update_elem(conf_fd, &id, &none, BPF_ANY);
+		bpf_map_update_elem(names_fd, &id, &unused, BPF_ANY);
+	}
+}
+
+static void sweep(struct agent *a)
+{
+	size_t n_links, n_rules = 0;
+
+	/* 1. Link pins that no longer confine anything of ours. */
+	n_links = sweep_links(a);
+	/* 2. Sandbox entries of cgroups we do not confine now. */
+	sweep_entries(a);
 	/* 3. Counters of sandboxes that are no more. */
 	limits__counters_sweep(a, is_sandbox_root);
-	key_set_free(&gone);
-
 	/* 4. Rules no policy in force wrote: once no program still running
 	 * can have read an entry that pointed at them. */
 	rcu_sync(a);
@@ -1884,19 +1919,9 @@ static void sweep(struct agent *a)
 	n_rules += sweep_keys(bpf_map__fd(a->skel->maps.unix_allow), &a->keys_unix,
 			      bpf_map__key_size(a->skel->maps.unix_allow));
 
-	/* 5. Slots and ids of removed policies: free again. No entry points
-	 * at such a slot any more (step 2), and no program still running
-	 * read one that did (step 4's grace period). */
-	free_slots(a);
-	memset(&unused, 0, sizeof(unused));
-	for (key = 1; a->old && key < POLICY_MAX; key++) {
-		__u32 id = (__u32)key;
-
-		if (!a->old[id].name[0] || a->by_id[id])
-			continue;
-		bpf_map_update_elem(conf_fd, &id, &none, BPF_ANY);
-		bpf_map_update_elem(names_fd, &id, &unused, BPF_ANY);
-	}
+	/* 5. Slots and ids of removed policies (after step 2, and step 4's
+	 * grace period). */
+	sweep_ids(a);
 	if (n_links || n_rules)
 		pr_info("agent", "adopted pins: removed %zu stale links and %zu stale rules",
 			n_links, n_rules);
