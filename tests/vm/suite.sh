@@ -119,7 +119,8 @@ anchor() {
 	done
 	kill -9 "$_pid"
 	wait "$_pid" 2>/dev/null
-	"$TOOLS/bpfquery" links | sed -n 's/^link=\([0-9]*\) type=tracing .*/\1/p' > /tmp/anchor/links
+	"$TOOLS/bpfquery" links | sed -n -e 's/^link=\([0-9]*\) type=tracing .*/\1/p' \
+		-e 's/^link=\([0-9]*\) type=raw_tracepoint .*/\1/p' > /tmp/anchor/links
 	if [ -s /tmp/anchor/links ]; then
 		export ANCHOR_LINKS=/tmp/anchor/links
 		t_ok guest/anchor
