@@ -222,11 +222,21 @@ bench: deps $(BIN) tools
 # an earlier one failed (so CI shows every result), and the target fails
 # if any did. The tiny bench fails only on an invalid run or a crash,
 # never on a performance goal (tiny counts judge none).
+# Everything is built first, by one make (no two writing the same
+# objects); then the unit, ASan, fuzz and prog runs go beside the host
+# live tests: the first are CPU-bound for about a minute and a half, the
+# second mostly wait for agents and probes, so together they take the time
+# of the longer (the unit output is printed after the live tests').
+TEST_BUILD	= $(BIN) tools variant variant-layout $(UNIT_BINS) $(UNIT_ASAN) \
+		  $(OUT)/fuzz/policy_fuzz $(OUT)/tests/prog/test_prog
 test: deps
 	@rc=0; \
-	$(MAKE) unit-test unit-test-asan fuzz-run || rc=1; \
-	$(MAKE) prog-test || rc=1; \
+	$(MAKE) $(TEST_BUILD) || rc=1; \
+	( $(MAKE) unit-test unit-test-asan fuzz-run prog-test > $(OUT)/test-unit.log 2>&1; \
+	  echo $$? > $(OUT)/test-unit.rc ) & \
 	$(MAKE) live-test || rc=1; \
+	wait; cat $(OUT)/test-unit.log; \
+	[ "$$(cat $(OUT)/test-unit.rc 2>/dev/null)" = 0 ] || { echo "make test: the unit, fuzz or prog tests FAILED (above)"; rc=1; }; \
 	$(MAKE) bench BENCH_TINY=1 || rc=1; \
 	$(MAKE) vm-test || rc=1; \
 	if [ $$rc = 0 ]; then echo "make test: all suites passed"; \
