@@ -111,17 +111,7 @@ const char *agent__policy_name(struct agent *a, uint32_t policy_id)
 
 const struct sandbox_cg *agent__find_cg(struct agent *a, uint64_t id)
 {
-	size_t i;
-
-	if (a->last_cg < a->n_cgs && a->cgs[a->last_cg].id == id)
-		return &a->cgs[a->last_cg];
-	for (i = 0; i < a->n_cgs; i++) {
-		if (a->cgs[i].id == id) {
-			a->last_cg = i;
-			return &a->cgs[i];
-		}
-	}
-	return NULL;
+	return sandbox_table__find(&a->cgt, id);
 }
 
 /* ---- preflight: every check names its fix ---- */
@@ -406,8 +396,8 @@ static void free_slots(struct agent *a)
 		return;		/* kept: a later reload frees them */
 	for (i = 0; i < a->set.n; i++)
 		used[a->pol_slot[i]] = true;
-	for (i = 0; i < a->n_cgs; i++)
-		used[a->cgs[i].slot] = true;
+	for (i = 0; i < a->cgt.n; i++)
+		used[a->cgt.v[i].slot] = true;
 	for (s = 1; s < POLICY_SLOTS; s++) {
 		if (used[s] || !a->slot_id[s])
 			continue;
@@ -870,16 +860,14 @@ static void detach_cg(struct agent *a, struct sandbox_cg *cg, const char *why)
 	events__emit(a);
 }
 
-/* Forget a->cgs[i] (its links and entries are handled by the caller). */
+/* Forget a->cgt.v[i] (its links and entries are handled by the caller). */
 static void untrack(struct agent *a, size_t i)
 {
-	if (a->cgs[i].wd >= 0 && a->cg_ino_fd >= 0)
-		inotify_rm_watch(a->cg_ino_fd, a->cgs[i].wd);
-	setup__revoke(a, a->cgs[i].id);
-	free(a->cgs[i].path);
-	a->cgs[i] = a->cgs[--a->n_cgs];
-	a->last_cg = 0;
-}
+	if (a->cgt.v[i].wd >= 0 && a->cg_ino_fd >= 0)
+		inotify_rm_watch(a->cg_ino_fd, a->cgt.v[i].wd);
+	setup__revoke(a, a->cgt.v[i].id);
+	sandbox_table__remove(&a->cgt, i);
+	}
 
 struct scan_ctx {
 	struct agent *a;
@@ -912,26 +900,7 @@ static int64_t selected_by(struct agent *a, const char *rel)
 
 static struct sandbox_cg *track(struct agent *a, const char *rel, uint64_t id)
 {
-	struct sandbox_cg *cg;
-
-	if (a->n_cgs == a->cap_cgs) {
-		size_t cap = a->cap_cgs ? a->cap_cgs * 2 : 64;
-		struct sandbox_cg *v = realloc(a->cgs, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		a->cgs = v;
-		a->cap_cgs = cap;
-	}
-	cg = &a->cgs[a->n_cgs];
-	memset(cg, 0, sizeof(*cg));
-	cg->path = strdup(rel);
-	if (!cg->path)
-		return NULL;
-	cg->id = id;
-	cg->wd = -1;
-	a->n_cgs++;
-	return cg;
+	return sandbox_table__add(&a->cgt, rel, id);
 }
 
 /* Detached on purpose (`stockade detach`)? Marks it as still existing. */
@@ -987,10 +956,10 @@ static void honour_detached(struct agent *a)
 			continue;
 		pr_info("cgroup", "%s was detached by `stockade detach`; it is no longer confined through a selector",
 			root->path);
-		for (j = a->n_cgs; j-- > 0;) {
-			if (a->cgs[j].root_id != a->det[i])
+		for (j = a->cgt.n; j-- > 0;) {
+			if (a->cgt.v[j].root_id != a->det[i])
 				continue;
-			detach_cg(a, &a->cgs[j], NULL);
+			detach_cg(a, &a->cgt.v[j], NULL);
 			untrack(a, j);
 		}
 	}
@@ -1367,7 +1336,7 @@ static void *reselect_one(struct scan_ctx *ctx, struct sandbox_cg *cg,
 {
 	struct agent *a = ctx->a;
 	int sb_fd = bpf_map__fd(a->skel->maps.sandboxes);
-	const struct sandbox_cg *parent = pidx ? &a->cgs[pidx - 1] : NULL;
+	const struct sandbox_cg *parent = pidx ? &a->cgt.v[pidx - 1] : NULL;
 	const char *how = NULL, *old_name = agent__policy_name(a, cg->policy_id);
 	struct sandbox sb = { 0 };
 	bool was_direct = cg->direct, direct;
@@ -1399,7 +1368,7 @@ static void *reselect_one(struct scan_ctx *ctx, struct sandbox_cg *cg,
 		if (err) {
 			cg->direct = false;
 			ctx->err = ctx->err ?: err;
-			return (void *)(uintptr_t)(cg - a->cgs + 1);
+			return (void *)(uintptr_t)(cg - a->cgt.v + 1);
 		}
 		limits__counters_reset(a, cg->id);
 	}
@@ -1412,7 +1381,7 @@ static void *reselect_one(struct scan_ctx *ctx, struct sandbox_cg *cg,
 			pr_err("cgroup", "switching %s to its new policy failed: %s; it keeps the old one",
 			       rel, strerror(errno));
 			cg->policy_id = a->slot_id[cg->slot];
-			return (void *)(uintptr_t)(cg - a->cgs + 1);
+			return (void *)(uintptr_t)(cg - a->cgt.v + 1);
 		}
 		cg->slot = sb.slot;
 		cg->root_id = sb.root_id;
@@ -1427,7 +1396,7 @@ static void *reselect_one(struct scan_ctx *ctx, struct sandbox_cg *cg,
 	}
 	if (direct != was_direct || strcmp(old_name, agent__policy_name(a, policy_id)))
 		emit_attach(a, cg, parent ? parent->path : NULL, how);
-	return (void *)(uintptr_t)(cg - a->cgs + 1);
+	return (void *)(uintptr_t)(cg - a->cgt.v + 1);
 }
 
 /*
@@ -1453,7 +1422,7 @@ static void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 		cg->seen = a->scan_gen;
 		if (a->reselect)
 			return reselect_one(ctx, cg, rel, pidx, det);
-		return (void *)(uintptr_t)(cg - a->cgs + 1);
+		return (void *)(uintptr_t)(cg - a->cgt.v + 1);
 	}
 	sel = selected_by(a, rel);
 	/* Detached on purpose: no longer confined through its selector (it
@@ -1487,9 +1456,9 @@ static void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 		if (!a->in_inotify)
 			a->scan_found++;	/* inotify missed it */
 	}
-	cg->slot = direct ? slot_of(a, (uint32_t)sel) : a->cgs[pidx - 1].slot;
+	cg->slot = direct ? slot_of(a, (uint32_t)sel) : a->cgt.v[pidx - 1].slot;
 	cg->policy_id = a->slot_id[cg->slot];
-	cg->root_id = direct ? id : a->cgs[pidx - 1].root_id;
+	cg->root_id = direct ? id : a->cgt.v[pidx - 1].root_id;
 	sb.slot = cg->slot;
 	sb.root_id = cg->root_id;
 	/* Its setup grant before its entry: while pending, a runtime's move
@@ -1528,8 +1497,8 @@ static void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 		} else {
 			limits__forget(a, cg);
 		}
-		a->n_cgs--;
-		free(cg->path);
+		/* The entry just added is the last one. */
+		sandbox_table__remove(&a->cgt, (size_t)(cg - a->cgt.v));
 		return NULL;
 	}
 	/* After the entry exists: invalidates "outside" cached by the LSM
@@ -1544,8 +1513,8 @@ static void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 		snprintf(dir, sizeof(dir), "%s%s", a->cgroot, rel);
 		cg->wd = inotify_add_watch(a->cg_ino_fd, dir, IN_CREATE | IN_ONLYDIR);
 	}
-	emit_attach(a, cg, pidx ? a->cgs[pidx - 1].path : NULL, how);
-	return (void *)(uintptr_t)(cg - a->cgs + 1);
+	emit_attach(a, cg, pidx ? a->cgt.v[pidx - 1].path : NULL, how);
+	return (void *)(uintptr_t)(cg - a->cgt.v + 1);
 }
 /* scan_one() over rel's existing subtree (a cgroup classified from an
  * inotify event may have children by now). */
@@ -1616,9 +1585,9 @@ static void drain_cg_inotify(struct agent *a)
 			for (i = 0; i < a->n_wds; i++)
 				if (a->wds[i].wd == ev->wd)
 					w = &a->wds[i];
-			for (i = 0; !w && i < a->n_cgs; i++)
-				if (a->cgs[i].wd == ev->wd)
-					pcg = &a->cgs[i];
+			for (i = 0; !w && i < a->cgt.n; i++)
+				if (a->cgt.v[i].wd == ev->wd)
+					pcg = &a->cgt.v[i];
 			if (!w && !pcg)
 				continue;
 			snprintf(rel, sizeof(rel), "%s/%s", w ? w->path : pcg->path,
@@ -1632,7 +1601,7 @@ static void drain_cg_inotify(struct agent *a)
 					continue;	/* removed already */
 				if (w)
 					pcg = agent__find_cg(a, w->id);
-				r = scan_one(rel, id, pcg ? (void *)(uintptr_t)(pcg - a->cgs + 1) : NULL,
+				r = scan_one(rel, id, pcg ? (void *)(uintptr_t)(pcg - a->cgt.v + 1) : NULL,
 					     &ctx);
 				sc.top = r;
 				snprintf(path, sizeof(path), "%s%s", a->cgroot, rel);
@@ -1698,17 +1667,17 @@ static int scan(struct agent *a)
 	/* Gone since the last scan: the kernel detached their links. A
 	 * reload released others: now that every new attach is done, their
 	 * links, then their entries, go. */
-	for (i = 0; i < a->n_cgs;) {
-		if (a->cgs[i].released) {
-			detach_cg(a, &a->cgs[i], "not_selected");
+	for (i = 0; i < a->cgt.n;) {
+		if (a->cgt.v[i].released) {
+			detach_cg(a, &a->cgt.v[i], "not_selected");
 			untrack(a, i);
 			continue;
 		}
-		if (a->cgs[i].seen == a->scan_gen) {
+		if (a->cgt.v[i].seen == a->scan_gen) {
 			i++;
 			continue;
 		}
-		detach_cg(a, &a->cgs[i], "cgroup_removed");
+		detach_cg(a, &a->cgt.v[i], "cgroup_removed");
 		untrack(a, i);
 	}
 	if (a->confined_more) {
@@ -1728,8 +1697,7 @@ static int scan(struct agent *a)
 	if (a->reselect)
 		setup__regrant(a);
 	setup__sweep(a);
-	a->last_cg = 0;
-	drain_cg_inotify(a);
+		drain_cg_inotify(a);
 	return ctx.err;
 }
 
@@ -1996,8 +1964,8 @@ static bool id_held(const struct agent *a, uint32_t id)
 	for (i = 0; i < POLICY_SLOTS; i++)
 		if (a->slot_id[i] == id)
 			return true;
-	for (i = 0; i < a->n_cgs; i++)
-		if (a->cgs[i].policy_id == id)
+	for (i = 0; i < a->cgt.n; i++)
+		if (a->cgt.v[i].policy_id == id)
 			return true;
 	return false;
 }
@@ -2142,8 +2110,8 @@ static void hold_movers(struct agent *a, const bool *changed)
 		if (changed[i])
 			flips[a->pol_slot[i]] = true;
 	}
-	for (i = 0; i < a->n_cgs; i++) {
-		struct sandbox_cg *cg = &a->cgs[i];
+	for (i = 0; i < a->cgt.n; i++) {
+		struct sandbox_cg *cg = &a->cgt.v[i];
 		struct sandbox sb = { .root_id = cg->root_id };
 		uint32_t target = POLICY_SLOT_CONFLICT, old = cg->slot;
 		int64_t sel;
@@ -2154,10 +2122,10 @@ static void hold_movers(struct agent *a, const bool *changed)
 		if (sel >= 0) {
 			target = slot_of(a, (uint32_t)sel);
 		} else if (cg->root_id != cg->id) {
-			for (j = 0; j < a->n_cgs && a->cgs[j].id != cg->root_id; j++)
+			for (j = 0; j < a->cgt.n && a->cgt.v[j].id != cg->root_id; j++)
 				;
-			if (j < a->n_cgs && !is_detached(a, a->cgs[j].id) &&
-			    (sel = selected_by(a, a->cgs[j].path)) >= 0)
+			if (j < a->cgt.n && !is_detached(a, a->cgt.v[j].id) &&
+			    (sel = selected_by(a, a->cgt.v[j].path)) >= 0)
 				target = slot_of(a, (uint32_t)sel);
 		}
 		if (target == old)
@@ -2361,8 +2329,8 @@ static void reload(struct agent *a, const char *trigger)
 	free_slots(a);
 	/* Retired ids still used, by a slot that could not flip or a cgroup
 	 * we could not switch, stay. */
-	for (i = 0; i < a->n_cgs; i++)
-		retired[a->cgs[i].policy_id] = false;
+	for (i = 0; i < a->cgt.n; i++)
+		retired[a->cgt.v[i].policy_id] = false;
 	for (i = 0; i < POLICY_SLOTS; i++)
 		retired[a->slot_id[i]] = false;
 	retire_ids(a, retired);
@@ -2524,7 +2492,7 @@ static void emit_ready(struct agent *a)
 
 	for (i = 0; i < a->set.n && i < POLICY_MAX; i++)
 		names[i] = a->set.v[i]->name;
-	for (i = 0; i < a->n_cgs; i++)
+	for (i = 0; i < a->cgt.n; i++)
 		confined += 1;
 	events__begin(a, "agent_ready");
 	json_str_array(&a->j, "policies", names, a->set.n);
@@ -2546,17 +2514,17 @@ static void emit_ready(struct agent *a)
  */
 static void agent_cleanup(struct agent *a, bool detach, int sig)
 {
-	size_t i, n = a->n_cgs;
+	size_t i, n = a->cgt.n;
 
 	if (a->skel) {
 		/* Limits are enforcement too: without detach they stay as
 		 * written, and the values found stay saved in the pinned
 		 * lim_saved map for whoever removes enforcement later. */
-		for (i = 0; i < a->n_cgs; i++) {
+		for (i = 0; i < a->cgt.n; i++) {
 			if (detach)
-				detach_cg(a, &a->cgs[i], "agent_exit");
+				detach_cg(a, &a->cgt.v[i], "agent_exit");
 			else
-				close_cg(&a->cgs[i]);
+				close_cg(&a->cgt.v[i]);
 		}
 		for (i = 0; i < a->n_wds; i++) {
 			int k;
@@ -2596,9 +2564,7 @@ static void agent_cleanup(struct agent *a, bool detach, int sig)
 	/* After the links and the entries; we hold the lock. */
 	if (detach && a->pin_fd >= 0)
 		pin__remove_all(a->opt.bpffs);
-	for (i = 0; i < a->n_cgs; i++)
-		free(a->cgs[i].path);
-	free(a->cgs);
+	sandbox_table__free(&a->cgt);
 	for (i = 0; i < a->n_wds; i++)
 		free(a->wds[i].path);
 	free(a->wds);

@@ -11,6 +11,7 @@
 #include "lifecycle.h"
 #include "policy.h"
 #include "sandbox.h"
+#include "sandbox_table.h"
 
 struct stockade;	/* the BPF skeleton */
 struct evring;		/* agent/events.c */
@@ -18,24 +19,6 @@ struct bpf_link;
 struct cgroup_paths;
 struct replace;		/* agent/replace.c */
 
-/* The cgroup programs attached to each directly selected cgroup. */
-#define SANDBOX_N_LINKS	8
-
-struct sandbox_cg {
-	char *path;		/* relative to the cgroup2 mount, "/a/b" */
-	uint64_t id;
-	uint32_t policy_id;	/* the id its slot resolves to; 0 = conflict */
-	uint32_t slot;		/* what its sandbox entry holds (include/sandbox.h) */
-	uint64_t root_id;	/* the directly selected cgroup it is under */
-	bool direct;		/* selected itself (has links), or inherited */
-	bool released;		/* a reload stopped confining it: forget it */
-	int64_t pending_ms;	/* creation to classification; -1: not pending */
-	bool fresh;		/* created while this agent runs (agent/setup_agent.h) */
-	int wd;			/* inotify on its directory (new children), or -1 */
-	unsigned int seen;	/* scan generation that last saw it */
-	struct bpf_link *links[SANDBOX_N_LINKS];
-	struct limits_cg *lim;	/* limits, watches, run time: agent/limits.c */
-};
 
 /*
  * A watched directory (include/sandbox.h, zero window): a selector's
@@ -133,8 +116,7 @@ struct agent {
 	bool *det_seen;
 	size_t n_det;
 
-	struct sandbox_cg *cgs;
-	size_t n_cgs, cap_cgs;
+	struct sandbox_table cgt;	/* the confined cgroups */
 	/* Watched directories and the OUTSIDE entries written below them. */
 	struct watch_dir *wds;
 	size_t n_wds, cap_wds;
@@ -148,7 +130,6 @@ struct agent {
 	uint64_t scan_found_seen;	/* ... already reported (scan_found records) */
 	bool in_inotify;	/* classifying from an inotify event */
 	bool rescan;		/* the inotify queue overflowed: scan now */
-	size_t last_cg;		/* lookup cache: events come in bursts */
 	unsigned int scan_gen;
 
 	/* Guarantees this kernel cannot give (no BPF-LSM). */

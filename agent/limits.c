@@ -749,8 +749,8 @@ static struct sandbox_cg *root_of(struct agent *a, struct sandbox_cg *cg)
 
 	if (cg->direct)
 		return cg;
-	for (i = 0; i < a->n_cgs; i++) {
-		struct sandbox_cg *d = &a->cgs[i];
+	for (i = 0; i < a->cgt.n; i++) {
+		struct sandbox_cg *d = &a->cgt.v[i];
 
 		if (d->direct && d != cg && cgv_path_within(cg->path, d->path) &&
 		    (!best || strlen(d->path) > strlen(best->path)))
@@ -965,8 +965,8 @@ void limits__reload(struct agent *a)
 
 	if (!a->lim)
 		return;
-	for (i = 0; i < a->n_cgs; i++) {
-		cg = &a->cgs[i];
+	for (i = 0; i < a->cgt.n; i++) {
+		cg = &a->cgt.v[i];
 		if (!cg->lim || cg->released)
 			continue;
 		if (cg->lim->direct && cg->direct) {
@@ -1336,8 +1336,8 @@ static size_t collect(struct agent *a, struct sb_stats *v)
 	uint64_t now_real = clock_ms(CLOCK_REALTIME);
 	size_t i, n = 0;
 
-	for (i = 0; i < a->n_cgs; i++) {
-		struct sandbox_cg *cg = &a->cgs[i];
+	for (i = 0; i < a->cgt.n; i++) {
+		struct sandbox_cg *cg = &a->cgt.v[i];
 		struct sb_stats *s = &v[n];
 
 		if (!cg->direct || !cg->lim)
@@ -1405,7 +1405,7 @@ static void write_metrics(struct agent *a)
 	static bool warned;
 	int err;
 
-	c.v = calloc(a->n_cgs ? a->n_cgs : 1, sizeof(*c.v));
+	c.v = calloc(a->cgt.n ? a->cgt.n : 1, sizeof(*c.v));
 	if (!c.v)
 		return;
 	c.n = collect(a, c.v);
@@ -1434,8 +1434,8 @@ static void fill_state(FILE *f, void *vctx)
 	/* Open the array by hand: one sandbox per line follows. */
 	fwrite(j.buf, 1, j.len, f);
 	fputs(",\"sandboxes\":[\n", f);
-	for (i = 0; i < a->n_cgs; i++) {
-		const struct sandbox_cg *cg = &a->cgs[i];
+	for (i = 0; i < a->cgt.n; i++) {
+		const struct sandbox_cg *cg = &a->cgt.v[i];
 		const struct limits_cg *l = cg->lim;
 
 		if (!cg->direct || !l)
@@ -1501,8 +1501,8 @@ void limits__tick(struct agent *a)
 		files = true;
 		ls->next_file_ms = now + FILE_CHECK_MS;
 	}
-	for (i = 0; i < a->n_cgs; i++) {
-		struct sandbox_cg *cg = &a->cgs[i];
+	for (i = 0; i < a->cgt.n; i++) {
+		struct sandbox_cg *cg = &a->cgt.v[i];
 
 		if (!cg->lim)
 			continue;
@@ -1517,8 +1517,8 @@ void limits__tick(struct agent *a)
 		if (cg->direct && cg->lim->oom_pending)
 			n_pending++;
 	}
-	for (i = 0; i < a->n_cgs; i++) {
-		struct sandbox_cg *cg = &a->cgs[i];
+	for (i = 0; i < a->cgt.n; i++) {
+		struct sandbox_cg *cg = &a->cgt.v[i];
 
 		if (!cg->direct || !cg->lim)
 			continue;
@@ -1681,9 +1681,9 @@ void limits__fini(struct agent *a)
 		return;
 	/* Stopping without detaching: the limits, the counters and the
 	 * values found (lim_saved) stay; only our own bookkeeping goes. */
-	for (i = 0; i < a->n_cgs; i++) {
-		free(a->cgs[i].lim);
-		a->cgs[i].lim = NULL;
+	for (i = 0; i < a->cgt.n; i++) {
+		free(a->cgt.v[i].lim);
+		a->cgt.v[i].lim = NULL;
 	}
 	/* Counters of an agent that is gone would read as current. */
 	if (ls->state_written && state_is_ours(ls->state_path))

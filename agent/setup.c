@@ -115,8 +115,8 @@ void setup__regrant(struct agent *a)
 {
 	size_t i;
 
-	for (i = 0; i < a->n_cgs; i++)
-		setup__grant_cg(a, &a->cgs[i]);
+	for (i = 0; i < a->cgt.n; i++)
+		setup__grant_cg(a, &a->cgt.v[i]);
 	for (i = 0; i < a->n_wds; i++)
 		if (a->wds[i].armed && a->wds[i].entry)
 			setup__grant_wd(a, &a->wds[i]);
