@@ -16,8 +16,11 @@
  *   limits__sweep    after adoption: puts back the limits of sandboxes
  *                    that are gone or no longer selected.
  *   limits__reload   after a reload: the limits follow the new policies.
- *   limits__tick     every turn of the main loop (<= 100 ms): breaches,
- *                    run time, CPU throttling, --metrics, the state file.
+ *   limits__tick     after every turn of the main loop, and when its timer
+ *                    says something is due: breaches, run time, CPU
+ *                    throttling, --metrics, the state file.
+ *   limits__loop_add the inotify fd, /dev/kmsg and that timer join the
+ *                    main loop (agent/loop.h).
  *   limits__fini     the agent stops: remove the state and metrics files;
  *                    limits stay in force unless detached before.
  *
@@ -57,6 +60,8 @@ void limits__detach(struct agent *a, struct sandbox_cg *cg, const char *why);
 void limits__forget(struct agent *a, struct sandbox_cg *cg);
 void limits__sweep(struct agent *a, const struct cgroup_paths *paths);
 void limits__tick(struct agent *a);
+struct loop;
+int limits__loop_add(struct agent *a, struct loop *l);
 void limits__fini(struct agent *a);
 
 /*
