@@ -40,10 +40,12 @@
 /*
  * At most this many records per turn of the main loop (agent/loop.h):
  * the logger writes about 0.8M records/s (README "Performance"), so a
- * turn takes ~3 ms at most, and a signal or an inotify event that arrives
- * during a storm waits no longer than that for its turn.
+ * turn takes well under a millisecond, and a signal or an inotify event
+ * that arrives during a storm waits no longer than that for its turn
+ * (tests/live/latency.sh: with 2048, the medians were 2-3 times longer).
+ * A turn costs a few system calls more than the records: ~2% at 512.
  */
-#define RING_MAX_PER_TURN	2048
+#define RING_MAX_PER_TURN	512
 /*
  * After a turn that wrote records, the ring is read again this long
  * later, by a timer, not at its next wakeup, so a steady flow is written
