@@ -2778,7 +2778,7 @@ static int on_scan(struct loop_source *s, uint32_t revents, void *userdata)
 	int err;
 
 	(void)revents;
-	/* From this scan's start, as the 100 ms loop measured it. */
+	/* SCAN_INTERVAL_MS from this scan's start, however long it takes. */
 	err = timer_armed(loop__timer_in(s, SCAN_INTERVAL_MS * 1000ULL), "scan");
 	if (err)
 		return err;
@@ -2838,8 +2838,8 @@ static int agent_loop_init(struct agent_loop *al, struct agent *a)
 		err = limits__loop_add(a, al->l);
 	if (err)
 		return err;	/* said */
-	/* The first turn scans, as the 100 ms loop's did: what appeared
-	 * between the first scan and agent_ready. */
+	/* The first turn scans: whatever inotify could not report between
+	 * the first scan and agent_ready. */
 	return timer_armed(loop__timer_in(al->scan, 0), "scan");
 fail:
 	err = -errno;

@@ -470,7 +470,7 @@ static int ring_consume(struct agent *a, int max)
 			hdr = (__u32 *)(r->data + (cons & (r->size - 1)));
 			len = __atomic_load_n(hdr, __ATOMIC_ACQUIRE);
 			if (len & BPF_RINGBUF_BUSY_BIT)
-				goto out;	/* not committed yet: next poll */
+				goto out;	/* not committed yet: next turn */
 			cons += ((len & ~(__u32)(BPF_RINGBUF_BUSY_BIT |
 						  BPF_RINGBUF_DISCARD_BIT)) +
 				 BPF_RINGBUF_HDR_SZ + 7) & ~7UL;
