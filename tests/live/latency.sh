@@ -283,7 +283,10 @@ fi
 judge "a. SIGHUP to its reload record" "$work/a"
 judge "b. policy file renamed to its reload's switch, less ${RELOAD_SETTLE_MS} ms settling" "$work/b"
 judge "c. mkdir below a watched selector to its attach record" "$work/c"
-echo "# c: the attach records' pending_ms (creation to classification, ms resolution): $(sort -n "$work/c.pending" | tr '\n' ' ')"
+# Printed, not judged: pending_ms counts from the directory's ctime, which
+# cgroupfs (kernfs) sets when the inode is first looked up, here by the
+# agent itself after the inotify event, not at mkdir(); on a coarse clock.
+echo "# c: the attach records' pending_ms (from the first lookup, not mkdir): $(sort -n "$work/c.pending" | tr '\n' ' ')"
 
 # Idle: no fixed tick.
 sleep 1
