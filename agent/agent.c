@@ -32,6 +32,7 @@
 #include "cgroup.h"
 #include "limits_agent.h"
 #include "log.h"
+#include "loop.h"
 #include "lsm.h"
 #include "file_rules.h"
 #include "net_rules.h"
@@ -48,51 +49,28 @@
  * directories (include/sandbox.h); the scan finds what that missed. */
 #define SCAN_INTERVAL_MS	5000
 
-static volatile sig_atomic_t stop_signal, reload_signal;
-
-static void on_signal(int sig)
-{
-	if (sig == SIGHUP)
-		reload_signal = 1;
-	else
-		stop_signal = sig;
-}
-
 /*
  * The agent's signals, from the first line of main(). SIGHUP's default
  * action kills: a `stockade reload` (or a log rotation's HUP) that lands
- * while the agent is still starting must not stop it. So the handlers are
- * installed at once, and SIGHUP, SIGINT and SIGTERM are blocked until
- * start-up is over (agent__signals_ready()): blocked, not just caught,
- * because a caught signal makes the verifier give up a program load
- * (EAGAIN once a signal is pending) and a storm of them would fail the
- * start. Held pending, a SIGHUP makes one reload once the agent is ready,
- * which applies whatever changed meanwhile; a SIGTERM/SIGINT stops it
- * then, cleanly, rather than halfway through.
+ * while the agent is still starting must not stop it. So SIGHUP, SIGINT
+ * and SIGTERM are blocked at once, and stay blocked: the main loop reads
+ * them from a signalfd (agent/loop.h), never in a handler. Blocked, not
+ * caught, during start-up too, because a caught signal makes the verifier
+ * give up a program load (EAGAIN once a signal is pending) and a storm of
+ * them would fail the start. Held pending, a SIGHUP makes one reload once
+ * the agent is ready, which applies whatever changed meanwhile; a
+ * SIGTERM/SIGINT stops it then, cleanly, rather than halfway through.
  */
-static sigset_t start_sigs;
+static sigset_t agent_sigs;
 
 void agent__signals_init(void)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
-
-	sigemptyset(&start_sigs);
-	sigaddset(&start_sigs, SIGHUP);
-	sigaddset(&start_sigs, SIGINT);
-	sigaddset(&start_sigs, SIGTERM);
-	sigprocmask(SIG_BLOCK, &start_sigs, NULL);
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	sigemptyset(&agent_sigs);
+	sigaddset(&agent_sigs, SIGHUP);
+	sigaddset(&agent_sigs, SIGINT);
+	sigaddset(&agent_sigs, SIGTERM);
+	sigprocmask(SIG_BLOCK, &agent_sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
-}
-
-/* Start-up is over: what arrived meanwhile is delivered now, and sets
- * the flags the main loop reads. */
-static void agent__signals_ready(void)
-{
-	sigprocmask(SIG_UNBLOCK, &start_sigs, NULL);
 }
 
 const char *agent__policy_name(struct agent *a, uint32_t policy_id)
@@ -2643,11 +2621,174 @@ static void report_map_retries(struct agent *a)
 		      "found_total", "missed_by_inotify");
 }
 
+/* ---- the main loop (agent/loop.h) ---- */
+
+/*
+ * What wakes the agent, each an fd in one epoll set: the signals
+ * (signalfd), the ring buffer (agent/events.c), inotify on the watched
+ * cgroup directories and on the policy files, the limits' inotify and
+ * /dev/kmsg (agent/limits.c), and timers: the safety scan, the reload's
+ * settling, the limits' next deadline, the ring's coalescing. Nothing else:
+ * an idle agent sleeps until one of them is due.
+ */
+struct agent_loop {
+	struct agent *a;
+	struct loop *l;
+	struct loop_source *scan, *settle;
+	int stop_signal;	/* SIGTERM or SIGINT: the loop has ended */
+	bool reload_signal;	/* the settle timer runs a SIGHUP's reload */
+};
+
+static int timer_armed(int err, const char *what)
+{
+	if (err)
+		pr_err("agent", "arming the %s timer failed: %s; stopping the agent",
+		       what, strerror(-err));
+	return err;
+}
+
+static int on_signal(struct loop_source *s, const struct signalfd_siginfo *si,
+		     void *userdata)
+{
+	struct agent_loop *al = userdata;
+
+	(void)s;
+	if (si->ssi_signo != SIGHUP) {
+		al->stop_signal = (int)si->ssi_signo;
+		loop__exit(al->l, 0);
+		return 0;
+	}
+	/*
+	 * Reload at once, from the settle timer's next turn rather than
+	 * here: a SIGTERM read along with it still stops the agent without
+	 * reloading first (both pending at the end of start-up always did).
+	 * It takes the place of a settling inotify reload: the files are
+	 * read now.
+	 */
+	al->reload_signal = true;
+	al->a->reload_at_ms = 0;
+	return timer_armed(loop__timer_in(al->settle, 0), "reload");
+}
+
+static int on_settle(struct loop_source *s, uint32_t revents, void *userdata)
+{
+	struct agent_loop *al = userdata;
+	const char *trigger = al->reload_signal ? "signal" : "inotify";
+
+	(void)s;
+	(void)revents;
+	al->reload_signal = false;
+	al->a->reload_at_ms = 0;
+	reload(al->a, trigger);
+	return 0;
+}
+
+static int on_policy_inotify(struct loop_source *s, uint32_t revents, void *userdata)
+{
+	struct agent_loop *al = userdata;
+
+	(void)s;
+	(void)revents;
+	check_inotify(al->a);
+	/* A SIGHUP's reload, due at once, reads the change too. */
+	if (!al->a->reload_at_ms || al->reload_signal)
+		return 0;
+	return timer_armed(loop__timer_at(al->settle, (uint64_t)al->a->reload_at_ms * 1000),
+			   "reload");
+}
+
+static int on_cg_inotify(struct loop_source *s, uint32_t revents, void *userdata)
+{
+	struct agent_loop *al = userdata;
+
+	(void)s;
+	(void)revents;
+	drain_cg_inotify(al->a);	/* a pending cgroup waits */
+	return 0;
+}
+
+static int on_scan(struct loop_source *s, uint32_t revents, void *userdata)
+{
+	struct agent_loop *al = userdata;
+	int err;
+
+	(void)revents;
+	/* SCAN_INTERVAL_MS from this scan's start, however long it takes. */
+	err = timer_armed(loop__timer_in(s, SCAN_INTERVAL_MS * 1000ULL), "scan");
+	if (err)
+		return err;
+	/* A failed attach is retried next scan; the cgroup is still
+	 * confined by inheritance or the ancestor walk where it has a
+	 * confined ancestor. */
+	scan(al->a);
+	report_map_retries(al->a);
+	return 0;
+}
+
+/* After each turn: an overflowed inotify queue (in any turn's
+ * drain_cg_inotify(), a scan's or a reload's included) asks for a scan. */
+static int on_turn(struct loop *l, void *userdata)
+{
+	struct agent_loop *al = userdata;
+
+	(void)l;
+	if (!al->a->rescan)
+		return 0;
+	return timer_armed(loop__timer_in(al->scan, 0), "scan");
+}
+
+static int agent_loop_init(struct agent_loop *al, struct agent *a)
+{
+	const char *step = "epoll_create1";
+	int err;
+
+	al->a = a;
+	err = loop__new(&al->l);
+	if (err)
+		goto fail_err;
+	step = "signalfd";
+	/* Before the others: signals first in any turn (LOOP_PRIO_FIRST),
+	 * the inotify sources just before them (a SIGHUP of the same turn
+	 * then takes the place of their settling reload). */
+	if (!loop__add_signals(al->l, &agent_sigs, LOOP_PRIO_FIRST + 1, on_signal, al))
+		goto fail;
+	step = "inotify (cgroups)";
+	if (a->cg_ino_fd >= 0 &&
+	    !loop__add_io(al->l, a->cg_ino_fd, LOOP_PRIO_FIRST, on_cg_inotify, al))
+		goto fail;
+	step = "inotify (policy files)";
+	if (a->ino_fd >= 0 &&
+	    !loop__add_io(al->l, a->ino_fd, LOOP_PRIO_FIRST, on_policy_inotify, al))
+		goto fail;
+	step = "timerfd_create";
+	al->settle = loop__add_timer(al->l, LOOP_PRIO_NORMAL, on_settle, al);
+	al->scan = al->settle ? loop__add_timer(al->l, LOOP_PRIO_NORMAL, on_scan, al) : NULL;
+	if (!al->scan)
+		goto fail;
+	err = loop__add_post(al->l, on_turn, al);
+	if (err)
+		goto fail_err;
+	err = events__loop_add(a, al->l);
+	if (!err)
+		err = limits__loop_add(a, al->l);
+	if (err)
+		return err;	/* said */
+	/* The first turn scans: whatever inotify could not report between
+	 * the first scan and agent_ready. */
+	return timer_armed(loop__timer_in(al->scan, 0), "scan");
+fail:
+	err = -errno;
+fail_err:
+	pr_err("agent", "setting up the main loop failed at %s: %s; raise fs.inotify.max_user_instances or RLIMIT_NOFILE if it is EMFILE",
+	       step, strerror(-err));
+	return err;
+}
+
 int agent__run(const struct agent_opts *opt)
 {
 	struct policy_diag diag = { 0 };
+	struct agent_loop al = { 0 };
 	struct agent *a;
-	struct timespec last = { 0 }, now;
 	bool detach = false, ready = false;
 	size_t i;
 	int err;
@@ -2768,48 +2909,26 @@ int agent__run(const struct agent_opts *opt)
 	 * it uses (README "Performance": idle RSS). */
 	malloc_trim(0);
 	report_map_retries(a);
+	err = agent_loop_init(&al, a);
+	if (err)
+		goto cleanup;
 	emit_ready(a);
-	agent__signals_ready();
 
-	while (!stop_signal) {
-		err = events__poll(a, 100);
-		if (err < 0)
-			break;
-		err = 0;
-		drain_cg_inotify(a);	/* first: a pending cgroup waits */
-		limits__tick(a);	/* breaches, run time, metrics */
-		if (a->ino_fd >= 0)
-			check_inotify(a);
-		if (reload_signal) {
-			reload_signal = 0;
-			a->reload_at_ms = 0;
-			reload(a, "signal");
-		} else if (a->reload_at_ms &&
-			   clock_now_ns(CLOCK_MONOTONIC) / 1000000 >= a->reload_at_ms) {
-			a->reload_at_ms = 0;
-			reload(a, "inotify");
-		}
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if ((now.tv_sec - last.tv_sec) * 1000 +
-		    (now.tv_nsec - last.tv_nsec) / 1000000 >= SCAN_INTERVAL_MS ||
-		    a->rescan) {
-			last = now;
-			/* A failed attach is retried next scan; the cgroup is
-			 * still confined by inheritance or the ancestor walk
-			 * where it has a confined ancestor. */
-			scan(a);
-			report_map_retries(a);
-		}
-	}
+	err = loop__run(al.l);
+	if (err < 0)
+		pr_err("agent", "the main loop failed: %s; exiting",
+		       strerror(-err));
 	detach = opt->detach_on_exit;
-	if (stop_signal)
-		pr_info("agent", "signal %d: %s", (int)stop_signal,
+	if (al.stop_signal)
+		pr_info("agent", "signal %d: %s", al.stop_signal,
 			detach ? "detaching everything and exiting (--detach-on-exit)" :
 				 "exiting; the sandboxes stay confined by the pinned programs");
 cleanup:
 	if (!ready && a->pin_fd < 0)
 		detach = false;	/* not ours to remove */
-	agent_cleanup(a, detach, (int)stop_signal);
+	agent_cleanup(a, detach, al.stop_signal);
+	/* After the cleanup: its sources point into the agent's rooms. */
+	loop__free(al.l);
 	replace__free(a);
 	free(a);
 	return err;

@@ -18,6 +18,7 @@ struct evring;		/* agent/events.c */
 struct bpf_link;
 struct cgroup_paths;
 struct replace;		/* agent/replace.c */
+struct loop;		/* agent/loop.c */
 
 
 /*
@@ -153,8 +154,9 @@ int events__open(struct agent *a);
 struct stockade;
 void events__set_ring_size(struct stockade *skel, unsigned int bytes);
 void events__close(struct agent *a);
-/* Wait up to timeout_ms for records and write them; then report losses. */
-int events__poll(struct agent *a, int timeout_ms);
+/* Read the ring from the main loop (agent/loop.h): its fd, and the
+ * coalescing timer. */
+int events__loop_add(struct agent *a, struct loop *l);
 /* Write what the ring still holds, and stop reading it. */
 void events__close_ring(struct agent *a);
 /* Write what the ring holds now (records from before this agent). */
@@ -171,8 +173,8 @@ void events__emit(struct agent *a);
 void events__cgroup_fields(struct agent *a, const struct sandbox_cg *cg);
 
 /* agent/agent.c */
-/* Install the agent's signal handlers and hold SIGHUP, SIGINT and
- * SIGTERM until start-up is over (first thing in main()). */
+/* Block SIGHUP, SIGINT and SIGTERM for good (first thing in main()):
+ * the main loop reads them from a signalfd once start-up is over. */
 void agent__signals_init(void);
 int agent__run(const struct agent_opts *opt);
 const struct sandbox_cg *agent__find_cg(struct agent *a, uint64_t id);

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,31 +33,47 @@
 #include "log.h"
 #include "bpfutil.h"
 #include "records.h"
+#include "loop.h"
 #include "stockade.skel.h"
 
-/* At most this many records between two flushes, and per poll. */
+/* At most this many records between two flushes, and per drain. */
 #define RING_BATCH	4096
 #define RING_MAX_PER_POLL	(64 * RING_BATCH)
 /*
- * After a poll that wrote records, the next waits this long first, so a
- * steady flow is written in batches: without it, a paced 100k denials/s
- * woke the agent for every few records, and the wakeups (epoll_wait, a
- * write() per stream) cost more than the records (tests/bench/events.sh).
- * A record waits at most this much longer; at 1M records/s the ring fills
- * by about 88 KB meanwhile.
+ * At most this many records per turn of the main loop (agent/loop.h):
+ * the logger writes about 0.8M records/s (README "Performance"), so a
+ * turn takes well under a millisecond, and a signal or an inotify event
+ * that arrives during a storm waits no longer than that for its turn
+ * (tests/live/latency.sh: with 2048, the medians were 2-3 times longer).
+ * A turn costs a few system calls more than the records: ~2% at 512.
  */
-#define RING_COALESCE_NS	1000000
+#define RING_MAX_PER_TURN	512
+/*
+ * After a turn that wrote records, the ring is read again this long
+ * later, by a timer, not at its next wakeup, so a steady flow is written
+ * in batches: without it, a paced 100k denials/s woke the agent for every
+ * few records, and the wakeups (epoll_wait, a write() per stream) cost
+ * more than the records (tests/bench/events.sh). A record waits at most
+ * this much longer; at 1M records/s the ring fills by about 88 KB
+ * meanwhile. A timer, not a sleep: the loop still handles everything else
+ * at once while it runs.
+ */
+#define RING_COALESCE_US	1000
+/* A turn's records go after its signals, inotify events and timers. */
+#define RING_PRIO	LOOP_PRIO_BULK
 /* stdio buffer of stdout and --log: about 200 records per write(). */
 #define OUT_BUF	(64 * 1024)
 
 struct evring {
-	int map_fd, epfd;
+	int map_fd;
 	unsigned long *cons;	/* consumer page: ours to write */
 	void *prod_map;		/* producer page, then the data mapped twice */
 	unsigned long *prod;
 	char *data;
 	size_t page, size;
-	bool busy;	/* the last poll wrote records: coalesce */
+	/* In the main loop: the ring's fd, and the coalescing timer that
+	 * reads it while the fd is not watched (events__loop_add()). */
+	struct loop_source *src, *coalesce;
 };
 
 static const char *const op_names[] = {
@@ -431,7 +446,7 @@ static void ring_commit(struct agent *a, unsigned long cons)
 
 /* Everything committed so far, oldest first (kernel/bpf/ringbuf.c's
  * layout: an 8-byte header, BUSY until committed, DISCARD if dropped). */
-static int ring_consume(struct agent *a)
+static int ring_consume(struct agent *a, int max)
 {
 	struct evring *r = a->ring;
 	unsigned long cons, prod;
@@ -441,13 +456,13 @@ static int ring_consume(struct agent *a)
 	cons = __atomic_load_n(r->cons, __ATOMIC_ACQUIRE);
 	for (;;) {
 		prod = __atomic_load_n(r->prod, __ATOMIC_ACQUIRE);
-		if (cons >= prod || n >= RING_MAX_PER_POLL)
+		if (cons >= prod || n >= max)
 			break;
-		while (cons < prod && n < RING_MAX_PER_POLL) {
+		while (cons < prod && n < max) {
 			hdr = (__u32 *)(r->data + (cons & (r->size - 1)));
 			len = __atomic_load_n(hdr, __ATOMIC_ACQUIRE);
 			if (len & BPF_RINGBUF_BUSY_BIT)
-				goto out;	/* not committed yet: next poll */
+				goto out;	/* not committed yet: next turn */
 			cons += ((len & ~(__u32)(BPF_RINGBUF_BUSY_BIT |
 						  BPF_RINGBUF_DISCARD_BIT)) +
 				 BPF_RINGBUF_HDR_SZ + 7) & ~7UL;
@@ -468,29 +483,83 @@ out:
 	return n;
 }
 
-int events__poll(struct agent *a, int timeout_ms)
+/* One turn's read: at most RING_MAX_PER_TURN records, then the losses. */
+static int ring_turn(struct agent *a)
 {
-	struct epoll_event ev;
-	int n;
+	int n = ring_consume(a, RING_MAX_PER_TURN);
 
-	if (a->ring->busy) {
-		struct timespec ts = { .tv_nsec = RING_COALESCE_NS };
-
-		nanosleep(&ts, NULL);	/* a signal cuts it short: fine */
-	}
-	n = epoll_wait(a->ring->epfd, &ev, 1, timeout_ms);
-	if (n < 0 && errno != EINTR) {
-		n = -errno;
-		pr_err("events", "waiting on the ring buffer failed: %s", strerror(errno));
-		return n;
-	}
-	/* Whatever the wakeup said: a record committed while the consumer
-	 * lagged behind brings no wakeup of its own. */
-	n = ring_consume(a);
-	a->ring->busy = n > 0;
 	report_lost(a);
 	out_flush(a);
 	return n;
+}
+
+/*
+ * Records were written: stop watching the fd and read again by the timer,
+ * at once if this turn left records behind (its limit), or after the
+ * coalescing delay. Until a read finds nothing, the fd stays unwatched.
+ */
+static int ring_coalesce(struct agent *a, int n)
+{
+	struct evring *r = a->ring;
+	int err;
+
+	err = loop__io_enable(r->src, false);
+	if (!err)
+		err = loop__timer_in(r->coalesce,
+				     n >= RING_MAX_PER_TURN ? 0 : RING_COALESCE_US);
+	if (err)
+		pr_err("events", "arming the ring buffer's coalescing timer failed: %s",
+		       strerror(-err));
+	return err;
+}
+
+static int on_ring(struct loop_source *s, uint32_t revents, void *userdata)
+{
+	struct agent *a = userdata;
+	int n;
+
+	(void)s;
+	(void)revents;
+	/* Whatever the wakeup said: a record committed while the consumer
+	 * lagged behind brings no wakeup of its own. */
+	n = ring_turn(a);
+	return n > 0 ? ring_coalesce(a, n) : 0;
+}
+
+static int on_coalesce(struct loop_source *s, uint32_t revents, void *userdata)
+{
+	struct agent *a = userdata;
+	int n, err;
+
+	(void)s;
+	(void)revents;
+	n = ring_turn(a);
+	if (n > 0)
+		return ring_coalesce(a, n);
+	/* Quiet again: the next record wakes the loop. */
+	err = loop__io_enable(a->ring->src, true);
+	if (err)
+		pr_err("events", "watching the ring buffer again failed: %s",
+		       strerror(-err));
+	return err;
+}
+
+int events__loop_add(struct agent *a, struct loop *l)
+{
+	struct evring *r = a->ring;
+	int err;
+
+	r->src = loop__add_io(l, r->map_fd, RING_PRIO, on_ring, a);
+	if (!r->src)
+		goto fail;
+	r->coalesce = loop__add_timer(l, RING_PRIO, on_coalesce, a);
+	if (!r->coalesce)
+		goto fail;
+	return 0;
+fail:
+	err = -errno;
+	pr_err("events", "cannot add the ring buffer to the main loop: %s", strerror(errno));
+	return err;
 }
 
 void events__meta_update(struct agent *a)
@@ -517,13 +586,10 @@ static int ring_open(struct agent *a, int map_fd)
 	struct bpf_map_info info;
 	__u32 len = sizeof(info);
 	struct evring *r;
-	struct epoll_event ev = { .events = EPOLLIN };
-	int err;
 
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	r->epfd = -1;
 	a->ring = r;
 	r->map_fd = map_fd;
 	memset(&info, 0, sizeof(info));
@@ -545,17 +611,6 @@ static int ring_open(struct agent *a, int map_fd)
 	}
 	r->prod = r->prod_map;
 	r->data = (char *)r->prod_map + r->page;
-	r->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (r->epfd < 0)
-		return -errno;
-	err = epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->map_fd, &ev);
-	if (err)
-		return -errno;
-	/* New cgroups below the watched directories wake the loop too, so
-	 * they are classified at once, not at the next poll timeout. */
-	if (a->cg_ino_fd >= 0 &&
-	    epoll_ctl(r->epfd, EPOLL_CTL_ADD, a->cg_ino_fd, &ev))
-		return -errno;
 	return 0;
 }
 
@@ -569,8 +624,6 @@ static void ring_close(struct agent *a)
 		munmap(r->cons, r->page);
 	if (r->prod_map)
 		munmap(r->prod_map, r->page + 2 * r->size);
-	if (r->epfd >= 0)
-		close(r->epfd);
 	free(r);
 	a->ring = NULL;
 }
@@ -583,7 +636,7 @@ int events__drain(struct agent *a)
 	/* Name the cgroups of records left from before this agent. */
 	if (!cgroup_paths__load(a->cgroot, &paths))
 		a->drain_paths = &paths;
-	n = ring_consume(a);
+	n = ring_consume(a, RING_MAX_PER_POLL);
 	report_lost(a);
 	out_flush(a);
 	if (a->drain_paths)
@@ -605,7 +658,7 @@ int events__drain_map(struct agent *a, int map_fd)
 	if (!n) {
 		if (!cgroup_paths__load(a->cgroot, &paths))
 			a->drain_paths = &paths;
-		n = ring_consume(a);
+		n = ring_consume(a, RING_MAX_PER_POLL);
 		out_flush(a);
 		if (a->drain_paths)
 			cgroup_paths__free(&paths);
@@ -668,7 +721,7 @@ void events__close_ring(struct agent *a)
 {
 	if (a->ring) {
 		/* Whatever the kernel wrote so far still goes out. */
-		ring_consume(a);
+		ring_consume(a, RING_MAX_PER_POLL);
 		report_lost(a);
 		ring_close(a);
 	}

@@ -17,8 +17,10 @@
  *   cpu      cpu.stat nr_throttled grows: at most one record per interval.
  * The *.events files are watched with inotify (the kernel notifies on
  * change); cpu.stat is not, so it is read twice a second for sandboxes
- * with a CPU limit. All of it runs from the main loop, which wakes at
- * least every 100 ms: a breach is logged well within a second.
+ * with a CPU limit. All of it runs from the main loop (agent/loop.h):
+ * limits__tick() after every turn, as each turn may have changed what is
+ * due, and a timer wakes the loop at the next thing due (limits_next_ms),
+ * never on a fixed tick: a breach is logged well within a second.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -42,6 +44,7 @@
 #include "limits_agent.h"
 #include "limits_util.h"
 #include "log.h"
+#include "loop.h"
 #include "sandbox.h"
 #include "stockade.skel.h"
 
@@ -89,6 +92,7 @@ struct limits_state {
 	bool state_dirty;
 	int pids_hier;		/* pids.events counts descendants: -1 unknown */
 	uint64_t next_cpu_ms, next_file_ms, next_metrics_ms;
+	struct loop_source *timer;	/* limits_next_ms(); NULL before the loop */
 	char state_path[PATH_MAX];
 	bool state_written;
 	int ncpus;
@@ -1481,6 +1485,8 @@ static void write_state(struct agent *a)
 
 /* ---- the main loop's turn ---- */
 
+static void limits_arm(struct agent *a);
+
 void limits__tick(struct agent *a)
 {
 	struct limits_state *ls = a->lim;
@@ -1535,6 +1541,107 @@ void limits__tick(struct agent *a)
 	}
 	if (ls->state_dirty)
 		write_state(a);
+	limits_arm(a);
+}
+
+static void next_min(uint64_t *next, uint64_t t)
+{
+	if (t && (!*next || t < *next))
+		*next = t;
+}
+
+/*
+ * When limits__tick() next has work that no fd announces (CLOCK_MONOTONIC
+ * ms), or 0: nothing. Each term is a condition limits__tick() tests by
+ * time; the ones that a read fd announces (inotify, /dev/kmsg) wake the
+ * loop by themselves.
+ */
+static uint64_t limits_next_ms(struct agent *a)
+{
+	struct limits_state *ls = a->lim;
+	uint64_t next = 0;
+	size_t i;
+
+	if (a->opt.metrics_path)
+		next_min(&next, ls->next_metrics_ms);
+	for (i = 0; i < a->cgt.n; i++) {
+		const struct sandbox_cg *cg = &a->cgt.v[i];
+		const struct limits_cg *l = cg->lim;
+
+		if (!l)
+			continue;
+		/* The once-a-second re-read of the *.events files. */
+		if (cg->direct || l->pids)
+			next_min(&next, ls->next_file_ms);
+		if (!cg->direct)
+			continue;
+		if (l->p && l->p->limits.has_cpu)
+			next_min(&next, ls->next_cpu_ms);
+		if (l->oom_pending)
+			next_min(&next, l->oom_deadline_ms);
+		next_min(&next, burst_next_ms(&l->burst));
+		if (l->p && l->p->limits.has_runtime && l->rt_start_ms && !l->rt_expired)
+			next_min(&next, l->rt_start_ms + l->p->limits.runtime_ms);
+	}
+	return next;
+}
+
+/* Wake the loop when limits__tick() is next due. */
+static void limits_arm(struct agent *a)
+{
+	struct limits_state *ls = a->lim;
+	uint64_t next;
+	int err;
+
+	if (!ls->timer)
+		return;
+	next = limits_next_ms(a);
+	err = next ? loop__timer_at(ls->timer, next * 1000) : loop__timer_off(ls->timer);
+	if (err)
+		pr_warn("limits", "arming the limits timer failed: %s; breaches are logged at the next event instead",
+			strerror(-err));
+}
+
+/* The fds and the timer only wake the loop: the post hook ticks. */
+static int on_wake(struct loop_source *s, uint32_t revents, void *userdata)
+{
+	(void)s;
+	(void)revents;
+	(void)userdata;
+	return 0;
+}
+
+static int on_turn(struct loop *l, void *userdata)
+{
+	(void)l;
+	limits__tick(userdata);
+	return 0;
+}
+
+int limits__loop_add(struct agent *a, struct loop *l)
+{
+	struct limits_state *ls = a->lim;
+	int err;
+
+	if (!loop__add_io(l, ls->ino_fd, LOOP_PRIO_NORMAL, on_wake, a))
+		goto fail;
+	if (ls->kmsg_fd >= 0 &&
+	    !loop__add_io(l, ls->kmsg_fd, LOOP_PRIO_NORMAL, on_wake, a))
+		goto fail;
+	ls->timer = loop__add_timer(l, LOOP_PRIO_NORMAL, on_wake, a);
+	if (!ls->timer)
+		goto fail;
+	err = loop__add_post(l, on_turn, a);
+	if (err)
+		goto fail_err;
+	limits_arm(a);
+	return 0;
+fail:
+	err = -errno;
+fail_err:
+	pr_err("limits", "cannot add the limits' inotify, /dev/kmsg and timer to the main loop: %s",
+	       strerror(-err));
+	return err;
 }
 
 void limits__detach(struct agent *a, struct sandbox_cg *cg, const char *why)

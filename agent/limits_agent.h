@@ -16,8 +16,11 @@
  *   limits__sweep    after adoption: puts back the limits of sandboxes
  *                    that are gone or no longer selected.
  *   limits__reload   after a reload: the limits follow the new policies.
- *   limits__tick     every turn of the main loop (<= 100 ms): breaches,
- *                    run time, CPU throttling, --metrics, the state file.
+ *   limits__tick     after every turn of the main loop, and when its timer
+ *                    says something is due: breaches, run time, CPU
+ *                    throttling, --metrics, the state file.
+ *   limits__loop_add the inotify fd, /dev/kmsg and that timer join the
+ *                    main loop (agent/loop.h).
  *   limits__fini     the agent stops: remove the state and metrics files;
  *                    limits stay in force unless detached before.
  *   limits__counters_*  the sandbox counters (`sb_count`), which this file
@@ -70,6 +73,8 @@ int limits__counters_carry(struct agent *a, uint64_t id, int old_fd);
 /* Drop the counters of every id that keep() says is no sandbox root. */
 void limits__counters_sweep(struct agent *a, bool (*keep)(struct agent *, uint64_t));
 void limits__tick(struct agent *a);
+struct loop;
+int limits__loop_add(struct agent *a, struct loop *l);
 void limits__fini(struct agent *a);
 
 /*

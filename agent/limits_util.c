@@ -250,6 +250,17 @@ uint64_t burst_due(struct burst *b, uint64_t now_ms)
 	return 0;
 }
 
+uint64_t burst_next_ms(const struct burst *b)
+{
+	uint64_t settle, log;
+
+	if (!b->active || b->logged)
+		return 0;
+	settle = b->last_ms + BURST_SETTLE_MS;
+	log = b->first_ms + BURST_LOG_MS;
+	return settle < log ? settle : log;
+}
+
 /* ---- sandbox statistics ---- */
 
 static bool read_file(const char *dir, const char *name, char *buf, size_t len)

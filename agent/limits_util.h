@@ -85,6 +85,9 @@ struct burst {
 void burst_add(struct burst *b, uint64_t now_ms, uint64_t n);
 /* The count to log now, or 0; also ends a burst that has gone quiet. */
 uint64_t burst_due(struct burst *b, uint64_t now_ms);
+/* When burst_due() next has a count to log (ms), or 0: none. Ending a
+ * quiet burst needs no call at that time (burst_add() does it too). */
+uint64_t burst_next_ms(const struct burst *b);
 
 /* ---- what a sandbox used: counters and cgroup files ---- */
 

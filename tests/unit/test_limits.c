@@ -107,11 +107,14 @@ static void test_burst(void **state)
 
 	(void)state;
 	EXPECT(burst_due(&b, 0) == 0);
+	EXPECT(burst_next_ms(&b) == 0);
 	/* Three refusals in 100 ms, then quiet: one record of 3 after
 	 * BURST_SETTLE_MS. */
 	burst_add(&b, 1000, 1);
 	burst_add(&b, 1050, 1);
 	burst_add(&b, 1100, 1);
+	/* The main loop sleeps until then (agent/limits.c). */
+	EXPECT(burst_next_ms(&b) == 1100 + BURST_SETTLE_MS);
 	EXPECT(burst_due(&b, 1100 + BURST_SETTLE_MS - 1) == 0);
 	EXPECT(burst_due(&b, 1100 + BURST_SETTLE_MS) == 3);
 	EXPECT(burst_due(&b, 1100 + BURST_SETTLE_MS + 1) == 0);
@@ -121,8 +124,11 @@ static void test_burst(void **state)
 		burst_add(&b, t, 10);
 		EXPECT(burst_due(&b, t) == 0);
 	}
+	/* Refusals keep coming: BURST_LOG_MS after the first is sooner. */
+	assert_true(burst_next_ms(&b) == 5000 + BURST_LOG_MS);
 	burst_add(&b, 5000 + BURST_LOG_MS, 10);
 	EXPECT(burst_due(&b, 5000 + BURST_LOG_MS) > 10);
+	EXPECT(burst_next_ms(&b) == 0);	/* logged: nothing due */
 	for (uint64_t t = 5800; t < 9000; t += 100) {
 		burst_add(&b, t, 10);
 		EXPECT(burst_due(&b, t) == 0);
