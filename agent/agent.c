@@ -1269,18 +1269,37 @@ static void forget_wd(struct agent *a, size_t i)
 	a->wds[i] = a->wds[--a->n_wds];
 }
 
-/* Milliseconds from rel's creation (its directory's ctime) until now. */
-static int64_t pending_ms_of(struct agent *a, const char *rel)
+/*
+ * The cgroup_mkdir tracepoint (bpf/zerowin.bpf.c) times each new cgroup
+ * for pending_ms. Not pinned: only this agent's measurements use it. If
+ * it cannot attach, pending_ms falls back to the directory's ctime.
+ */
+static void born_attach(struct agent *a)
+{
+	a->born_link = bpf_program__attach(a->skel->progs.stk_cg_mkdir);
+	if (!a->born_link)
+		pr_warn("agent", "attaching the cgroup_mkdir tracepoint failed: %s; pending_ms counts from a new cgroup's first lookup (its directory's ctime), a lower bound",
+			strerror(errno));
+}
+
+/* Microseconds from rel's creation until now: from its mkdir (the
+ * tracepoint's time), else from its directory's ctime, which cgroupfs
+ * sets at the first lookup (a lower bound). */
+static int64_t pending_us_of(struct agent *a, const char *rel, uint64_t id)
 {
 	char path[PATH_MAX];
 	struct stat st;
 	int64_t born;
+	__u64 ns;
 
+	if (a->born_link &&
+	    !bpf_map_lookup_elem(bpf_map__fd(a->skel->maps.cg_born), &id, &ns))
+		return (clock_now_ns(CLOCK_BOOTTIME) - (int64_t)ns) / 1000;
 	snprintf(path, sizeof(path), "%s%s", a->cgroot, rel);
 	if (stat(path, &st))
 		return -1;
-	born = (int64_t)st.st_ctim.tv_sec * 1000 + st.st_ctim.tv_nsec / 1000000;
-	return clock_now_ns(CLOCK_REALTIME) / 1000000 - born;
+	born = (int64_t)st.st_ctim.tv_sec * 1000000 + st.st_ctim.tv_nsec / 1000;
+	return clock_now_ns(CLOCK_REALTIME) / 1000 - born;
 }
 
 static void emit_attach(struct agent *a, const struct sandbox_cg *cg,
@@ -1293,9 +1312,10 @@ static void emit_attach(struct agent *a, const struct sandbox_cg *cg,
 		json_str_raw(&a->j, "parent", parent, strlen(parent));
 	if (how)
 		json_str(&a->j, "links", how);
-	if (cg->pending_ms >= 0) {
+	if (cg->pending_us >= 0) {
 		/* Created below a watched directory while the agent ran. */
-		json_u64(&a->j, "pending_ms", (uint64_t)cg->pending_ms);
+		json_u64(&a->j, "pending_ms", (uint64_t)cg->pending_us / 1000);
+		json_u64(&a->j, "pending_us", (uint64_t)cg->pending_us);
 		json_str(&a->j, "classified_by", a->in_inotify ? "inotify" : "scan");
 	}
 	events__emit(a);
@@ -1428,12 +1448,9 @@ static void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	}
 	cg->seen = a->scan_gen;
 	cg->direct = direct;
-	cg->pending_ms = -1;
-	if (under && under->armed && under->entry) {
-		cg->pending_ms = pending_ms_of(a, rel);
-		if (!a->in_inotify)
-			a->scan_found++;	/* inotify missed it */
-	}
+	cg->pending_us = -1;
+	if (under && under->armed && under->entry && !a->in_inotify)
+		a->scan_found++;	/* inotify missed it */
 	cg->slot = direct ? slot_of(a, (uint32_t)sel) : a->cgt.v[pidx - 1].slot;
 	cg->policy_id = a->slot_id[cg->slot];
 	cg->root_id = direct ? id : a->cgt.v[pidx - 1].root_id;
@@ -1453,7 +1470,11 @@ static void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 		err = -errno;
 		pr_err("cgroup", "recording %s in the sandbox map failed: %s (map full? at most %d cgroups)",
 		       rel, strerror(errno), SANDBOX_MAX_CGROUPS);
-	} else if (!err && direct && !pidx && !links_first) {
+	} else if (!err && under && under->armed && under->entry) {
+		/* Its entry ends the pending state: now it is classified. */
+		cg->pending_us = pending_us_of(a, rel, id);
+	}
+	if (!err && direct && !pidx && !links_first) {
 		/* Nested in a confined cgroup, the ancestor's programs already
 		 * run here and pick this entry (nearest wins); links of its
 		 * own would judge, and log, every denial twice. Replacing
@@ -2543,6 +2564,7 @@ static void agent_cleanup(struct agent *a, bool detach, int sig)
 	if (detach && a->pin_fd >= 0)
 		pin__remove_all(a->opt.bpffs);
 	sandbox_table__free(&a->cgt);
+	bpf_link__destroy(a->born_link);
 	for (i = 0; i < a->n_wds; i++)
 		free(a->wds[i].path);
 	free(a->wds);
@@ -2848,6 +2870,7 @@ int agent__run(const struct agent_opts *opt)
 	}
 	if (err)
 		goto cleanup;
+	born_attach(a);
 	err = events__open(a);
 	if (err)
 		goto cleanup;

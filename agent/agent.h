@@ -118,6 +118,7 @@ struct agent {
 	size_t n_det;
 
 	struct sandbox_table cgt;	/* the confined cgroups */
+	struct bpf_link *born_link;	/* cgroup_mkdir times (pending_ms) */
 	/* Watched directories and the OUTSIDE entries written below them. */
 	struct watch_dir *wds;
 	size_t n_wds, cap_wds;

@@ -252,7 +252,7 @@ size_t lsm__lost(bool (*attached)(const char *prog, void *ctx), void *ctx,
 bool lsm__is_ours(const struct bpf_program *prog)
 {
 	return bpf_program__type(prog) == BPF_PROG_TYPE_LSM ||
-	       bpf_program__type(prog) == BPF_PROG_TYPE_TRACING;
+	       !strcmp(bpf_program__name(prog), LSM_SETUP_PROG);
 }
 
 int lsm__set_autoload(struct agent *a, struct stockade *skel, bool on)
@@ -275,7 +275,7 @@ int lsm__set_autoload(struct agent *a, struct stockade *skel, bool on)
 		const char *hook = hook_of(prog);
 		const struct lsm_hook *row;
 
-		if (bpf_program__type(prog) == BPF_PROG_TYPE_TRACING) {
+		if (!strcmp(bpf_program__name(prog), LSM_SETUP_PROG)) {
 			/* The setup pass's tracepoint (bpf/setup.bpf.c) serves
 			 * the BPF-LSM programs only: loaded with them. */
 			bpf_program__set_autoload(prog, on);

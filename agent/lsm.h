@@ -65,6 +65,8 @@ int lsm__set_autoload(struct agent *a, struct stockade *skel, bool on);
 /* Is prog one of the set attached, and pinned as lsm-<name>, with
  * BPF-LSM: the LSM programs and the setup pass's tracepoint. */
 bool lsm__is_ours(const struct bpf_program *prog);
+/* The setup pass's tracepoint (bpf/setup.bpf.c), loaded with BPF-LSM. */
+#define LSM_SETUP_PROG	"stk_setup_attach"
 /* Every LSM guarantee lost (no BPF-LSM at all): refuses without
  * --allow-degraded. */
 int lsm__degrade(struct agent *a, const char *cause);

@@ -30,7 +30,7 @@ struct sandbox_cg {
 	uint64_t root_id;	/* the directly selected cgroup it is under */
 	bool direct;		/* selected itself (has links), or inherited */
 	bool released;		/* a reload stopped confining it: forget it */
-	int64_t pending_ms;	/* creation to classification; -1: not pending */
+	int64_t pending_us;	/* creation to classification; -1: not pending */
 	bool fresh;		/* created while this agent runs (agent/setup_agent.h) */
 	int wd;			/* inotify on its directory (new children), or -1 */
 	unsigned int seen;	/* scan generation that last saw it */
@@ -46,7 +46,7 @@ struct sandbox_table {
 
 /* The entry of id, or NULL. */
 struct sandbox_cg *sandbox_table__find(struct sandbox_table *t, uint64_t id);
-/* A new, zeroed entry for rel and id (wd -1, pending_ms -1), or NULL
+/* A new, zeroed entry for rel and id (wd -1, pending_us -1), or NULL
  * when memory ran out (nothing added). */
 struct sandbox_cg *sandbox_table__add(struct sandbox_table *t, const char *rel,
 				      uint64_t id);

@@ -19,6 +19,7 @@ skel=${1:-build/stockade.skel.h}
 # the control commands read them through the pins, never the skeleton).
 owners='
 cg_cache -
+cg_born agent.c
 lsm_count -
 net_count -
 setup_tasks -

@@ -124,8 +124,8 @@ if [ "$np" -ge "$N" ]; then
 else
 	not_ok "pending_ms" "$np of $N new cgroups' attach records carry pending_ms"
 fi
-grep '"event":"attach"' "$log" | sed -n 's/.*"pending_ms":\([0-9]*\).*/\1/p' |
-	sort -n > "$work/pending.ms"
+grep '"event":"attach"' "$log" | sed -n 's/.*"pending_us":\([0-9]*\).*/\1/p' |
+	awk '{ printf "%.2f\n", $1 / 1000 }' | sort -n > "$work/pending.ms"
 c=$(wc -l < "$work/pending.ms")
 if [ "$c" -gt 0 ]; then
 	echo "# burst: pending_ms median $(sed -n "$(( (c + 1) / 2 ))p" "$work/pending.ms") ms, p99 $(sed -n "$(( (c * 99 + 99) / 100 ))p" "$work/pending.ms") ms over $c"

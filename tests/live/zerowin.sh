@@ -130,8 +130,8 @@ for d in $last; do
 	wait_for "\"event\":\"attach\".*\"cgroup\":\"${d#"$CGROUP_ROOT"}\"" "$log" 600 ||
 		echo "# zerowin: no attach record for ${d#"$CGROUP_ROOT"} after 60 s"
 done
-grep '"event":"attach"' "$log" | sed -n 's/.*"pending_ms":\([0-9]*\).*/\1/p' |
-	sort -n > "$work/pending.ms"
+grep '"event":"attach"' "$log" | sed -n 's/.*"pending_us":\([0-9]*\).*/\1/p' |
+	awk '{ printf "%.2f\n", $1 / 1000 }' | sort -n > "$work/pending.ms"
 n=$(wc -l < "$work/pending.ms")
 if [ "$n" -ge "$cycles" ]; then
 	med=$(sed -n "$(( (n + 1) / 2 ))p" "$work/pending.ms")

@@ -17,7 +17,7 @@ static void test_add_find(void **state)
 	EXPECT_STR(cg->path, "/a");
 	EXPECT_EQ(cg->id, 7);
 	EXPECT_EQ(cg->wd, -1);
-	EXPECT_EQ(cg->pending_ms, -1);
+	EXPECT_EQ(cg->pending_us, -1);
 	EXPECT(!cg->direct && !cg->links[0] && !cg->lim);
 	EXPECT(sandbox_table__add(&t, "/a/b", 8) != NULL);
 	EXPECT(sandbox_table__find(&t, 7) == &t.v[0]);
