@@ -382,8 +382,16 @@ static int act(const char *op, char **a, int n)
 	if (IS("sigio-arm", 2))
 		return sigio_arm(a[0], a[1]);
 	if (IS("fifo-write", 1)) {
-		int fd = open(a[0], O_WRONLY | O_NONBLOCK);
+		int fd = open(a[0], O_WRONLY | O_NONBLOCK), tries;
 
+		/* ENXIO (no reader yet) was seen in the VM about one run in
+		 * three, with the armer up and holding the fifo O_RDWR; the
+		 * cause is not found. The open is not what the case tests (the
+		 * SIGIO record is): try again, for at most half a second. */
+		for (tries = 0; fd < 0 && errno == ENXIO && tries < 50; tries++) {
+			usleep(10000);
+			fd = open(a[0], O_WRONLY | O_NONBLOCK);
+		}
 		if (fd < 0)
 			return result(-1);
 		return result(write(fd, "x", 1));
