@@ -19,7 +19,7 @@ skel=${1:-build/stockade.skel.h}
 # the control commands read them through the pins, never the skeleton).
 owners='
 cg_cache -
-cg_born agent.c
+cg_born watch.c
 lsm_count -
 net_count -
 setup_tasks -
@@ -35,18 +35,18 @@ bss pin.c
 data pin.c
 rodata pin.c
 lsm_scratch pin.c
-detached agent.c
-file_rules agent.c
-net_allow agent.c
-net_meta agent.c
-policies agent.c
-policy_names agent.c
-policy_slots agent.c
-reload_msgs agent.c
-sandboxes agent.c
-unix_allow agent.c
-rcu_sync agent.c
-rcu_inner agent.c
+detached confine.c
+file_rules policy_maps.c
+net_allow policy_maps.c
+net_meta policy_maps.c
+policies policy_maps.c
+policy_names policy_maps.c
+policy_slots policy_maps.c
+reload_msgs reload.c
+sandboxes confine.c
+unix_allow policy_maps.c
+rcu_sync policy_maps.c
+rcu_inner policy_maps.c
 lim_saved limits.c
 sb_count limits.c
 setup_grants setup.c

@@ -1,0 +1,613 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The scan: which cgroups a policy selects, confined from their first
+ * syscall, reselected on a reload, released; detached marks; the sweep of
+ * an adopted state (agent/agent_int.h).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/magic.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "agent.h"
+#include "agent_int.h"
+#include "bpfutil.h"
+#include "cgroup.h"
+#include "limits_agent.h"
+#include "log.h"
+#include "loop.h"
+#include "lsm.h"
+#include "file_rules.h"
+#include "net_rules.h"
+#include "pin.h"
+#include "replace.h"
+#include "sandbox.h"
+#include "records.h"
+#include "rules_check.h"
+#include "setup_agent.h"
+#include "stockade_limits.h"
+#include "stockade.skel.h"
+
+/* Which policy selects rel directly? Its id; POLICY_ID_CONFLICT when
+ * several do, -1 when none. */
+int64_t selected_by(struct agent *a, const char *rel)
+{
+	int64_t found = -1;
+	size_t i, j;
+
+	for (i = 0; i < a->set.n; i++) {
+		const struct policy *p = a->set.v[i];
+
+		for (j = 0; j < p->n_cgroups; j++) {
+			if (!cgroup__match(p->cgroups[j], rel))
+				continue;
+			if (found >= 0 && found != (int64_t)a->pol_id[i]) {
+				pr_err("cgroup", "%s is selected by both %s and %s; it is confined deny-all until the policies are fixed",
+				       rel, agent__policy_name(a, (uint32_t)found), p->name);
+				return POLICY_ID_CONFLICT;
+			}
+			found = (int64_t)a->pol_id[i];
+		}
+	}
+	return found;
+}
+
+static struct sandbox_cg *track(struct agent *a, const char *rel, uint64_t id)
+{
+	return sandbox_table__add(&a->cgt, rel, id);
+}
+
+/* Detached on purpose (`stockade detach`)? Marks it as still existing. */
+bool is_detached(struct agent *a, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < a->n_det; i++) {
+		if (a->det[i] == id) {
+			a->det_seen[i] = true;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Read `detached` and let go of every cgroup in it that we confine through
+ * a selector, with the cgroups inherited from it: `stockade detach` removed
+ * their links and entries (and logged it); this closes our handles, and
+ * undoes an attach of ours that raced with the command.
+ */
+static void honour_detached(struct agent *a)
+{
+	int fd = bpf_map__fd(a->skel->maps.detached);
+	__u64 key, next;
+	size_t i, j;
+	int err;
+
+	a->n_det = 0;
+	err = bpf_map_get_next_key(fd, NULL, &next);
+	while (!err) {
+		if (a->n_det % 64 == 0) {
+			uint64_t *d = realloc(a->det, (a->n_det + 64) * sizeof(*d));
+			bool *s = realloc(a->det_seen, (a->n_det + 64) * sizeof(*s));
+
+			if (d)
+				a->det = d;
+			if (s)
+				a->det_seen = s;
+			if (!d || !s)
+				break;
+		}
+		a->det_seen[a->n_det] = false;
+		a->det[a->n_det++] = next;
+		key = next;
+		err = bpf_map_get_next_key(fd, &key, &next);
+	}
+	for (i = 0; i < a->n_det; i++) {
+		const struct sandbox_cg *root = agent__find_cg(a, a->det[i]);
+
+		if (!root || !root->direct)
+			continue;
+		pr_info("cgroup", "%s was detached by `stockade detach`; it is no longer confined through a selector",
+			root->path);
+		for (j = a->cgt.n; j-- > 0;) {
+			if (a->cgt.v[j].root_id != a->det[i])
+				continue;
+			detach_cg(a, &a->cgt.v[j], NULL);
+			untrack(a, j);
+		}
+	}
+}
+
+/* Does any link pin of cgroup id exist? */
+static bool pin_has_cg_links(struct agent *a, uint64_t id)
+{
+	struct bpf_program *progs[SANDBOX_N_LINKS];
+	char pin[PATH_MAX];
+	int i;
+
+	cg_progs(a, progs);
+	for (i = 0; i < SANDBOX_N_LINKS; i++)
+		if (!cg_link_path(a, id, progs[i], pin, sizeof(pin)) &&
+		    !access(pin, F_OK))
+			return true;
+	return false;
+}
+
+/* ---- zero window: watched directories (include/sandbox.h) ---- */
+
+static void emit_attach(struct agent *a, const struct sandbox_cg *cg,
+			const char *parent, const char *how)
+{
+	events__begin(a, "attach");
+	events__cgroup_fields(a, cg);
+	json_str(&a->j, "via", cg->direct ? "selector" : "inherited");
+	if (parent)
+		json_str_raw(&a->j, "parent", parent, strlen(parent));
+	if (how)
+		json_str(&a->j, "links", how);
+	if (cg->pending_us >= 0) {
+		/* Created below a watched directory while the agent ran. */
+		json_u64(&a->j, "pending_ms", (uint64_t)cg->pending_us / 1000);
+		json_u64(&a->j, "pending_us", (uint64_t)cg->pending_us);
+		json_str(&a->j, "classified_by", a->in_inotify ? "inotify" : "scan");
+	}
+	events__emit(a);
+}
+
+/*
+ * A reload's scan: judge a cgroup we confine again under the new policy
+ * set, and move it there with no moment unconfined. Each change is one map
+ * update the programs see whole: the entry's policy id (the new id's rules
+ * are complete before), links attached before a cgroup becomes selected
+ * and detached only after its entry points at its parent's sandbox.
+ * Returns the value for its children, like scan_one().
+ */
+static void *reselect_one(struct scan_ctx *ctx, struct sandbox_cg *cg,
+			  const char *rel, uintptr_t pidx, bool det)
+{
+	struct agent *a = ctx->a;
+	int sb_fd = bpf_map__fd(a->skel->maps.sandboxes);
+	const struct sandbox_cg *parent = pidx ? &a->cgt.v[pidx - 1] : NULL;
+	const char *how = NULL, *old_name = agent__policy_name(a, cg->policy_id);
+	struct sandbox sb = { 0 };
+	bool was_direct = cg->direct, direct;
+	uint32_t policy_id;
+	int64_t sel;
+	int err;
+
+	sel = selected_by(a, rel);
+	if (sel >= 0 && det)
+		sel = -1;
+	direct = sel >= 0;
+	if (!direct && !parent) {
+		/* No longer confined. Its links (then entries) go after the
+		 * walk (scan()): a descendant that is now selected itself gets
+		 * its own links first, below, and until then its old root's
+		 * programs still judge it; removed now, they would leave it a
+		 * moment without cgroup programs. */
+		cg->released = true;
+		return NULL;
+	}
+	policy_id = direct ? (uint32_t)sel : parent->policy_id;
+	sb.slot = direct ? slot_of(a, policy_id) : parent->slot;
+	sb.root_id = direct ? cg->id : parent->root_id;
+	if (direct && !was_direct) {
+		/* Its own programs first; they judge by its current entry (its
+		 * parent's sandbox) until the entry below switches. */
+		cg->direct = true;
+		err = attach_cg(a, cg, &how);
+		if (err) {
+			cg->direct = false;
+			ctx->err = ctx->err ?: err;
+			return (void *)(uintptr_t)(cg - a->cgt.v + 1);
+		}
+		limits__counters_reset(a, cg->id);
+	}
+	/* A policy whose content changed switched with its slot already
+	 * (flip_slots()); only a cgroup that moves to another policy (or
+	 * sandbox root) needs its own entry rewritten. */
+	if (cg->slot != sb.slot || cg->root_id != sb.root_id) {
+		if (bpf_map_update_elem(sb_fd, &cg->id, &sb, BPF_ANY)) {
+			ctx->err = ctx->err ?: -errno;
+			pr_err("cgroup", "switching %s to its new policy failed: %s; it keeps the old one",
+			       rel, strerror(errno));
+			cg->policy_id = a->slot_id[cg->slot];
+			return (void *)(uintptr_t)(cg - a->cgt.v + 1);
+		}
+		cg->slot = sb.slot;
+		cg->root_id = sb.root_id;
+		a->confined_more = true;
+	}
+	cg->policy_id = a->slot_id[cg->slot];
+	if (!direct && was_direct) {
+		/* Confined through its parent's programs now: drop its own. */
+		detach_cg_links(a, cg);
+		limits__counters_drop(a, cg->id);
+		cg->direct = false;
+	}
+	if (direct != was_direct || strcmp(old_name, agent__policy_name(a, policy_id)))
+		emit_attach(a, cg, parent ? parent->path : NULL, how);
+	return (void *)(uintptr_t)(cg - a->cgt.v + 1);
+}
+
+/*
+ * One cgroup of the walk. parent is the sandbox_cg index + 1 of the nearest
+ * confined ancestor (as a pointer-sized int), or 0.
+ */
+void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
+{
+	struct scan_ctx *ctx = vctx;
+	struct agent *a = ctx->a;
+	const struct sandbox_cg *found = agent__find_cg(a, id);
+	struct sandbox_cg *cg;
+	struct sandbox sb = { 0 };
+	const char *how = NULL;
+	int64_t sel;
+	uintptr_t pidx = (uintptr_t)parent;
+	bool direct, det = a->n_det && is_detached(a, id), links_first;
+	struct watch_dir *under;
+	int err;
+
+	if (found) {
+		cg = (struct sandbox_cg *)found;
+		cg->seen = a->scan_gen;
+		if (a->reselect)
+			return reselect_one(ctx, cg, rel, pidx, det);
+		return (void *)(uintptr_t)(cg - a->cgt.v + 1);
+	}
+	sel = selected_by(a, rel);
+	/* Detached on purpose: no longer confined through its selector (it
+	 * still is through a confined ancestor's programs, if any). */
+	if (sel >= 0 && det)
+		sel = -1;
+	direct = sel >= 0;
+	under = parent_wd(a, rel);
+	if (!direct && !pidx) {
+		/* Outside every sandbox; below a watched directory that means
+		 * classified: watched itself, or an OUTSIDE entry. */
+		if (under)
+			classify_unselected(a, rel, id);
+		return NULL;
+	}
+	/* Pending until now (its nearest entry a WATCHED directory): its own
+	 * links go first, while the watch links still judge it, then the
+	 * entry that ends the pending state (bpf/net.bpf.c, who_judges()). */
+	links_first = direct && !pidx && under && under->armed && under->entry;
+
+	cg = track(a, rel, id);
+	if (!cg) {
+		ctx->err = ctx->err ?: -ENOMEM;
+		return NULL;
+	}
+	cg->seen = a->scan_gen;
+	cg->direct = direct;
+	cg->pending_us = -1;
+	if (under && under->armed && under->entry && !a->in_inotify)
+		a->scan_found++;	/* inotify missed it */
+	cg->slot = direct ? slot_of(a, (uint32_t)sel) : a->cgt.v[pidx - 1].slot;
+	cg->policy_id = a->slot_id[cg->slot];
+	cg->root_id = direct ? id : a->cgt.v[pidx - 1].root_id;
+	sb.slot = cg->slot;
+	sb.root_id = cg->root_id;
+	/* Its setup grant before its entry: while pending, a runtime's move
+	 * into it was granted by the watched directory's (agent/setup.c). */
+	cg->fresh = setup__is_fresh(a, rel);
+	setup__grant_cg(a, cg);
+	/* Counters and limits (agent/limits.c) first, then the entry before
+	 * the links, so the programs find all they need at once. */
+	err = limits__attach(a, cg);
+	if (!err && links_first)
+		err = attach_cg(a, cg, &how);
+	if (!err && bpf_map_update_elem(bpf_map__fd(a->skel->maps.sandboxes),
+					&id, &sb, BPF_ANY)) {
+		err = -errno;
+		pr_err("cgroup", "recording %s in the sandbox map failed: %s (map full? at most %d cgroups)",
+		       rel, strerror(errno), SANDBOX_MAX_CGROUPS);
+	} else if (!err && under && under->armed && under->entry) {
+		/* Its entry ends the pending state: now it is classified. */
+		cg->pending_us = pending_us_of(a, rel, id);
+	}
+	if (!err && direct && !pidx && !links_first) {
+		/* Nested in a confined cgroup, the ancestor's programs already
+		 * run here and pick this entry (nearest wins); links of its
+		 * own would judge, and log, every denial twice. Replacing
+		 * another build's state: its counters first, its old links
+		 * only once the new ones are pinned (agent/replace.c). */
+		if (a->rep)
+			replace__cg_before(a, cg);
+		err = attach_cg(a, cg, &how);
+		if (!err && a->rep && replace__cg_after(a, cg))
+			how = "replaced";
+	}
+	if (err) {
+		ctx->err = ctx->err ?: err;
+		/* Keep the entry (and its counters and limits) of a cgroup
+		 * whose pinned links confine it. */
+		if (!direct || !pin_has_cg_links(a, id)) {
+			limits__detach(a, cg, "attach_failed");
+			bpf_map_delete_elem(bpf_map__fd(a->skel->maps.sandboxes), &id);
+		} else {
+			limits__forget(a, cg);
+		}
+		/* The entry just added is the last one. */
+		sandbox_table__remove(&a->cgt, (size_t)(cg - a->cgt.v));
+		return NULL;
+	}
+	/* After the entry exists: invalidates "outside" cached by the LSM
+	 * programs for this cgroup and its descendants (include/sandbox.h). */
+	__atomic_fetch_add(&a->skel->data->sandbox_gen, 1, __ATOMIC_SEQ_CST);
+	/* Its children are confined by inheritance from the moment they
+	 * exist; the watch only tells the agent at once (status, detach,
+	 * their attach records), instead of at the next scan. */
+	if (a->cg_ino_fd >= 0) {
+		char dir[2 * PATH_MAX];
+
+		snprintf(dir, sizeof(dir), "%s%s", a->cgroot, rel);
+		cg->wd = inotify_add_watch(a->cg_ino_fd, dir, IN_CREATE | IN_ONLYDIR);
+	}
+	emit_attach(a, cg, pidx ? a->cgt.v[pidx - 1].path : NULL, how);
+	return (void *)(uintptr_t)(cg - a->cgt.v + 1);
+}
+/* OUTSIDE entries of cgroups the last walk did not see as such. */
+void sweep_outside(struct agent *a)
+{
+	int fd = bpf_map__fd(a->skel->maps.sandboxes);
+	struct sandbox sb;
+	size_t i;
+
+	for (i = 0; i < a->n_outs;) {
+		if (a->outs[i].seen == a->scan_gen) {
+			i++;
+			continue;
+		}
+		if (!bpf_map_lookup_elem(fd, &a->outs[i].id, &sb) &&
+		    sb.policy_id == SANDBOX_ENTRY_OUTSIDE)
+			bpf_map_delete_elem(fd, &a->outs[i].id);
+		a->outs[i] = a->outs[--a->n_outs];
+	}
+}
+
+int scan(struct agent *a)
+{
+	struct scan_ctx ctx = { .a = a, .err = 0 };
+	size_t i;
+	int err;
+
+	a->scan_gen++;
+	a->rescan = false;
+	honour_detached(a);
+	/* The watched directories and their inotify watches first: a cgroup
+	 * made during the walk is reported, and classified below. */
+	watch_tops(a);
+	err = cgroup__walk(a->cgroot, scan_one, &ctx);
+	if (err) {
+		pr_err("cgroup", "walking %s failed: %s", a->cgroot, strerror(-err));
+		return err;
+	}
+	arm_all(a);
+	sweep_outside(a);
+	/* Gone since the last scan: the kernel detached their links. A
+	 * reload released others: now that every new attach is done, their
+	 * links, then their entries, go. */
+	for (i = 0; i < a->cgt.n;) {
+		if (a->cgt.v[i].released) {
+			detach_cg(a, &a->cgt.v[i], "not_selected");
+			untrack(a, i);
+			continue;
+		}
+		if (a->cgt.v[i].seen == a->scan_gen) {
+			i++;
+			continue;
+		}
+		detach_cg(a, &a->cgt.v[i], "cgroup_removed");
+		untrack(a, i);
+	}
+	if (a->confined_more) {
+		/* A cgroup joined a sandbox: "outside" cached by the LSM
+		 * programs is stale (include/sandbox.h). */
+		__atomic_fetch_add(&a->skel->data->sandbox_gen, 1, __ATOMIC_SEQ_CST);
+		a->confined_more = false;
+	}
+	/* A detached mark dies with its cgroup: a new cgroup of that name is
+	 * a new id, and confined again. Only after a full walk, which
+	 * visited every cgroup that still exists. */
+	for (i = 0; i < a->n_det; i++)
+		if (!a->det_seen[i])
+			bpf_map_delete_elem(bpf_map__fd(a->skel->maps.detached),
+					    &a->det[i]);
+	/* Setup grants follow the policies (a reload) and the cgroups. */
+	if (a->reselect)
+		setup__regrant(a);
+	setup__sweep(a);
+		drain_cg_inotify(a);
+	return ctx.err;
+}
+
+
+/* Does id root a sandbox this agent confines (its counters stay)? */
+static bool is_sandbox_root(struct agent *a, uint64_t id)
+{
+	const struct sandbox_cg *cg = agent__find_cg(a, id);
+
+	return cg && cg->direct;
+}
+
+/*
+ * After the first scan of an agent that adopted pins: remove what the
+ * earlier agent confined that the new policy set does not, then rules of
+ * policies that changed or went. Each step only once what replaces it is
+ * in force: links go before the entries their programs read, entries
+ * before the rules they point to.
+ */
+/* Link pins that no longer confine anything of ours: detached and
+ * unpinned. Returns how many. */
+static size_t sweep_links(struct agent *a)
+{
+	char dir[PATH_MAX], pin[PATH_MAX];
+	struct bpf_program *prog;
+	struct dirent *de;
+	size_t n_links = 0;
+	DIR *d;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s/links", a->opt.bpffs);
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		const char *pname;
+		uint64_t id;
+		bool ours = false;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (!pin__parse_cg_link(de->d_name, &id, &pname)) {
+			const struct sandbox_cg *cg = agent__find_cg(a, id);
+			const struct watch_dir *w = find_wd_id(a, id);
+
+			if (cg && cg->direct) {
+				bpf_object__for_each_program(prog, a->skel->obj)
+					if (bpf_program__type(prog) != BPF_PROG_TYPE_LSM &&
+					    strncmp(bpf_program__name(prog), "stk_w_", 6) &&
+					    !strcmp(bpf_program__name(prog), pname))
+						ours = true;
+			} else if (w && w->top && w->links[0]) {
+				/* A watched directory's links (zero window). */
+				ours = !strncmp(pname, "stk_w_", 6) &&
+				       bpf_object__find_program_by_name(a->skel->obj, pname);
+			}
+		} else if (!strncmp(de->d_name, "lsm-", 4)) {
+			/* Degraded, we cannot tell; leave BPF-LSM as it is.
+			 * Otherwise each of our programs holds lsm-<name>, and
+			 * anything else (another build's hook, a "-new" left
+			 * by a killed agent, a program not loaded because its
+			 * hook is missing here) is stale. */
+			ours = a->n_degraded > 0 && !a->n_lsm_links;
+			bpf_object__for_each_program(prog, a->skel->obj)
+				if (lsm__is_ours(prog) &&
+				    a->n_lsm_links && bpf_program__autoload(prog) &&
+				    !strcmp(bpf_program__name(prog), de->d_name + 4))
+					ours = true;
+		} else {
+			continue;	/* not ours to judge */
+		}
+		if (ours)
+			continue;
+		if (pin__link_path(pin, sizeof(pin), a->opt.bpffs, de->d_name))
+			continue;
+		fd = bpf_obj_get(pin);
+		if (fd >= 0) {
+			bpf_link_detach(fd);	/* cgroup links; LSM: no-op */
+			close(fd);
+		}
+		unlink(pin);
+		n_links++;
+	}
+	if (d)
+		closedir(d);
+
+	return n_links;
+}
+
+/* Sandbox entries of cgroups we do not confine now (removed while no
+ * agent ran, or no longer selected), each with its detach record; then
+ * their limits (the values found go back). */
+static void sweep_entries(struct agent *a)
+{
+	struct cgroup_paths paths = { 0 };
+	int sb_fd = bpf_map__fd(a->skel->maps.sandboxes);
+	struct key_set gone = { 0 };
+	struct sandbox sb;
+	__u64 key, next;
+	size_t i;
+	int err;
+
+	err = bpf_map_get_next_key(sb_fd, NULL, &next);
+	while (!err) {
+		if (!agent__find_cg(a, next) && !find_wd_id(a, next) &&
+		    !is_outside(a, next) && key_set_add(&gone, &next, sizeof(next)))
+			break;
+		key = next;
+		err = bpf_map_get_next_key(sb_fd, &key, &next);
+	}
+	/* (Also for the limits of sandboxes that are no more, below.) */
+	cgroup_paths__load(a->cgroot, &paths);
+	for (i = 0; i < gone.n; i++) {
+		const char *path;
+		uint64_t id;
+
+		memcpy(&id, gone.v + i * sizeof(__u64), sizeof(__u64));
+		if (bpf_map_lookup_elem(sb_fd, &id, &sb))
+			continue;
+		bpf_map_delete_elem(sb_fd, &id);
+		if (sb.policy_id != SANDBOX_ENTRY_SANDBOX)
+			continue;	/* a watched or outside mark: no sandbox */
+		path = cgroup_paths__find(&paths, id);
+		events__begin(a, "detach");
+		records__detach(&a->j, agent__policy_name(a, sb.slot < POLICY_SLOTS ?
+							  a->slot_id[sb.slot] :
+							  POLICY_ID_CONFLICT),
+				path ?: "", id, path ? "not_selected" : "cgroup_removed");
+		events__emit(a);
+	}
+	key_set_free(&gone);
+	/* Their limits too: the values found go back (agent/limits.c). */
+	limits__sweep(a, &paths);
+	cgroup_paths__free(&paths);
+}
+
+
+void sweep(struct agent *a)
+{
+	size_t n_links, n_rules;
+
+	/* 1. Link pins that no longer confine anything of ours. */
+	n_links = sweep_links(a);
+	/* 2. Sandbox entries of cgroups we do not confine now. */
+	sweep_entries(a);
+	/* 3. Counters of sandboxes that are no more. */
+	limits__counters_sweep(a, is_sandbox_root);
+	/* 4. Rules no policy in force wrote, once no program still running
+	 * can have read an entry that pointed at them; 5. then the slots and
+	 * ids of removed policies (agent/policy_maps.c). */
+	n_rules = policy_maps__sweep(a);
+	if (n_links || n_rules)
+		pr_info("agent", "adopted pins: removed %zu stale links and %zu stale rules",
+			n_links, n_rules);
+}
+
+/* The sandboxes map (include/sandbox.h), whose owner this file is: the
+ * other rooms write their marks through these. put: a retried insert
+ * (agent/bpfutil.h), 0 or a negative errno with errno set. */
+int sandbox_entry_put(struct agent *a, uint64_t id, const struct sandbox *sb)
+{
+	int err = map_update_retry(bpf_map__fd(a->skel->maps.sandboxes), &id, sb, BPF_ANY);
+
+	if (err)
+		errno = -err;
+	return err;
+}
+
+bool sandbox_entry_get(struct agent *a, uint64_t id, struct sandbox *sb)
+{
+	return !bpf_map_lookup_elem(bpf_map__fd(a->skel->maps.sandboxes), &id, sb);
+}
+
+void sandbox_entry_delete(struct agent *a, uint64_t id)
+{
+	bpf_map_delete_elem(bpf_map__fd(a->skel->maps.sandboxes), &id);
+}
