@@ -43,30 +43,16 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-STOCKADE=${STOCKADE:-$here/../../stockade}
-TOOLS=${TOOLS:-$here/../../build/tools}
-STOCKADE_AGENT_FLAGS=${STOCKADE_AGENT_FLAGS---allow-degraded}
+. "$here/lib.sh"
 SAMPLES=${SAMPLES:-15}
 LIMIT_MS=${LIMIT_MS:-10}
 IDLE_SECONDS=${IDLE_SECONDS:-10}
 IDLE_MAX=${IDLE_MAX:-30}
-RELOAD_SETTLE_MS=200	# agent/agent.c check_inotify()
+RELOAD_SETTLE_MS=200	# agent/reload.c check_inotify()
 probe=$TOOLS/netprobe
 stamp=$TOOLS/stamp
-
-fs_at() { awk -v d="$1" '$2 == d { t = $3 } END { print t }' /proc/mounts; }
-if [ -z "${CGROUP_ROOT:-}" ]; then
-	for d in /sys/fs/cgroup /sys/fs/cgroup/unified; do
-		if [ "$(fs_at "$d")" = cgroup2 ]; then
-			CGROUP_ROOT=$d
-			break
-		fi
-	done
-fi
-[ -n "${CGROUP_ROOT:-}" ] || { echo "latency: no cgroup2 mount found" >&2; exit 1; }
-if [ "$(fs_at /sys/fs/bpf)" != bpf ]; then
-	mount -t bpf bpf /sys/fs/bpf || { echo "latency: cannot mount bpffs" >&2; exit 1; }
-fi
+need_cgroup2 latency
+need_bpffs latency
 [ -x "$stamp" ] || { echo "latency: $stamp missing: make tools" >&2; exit 1; }
 
 tag=stockade-lat-$$
@@ -78,11 +64,6 @@ log=$work/agent.log
 agent_pid=
 storm_pid=
 filter_pid=
-passed=0
-failed=0
-
-ok() { passed=$((passed + 1)); echo "ok $1"; }
-not_ok() { failed=$((failed + 1)); echo "not ok $1: $2"; }
 
 cleanup() {
 	touch "$work/stop"
@@ -312,5 +293,4 @@ else
 	not_ok "SIGTERM" "exit $rc; $(tail -n 1 "$log")"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+summary
