@@ -260,161 +260,166 @@ out:
  * old rules or the new ones, whole, and never none. Once no program can
  * still be reading the old ids (an RCU grace period), their rules go.
  */
-void reload(struct agent *a, const char *trigger)
-{
-	struct policy_set nset = { 0 };
-	struct policy_diag diag = { 0 };
-	uint32_t *npid = calloc(POLICY_MAX, sizeof(*npid));
-	uint16_t *nby = calloc(POLICY_MAX, sizeof(*nby));
-	struct policy_info *ninfo = calloc(POLICY_MAX, sizeof(*ninfo));
-	bool *changed = calloc(POLICY_MAX, sizeof(*changed));
-	bool *retired = calloc(POLICY_MAX, sizeof(*retired));
-	const char **changed_names = calloc(POLICY_MAX, sizeof(*changed_names));
-	uint32_t *nslot = calloc(POLICY_MAX, sizeof(*nslot));
-	bool *staken = calloc(POLICY_SLOTS, sizeof(*staken));
-	int64_t start_ns = 0, end_ns = 0;
-	size_t i, j, n_changed = 0;
-	bool same;
-	int err;
+/*
+ * A reload's plan, next to the tables in force (struct agent): for each
+ * policy of the new set (by its index), its id, slot and info; the ids'
+ * owners (nby); which policies changed (fresh ids), which ids of the set
+ * in force retire. After plan_switch() the arrays hold the old tables,
+ * so one more plan_switch() undoes it.
+ */
+struct reload_plan {
+	uint32_t *npid;
+	uint16_t *nby;
+	struct policy_info *ninfo;
+	bool *changed;
+	bool *retired;
+	const char **changed_names;
+	size_t n_changed;
+	uint32_t *nslot;
+	bool *staken;
+};
 
-	if (!npid || !nby || !ninfo || !changed || !retired || !changed_names ||
-	    !nslot || !staken) {
-		policy_diag__add(&diag, "out of memory");
-		err = -ENOMEM;
-		goto rejected;
-	}
-	if (!a->old) {
-		a->old = calloc(POLICY_MAX, sizeof(*a->old));
-		if (!a->old) {
-			err = -ENOMEM;
-			goto rejected;
-		}
-	}
-	err = policy_set__load(a->opt.policy_paths, a->opt.n_policy_paths, &nset, &diag);
+static void plan_free(struct reload_plan *p)
+{
+	free(p->npid);
+	free(p->nby);
+	free(p->ninfo);
+	free(p->changed);
+	free(p->retired);
+	free(p->changed_names);
+	free(p->nslot);
+	free(p->staken);
+}
+
+static int plan_alloc(struct reload_plan *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->npid = calloc(POLICY_MAX, sizeof(*p->npid));
+	p->nby = calloc(POLICY_MAX, sizeof(*p->nby));
+	p->ninfo = calloc(POLICY_MAX, sizeof(*p->ninfo));
+	p->changed = calloc(POLICY_MAX, sizeof(*p->changed));
+	p->retired = calloc(POLICY_MAX, sizeof(*p->retired));
+	p->changed_names = calloc(POLICY_MAX, sizeof(*p->changed_names));
+	p->nslot = calloc(POLICY_MAX, sizeof(*p->nslot));
+	p->staken = calloc(POLICY_SLOTS, sizeof(*p->staken));
+	if (!p->npid || !p->nby || !p->ninfo || !p->changed || !p->retired ||
+	    !p->changed_names || !p->nslot || !p->staken)
+		return -ENOMEM;
+	return 0;
+}
+
+/* The new set loaded and checked as a start would check it. */
+static int reload_load(struct agent *a, struct policy_set *nset,
+		       struct policy_diag *diag)
+{
+	int err = policy_set__load(a->opt.policy_paths, a->opt.n_policy_paths, nset, diag);
+
 	if (!err)
-		err = rules__check_set(&nset, &diag);
+		err = rules__check_set(nset, diag);
 	/* Limits this host cannot apply reject the set, as they stop a start. */
 	if (!err)
-		err = limits__check_set(a, &nset, &diag);
-	if (!err && nset.n >= POLICY_MAX) {
-		policy_diag__add(&diag, "%zu policies; at most %d fit", nset.n, POLICY_MAX - 1);
+		err = limits__check_set(a, nset, diag);
+	if (!err && nset->n >= POLICY_MAX) {
+		policy_diag__add(diag, "%zu policies; at most %d fit", nset->n, POLICY_MAX - 1);
 		err = -E2BIG;
 	}
-	if (err)
-		goto rejected;
+	return err;
+}
 
-	/* Plan: unchanged policies keep their ids, the rest get fresh ones;
-	 * a policy keeps its slot while its name is in the set, a new name
-	 * gets a free one (never the slot of a policy going away: cgroups
-	 * still point at it until the scan below). */
-	for (i = 0; i < nset.n; i++) {
-		const struct policy *p = nset.v[i];
+/* Plan: unchanged policies keep their ids, the rest get fresh ones; a
+ * policy keeps its slot while its name is in the set, a new name gets a
+ * free one (never the slot of a policy going away: cgroups still point at
+ * it until the scan). */
+static int plan_make(struct agent *a, const struct policy_set *nset,
+		     struct reload_plan *p, struct policy_diag *diag)
+{
+	size_t i, j;
 
-		for (j = 0; j < a->set.n && strcmp(a->set.v[j]->name, p->name); j++)
+	for (i = 0; i < nset->n; i++) {
+		const struct policy *pol = nset->v[i];
+
+		for (j = 0; j < a->set.n && strcmp(a->set.v[j]->name, pol->name); j++)
 			;
-		nslot[i] = j < a->set.n ? a->pol_slot[j] : free_slot(a, staken);
-		if (!nslot[i]) {
-			policy_diag__add(&diag, "no free policy slot for %s", p->name);
-			err = -E2BIG;
-			goto rejected;
+		p->nslot[i] = j < a->set.n ? a->pol_slot[j] : free_slot(a, p->staken);
+		if (!p->nslot[i]) {
+			policy_diag__add(diag, "no free policy slot for %s", pol->name);
+			return -E2BIG;
 		}
-		staken[nslot[i]] = true;
-		if (j < a->set.n && a->set.v[j]->hash == p->hash) {
-			npid[i] = a->pol_id[j];
-			ninfo[i] = a->info[j];
+		p->staken[p->nslot[i]] = true;
+		if (j < a->set.n && a->set.v[j]->hash == pol->hash) {
+			p->npid[i] = a->pol_id[j];
+			p->ninfo[i] = a->info[j];
 		} else {
-			npid[i] = fresh_id(a, nby);
-			if (!npid[i]) {
-				policy_diag__add(&diag, "no free policy id for %s", p->name);
-				err = -E2BIG;
-				goto rejected;
+			p->npid[i] = fresh_id(a, p->nby);
+			if (!p->npid[i]) {
+				policy_diag__add(diag, "no free policy id for %s", pol->name);
+				return -E2BIG;
 			}
-			snprintf(ninfo[i].name, sizeof(ninfo[i].name), "%s", p->name);
-			ninfo[i].hash = p->hash;
-			ninfo[i].mode = p->mode == POLICY_AUDIT ? SANDBOX_AUDIT : SANDBOX_ENFORCE;
-			ninfo[i].generation = j < a->set.n ? a->info[j].generation + 1 : 1;
-			changed[i] = true;
-			changed_names[n_changed++] = p->name;
+			snprintf(p->ninfo[i].name, sizeof(p->ninfo[i].name), "%s", pol->name);
+			p->ninfo[i].hash = pol->hash;
+			p->ninfo[i].mode = pol->mode == POLICY_AUDIT ? SANDBOX_AUDIT : SANDBOX_ENFORCE;
+			p->ninfo[i].generation = j < a->set.n ? a->info[j].generation + 1 : 1;
+			p->changed[i] = true;
+			p->changed_names[p->n_changed++] = pol->name;
 		}
-		nby[npid[i]] = (uint16_t)(i + 1);
+		p->nby[p->npid[i]] = (uint16_t)(i + 1);
 	}
 	/* Fresh ids are none the set in force uses: an id of it that the new
 	 * set holds was kept by an unchanged policy. */
 	for (j = 0; j < a->set.n; j++)
-		retired[a->pol_id[j]] = !nby[a->pol_id[j]];
-	same = !n_changed && nset.n == a->set.n;
-	if (same) {
-		a->reload_result = RELOAD_UNCHANGED;
-		if (strcmp(trigger, "inotify"))
-			emit_reload(a, trigger, "unchanged", NULL, NULL, 0, 0, 0);
-		else
-			pr_debug("agent", "policy files touched, content unchanged");
-		goto done;
-	}
-	/* Names of the ids going away, for records still in the ring. */
-	for (j = 0; j < a->set.n; j++)
-		if (retired[a->pol_id[j]])
-			a->old[a->pol_id[j]] = a->info[j];
+		p->retired[a->pol_id[j]] = !p->nby[a->pol_id[j]];
+	return 0;
+}
 
-	/* Switch the tables; the set in force stays intact in nset. */
-	{
-		struct policy_set tset = a->set;
+/* Swap the plan's tables with those in force (and the sets). */
+static void plan_switch(struct agent *a, struct policy_set *nset,
+			struct reload_plan *p)
+{
+	struct policy_set tset = a->set;
+	size_t i;
 
-		a->set = nset;
-		nset = tset;
-	}
+	a->set = *nset;
+	*nset = tset;
 	for (i = 0; i < POLICY_MAX; i++) {
 		uint32_t t32 = a->pol_id[i], ts = a->pol_slot[i];
 		uint16_t t16 = a->by_id[i];
 		struct policy_info ti = a->info[i];
 
-		a->pol_slot[i] = nslot[i];
-		nslot[i] = ts;
+		a->pol_slot[i] = p->nslot[i];
+		p->nslot[i] = ts;
 		a->switch_ns[i] = 0;
-		a->pol_id[i] = npid[i];
-		npid[i] = t32;
-		a->by_id[i] = nby[i];
-		nby[i] = t16;
-		a->info[i] = ninfo[i];
-		ninfo[i] = ti;
+		a->pol_id[i] = p->npid[i];
+		p->npid[i] = t32;
+		a->by_id[i] = p->nby[i];
+		p->nby[i] = t16;
+		a->info[i] = p->ninfo[i];
+		p->ninfo[i] = ti;
 	}
-	err = fill_policies(a, changed);
-	if (err) {
-		/* Undo: the new ids' rules go, the old tables come back. */
-		bool *fresh = retired;
+}
 
-		memset(fresh, 0, POLICY_MAX * sizeof(*fresh));
-		for (i = 0; i < a->set.n; i++)
-			if (changed[i])
-				fresh[a->pol_id[i]] = true;
-		retire_ids(a, fresh);
-		policy_set__free(&a->set);
-		a->set = nset;
-		memset(&nset, 0, sizeof(nset));
-		memcpy(a->pol_id, npid, POLICY_MAX * sizeof(*npid));
-		memcpy(a->pol_slot, nslot, POLICY_MAX * sizeof(*nslot));
-		memcpy(a->by_id, nby, POLICY_MAX * sizeof(*nby));
-		memcpy(a->info, ninfo, POLICY_MAX * sizeof(*ninfo));
-		policy_diag__add(&diag, "writing the new rules into the kernel maps failed: %s (maps full?)",
-				 strerror(-err));
-		goto rejected;
-	}
+/*
+ * The switch: one update of each changed policy's slot moves all its
+ * cgroups at once (a new policy's slot is written too, before any entry
+ * points at it). Then the scan moves, one entry each, the cgroups whose
+ * selector now names another policy, and confines or releases the others.
+ * A failed flip is reported and leaves that policy on its old id, which
+ * then stays. *start_ns and *end_ns: the switch window.
+ */
+static void reload_switch(struct agent *a, struct reload_plan *p,
+			  int64_t *start_ns, int64_t *end_ns)
+{
+	size_t i;
+	int err;
 
-	/* The switch: one update of each changed policy's slot moves all its
-	 * cgroups at once (a new policy's slot is written too, before any
-	 * entry points at it). Then the scan moves, one entry each, the
-	 * cgroups whose selector now names another policy, and confines or
-	 * releases the others. A failed flip is reported and leaves that
-	 * policy on its old id, which then stays (below). */
-	start_ns = clock_now_ns(CLOCK_REALTIME);
-	hold_movers(a, changed);
-	flip_slots(a, changed);
+	*start_ns = clock_now_ns(CLOCK_REALTIME);
+	hold_movers(a, p->changed);
+	flip_slots(a, p->changed);
 	a->reselect = true;
 	err = scan(a);
 	/* A cgroup that could not be switched is retried at the next scan. */
 	a->reselect = err != 0;
 	rcu_sync(a);
-	end_ns = clock_now_ns(CLOCK_REALTIME);
+	*end_ns = clock_now_ns(CLOCK_REALTIME);
 	/* Limits follow (after the window: they are not the rules' switch):
 	 * written over the old values, or put back as found. */
 	limits__reload(a);
@@ -424,29 +429,92 @@ void reload(struct agent *a, const char *trigger)
 	/* Retired ids still used, by a slot that could not flip or a cgroup
 	 * we could not switch, stay. */
 	for (i = 0; i < a->cgt.n; i++)
-		retired[a->cgt.v[i].policy_id] = false;
+		p->retired[a->cgt.v[i].policy_id] = false;
 	for (i = 0; i < POLICY_SLOTS; i++)
-		retired[a->slot_id[i]] = false;
-	retire_ids(a, retired);
-
+		p->retired[a->slot_id[i]] = false;
+	retire_ids(a, p->retired);
 	for (i = 0; i < a->set.n; i++)
-		if (changed[i])
+		if (p->changed[i])
 			emit_policy(a, i);
-	a->reload_result = RELOAD_APPLIED;
-	emit_reload(a, trigger, "applied", changed, changed_names, n_changed, start_ns, end_ns);
-	goto done;
+}
 
-rejected:
-	for (i = 0; i < diag.n; i++) {
-		pr_err("policy", "%s", diag.msgs[i]);
+/* Every problem in a policy_error record, the previous set stays. */
+static void reload_reject(struct agent *a, const char *trigger,
+			  const struct policy_diag *diag)
+{
+	size_t i;
+
+	for (i = 0; i < diag->n; i++) {
+		pr_err("policy", "%s", diag->msgs[i]);
 		events__begin(a, "policy_error");
-		json_str(&a->j, "message", diag.msgs[i]);
+		json_str(&a->j, "message", diag->msgs[i]);
 		events__emit(a);
 	}
 	pr_err("policy", "reload rejected: the policy set in force stays");
-	reload_msgs_put(a, &diag);
+	reload_msgs_put(a, diag);
 	a->reload_result = RELOAD_REJECTED;
 	emit_reload(a, trigger, "rejected", NULL, NULL, 0, 0, 0);
+}
+
+void reload(struct agent *a, const char *trigger)
+{
+	struct policy_set nset = { 0 };
+	struct policy_diag diag = { 0 };
+	struct reload_plan p;
+	int64_t start_ns = 0, end_ns = 0;
+	size_t i, j;
+	int err;
+
+	err = plan_alloc(&p);
+	if (!err && !a->old) {
+		a->old = calloc(POLICY_MAX, sizeof(*a->old));
+		if (!a->old)
+			err = -ENOMEM;
+	}
+	if (err)
+		policy_diag__add(&diag, "out of memory");
+	if (!err)
+		err = reload_load(a, &nset, &diag);
+	if (!err)
+		err = plan_make(a, &nset, &p, &diag);
+	if (err) {
+		reload_reject(a, trigger, &diag);
+		goto done;
+	}
+	if (!p.n_changed && nset.n == a->set.n) {
+		a->reload_result = RELOAD_UNCHANGED;
+		if (strcmp(trigger, "inotify"))
+			emit_reload(a, trigger, "unchanged", NULL, NULL, 0, 0, 0);
+		else
+			pr_debug("agent", "policy files touched, content unchanged");
+		goto done;
+	}
+	/* Names of the ids going away, for records still in the ring. */
+	for (j = 0; j < a->set.n; j++)
+		if (p.retired[a->pol_id[j]])
+			a->old[a->pol_id[j]] = a->info[j];
+	/* The set in force stays intact in nset, its tables in p. */
+	plan_switch(a, &nset, &p);
+	err = fill_policies(a, p.changed);
+	if (err) {
+		/* Undo: the new ids' rules go, the old tables come back. */
+		bool *fresh = p.retired;
+
+		memset(fresh, 0, POLICY_MAX * sizeof(*fresh));
+		for (i = 0; i < a->set.n; i++)
+			if (p.changed[i])
+				fresh[a->pol_id[i]] = true;
+		retire_ids(a, fresh);
+		plan_switch(a, &nset, &p);
+		policy_diag__add(&diag, "writing the new rules into the kernel maps failed: %s (maps full?)",
+				 strerror(-err));
+		reload_reject(a, trigger, &diag);
+		goto done;
+	}
+	reload_switch(a, &p, &start_ns, &end_ns);
+	a->reload_result = RELOAD_APPLIED;
+	emit_reload(a, trigger, "applied", p.changed, p.changed_names, p.n_changed,
+		    start_ns, end_ns);
 done:
 	if (a->reload_result != RELOAD_REJECTED)
 		a->reload_problems = 0;
@@ -454,14 +522,7 @@ done:
 	events__meta_update(a);
 	policy_set__free(&nset);
 	policy_diag__free(&diag);
-	free(npid);
-	free(nby);
-	free(ninfo);
-	free(changed);
-	free(retired);
-	free(changed_names);
-	free(nslot);
-	free(staken);
+	plan_free(&p);
 	malloc_trim(0);	/* a big set's parse and compile: see agent__run */
 }
 
