@@ -574,13 +574,135 @@ fail_err:
 	return err;
 }
 
-int agent__run(const struct agent_opts *opt)
+/* Before anything is loaded: the policy set valid, the privilege, the
+ * cgroup root, the pin directory taken, the limits applicable. *detach:
+ * whether a failure from here on removes what this start made. */
+static int agent_preflight(struct agent *a, bool *detach)
 {
 	struct policy_diag diag = { 0 };
+	size_t i;
+	int err;
+
+	err = policy_set__load(a->opt.policy_paths, a->opt.n_policy_paths, &a->set,
+			       &diag);
+	for (i = 0; i < diag.n; i++)
+		pr_err("policy", "%s", diag.msgs[i]);
+	policy_diag__free(&diag);
+	if (err) {
+		pr_err("policy", "the policy set is invalid; nothing was applied");
+		return err;
+	}
+	if (!has_caps()) {
+		pr_err("agent", "not enough privilege: run as root, or with CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN (or CAP_SYS_ADMIN)");
+		return -EPERM;
+	}
+	err = cgroup_root__find(a->opt.cgroup_root, a->cgroot, sizeof(a->cgroot));
+	if (err)
+		return err;
+	err = pin_take(a);
+	if (err)
+		return err;
+	a->adopting = pin__has_maps(a->opt.bpffs);
+	/* A first start that fails removes what it made: nothing half-applied.
+	 * An adopting one leaves the pins as they are: still enforcing; so
+	 * does one that finds an interrupted replacement (its whole state may
+	 * sit in a staging directory, which pin__remove_all() would take). */
+	*detach = !a->adopting && !replace__interrupted(a->opt.bpffs);
+	/* Limits this host cannot apply fail the start like a bad policy. */
+	return limits__check(a);
+}
+
+/* The BPF object loaded (or adopted, or replacing another build's), the
+ * ring opened, the policies written and switched in. */
+static int agent_load(struct agent *a, bool *detach)
+{
+	int err;
+
+	log_setup_libbpf();
+	err = load_bpf(a);
+	if (a->rep) {
+		/* Replacing: fresh maps, nothing adopted; and nothing removed
+		 * on failure, the old state's and ours confine together. */
+		a->adopting = false;
+		*detach = false;
+	}
+	if (err)
+		return err;
+	born_attach(a);
+	err = events__open(a);
+	if (err)
+		return err;
+	a->started_ns = (int64_t)time(NULL) * 1000000000;
+	a->running = true;
+	events__meta_update(a);
+	if (a->adopting) {
+		err = read_old_policies(a);
+		if (err)
+			return err;
+		/* Records written while no agent ran, before anything new. */
+		events__drain(a);
+	}
+	if (a->rep) {
+		err = replace__carry(a);
+		if (err)
+			return err;
+	}
+	err = assign_ids(a);
+	if (!err)
+		err = fill_policies(a, NULL);
+	if (!err)
+		err = flip_slots(a, NULL);	/* adopted cgroups switch here */
+	if (err)
+		return err;
+	emit_policies(a);
+	return limits__init(a);
+}
+
+/* The first scan: every selected cgroup confined; then what an adopted or
+ * replaced state held and this set does not, removed. */
+static int agent_confine(struct agent *a)
+{
+	int err = scan(a);
+
+	if (err) {
+		pr_err("agent", a->rep ?
+		       "could not confine every selected cgroup; exiting half way through the replacement: every cgroup stays confined, by the old programs or the new ones; start the agent again to finish it" :
+		       a->adopting ?
+		       "could not confine every selected cgroup; exiting, the adopted pins stay in force" :
+		       "could not confine every selected cgroup; detaching all and exiting (nothing half-applied)");
+		return err;
+	}
+	if (a->adopting)
+		sweep(a);
+	return a->rep ? replace__finish(a) : 0;
+}
+
+/* Just before agent_ready: the state file and metrics, the next fresh
+ * id, the policy files watched, the heap given back. */
+static void agent_settle(struct agent *a)
+{
+	size_t i;
+
+	limits__tick(a);	/* the state file and metrics exist at agent_ready */
+	/* Past the last id in use: a fresh id is one nothing used lately. */
+	for (i = 1; i < POLICY_MAX; i++)
+		if (a->by_id[i] || (a->old && a->old[i].name[0]))
+			a->next_id = (uint32_t)i;
+	a->next_id = a->next_id % (POLICY_MAX - 1) + 1;
+	watch_policies(a);
+	/* Loading parsed the kernel's BTF (megabytes) and freed it; glibc
+	 * keeps freed heap for reuse, which the agent never needs again at
+	 * that size. Give it back, so the long-running agent's RSS is what
+	 * it uses (README "Performance": idle RSS). */
+	malloc_trim(0);
+	report_map_retries(a);
+}
+
+int agent__run(const struct agent_opts *opt)
+{
 	struct agent_loop al = { 0 };
 	struct agent *a;
 	bool detach = false, ready = false;
-	size_t i;
 	int err;
 
 	agent__signals_init();	/* main() did already; again for other callers */
@@ -597,109 +719,15 @@ int agent__run(const struct agent_opts *opt)
 		pr_warn("cgroup", "inotify_init1 failed: %s; new cgroups are classified by the periodic scan only (every %d s), pending until then",
 			strerror(errno), SCAN_INTERVAL_MS / 1000);
 
-	err = policy_set__load(opt->policy_paths, opt->n_policy_paths, &a->set,
-			       &diag);
-	for (i = 0; i < diag.n; i++)
-		pr_err("policy", "%s", diag.msgs[i]);
-	policy_diag__free(&diag);
-	if (err) {
-		pr_err("policy", "the policy set is invalid; nothing was applied");
-		goto cleanup;
-	}
-	if (!has_caps()) {
-		pr_err("agent", "not enough privilege: run as root, or with CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN (or CAP_SYS_ADMIN)");
-		err = -EPERM;
-		goto cleanup;
-	}
-	err = cgroup_root__find(opt->cgroup_root, a->cgroot, sizeof(a->cgroot));
-	if (err)
-		goto cleanup;
-	err = pin_take(a);
-	if (err)
-		goto cleanup;
-	a->adopting = pin__has_maps(opt->bpffs);
-	/* A first start that fails removes what it made: nothing half-applied.
-	 * An adopting one leaves the pins as they are: still enforcing; so
-	 * does one that finds an interrupted replacement (its whole state may
-	 * sit in a staging directory, which pin__remove_all() would take). */
-	detach = !a->adopting && !replace__interrupted(opt->bpffs);
-	/* Limits this host cannot apply fail the start like a bad policy. */
-	err = limits__check(a);
-	if (err)
-		goto cleanup;
-
-	log_setup_libbpf();
-	err = load_bpf(a);
-	if (a->rep) {
-		/* Replacing: fresh maps, nothing adopted; and nothing removed
-		 * on failure, the old state's and ours confine together. */
-		a->adopting = false;
-		detach = false;
-	}
-	if (err)
-		goto cleanup;
-	born_attach(a);
-	err = events__open(a);
-	if (err)
-		goto cleanup;
-	a->started_ns = (int64_t)time(NULL) * 1000000000;
-	a->running = true;
-	events__meta_update(a);
-	if (a->adopting) {
-		err = read_old_policies(a);
-		if (err)
-			goto cleanup;
-		/* Records written while no agent ran, before anything new. */
-		events__drain(a);
-	}
-	if (a->rep) {
-		err = replace__carry(a);
-		if (err)
-			goto cleanup;
-	}
-	err = assign_ids(a);
-	if (err)
-		goto cleanup;
-	err = fill_policies(a, NULL);
+	err = agent_preflight(a, &detach);
 	if (!err)
-		err = flip_slots(a, NULL);	/* adopted cgroups switch here */
+		err = agent_load(a, &detach);
+	if (!err)
+		err = agent_confine(a);
 	if (err)
 		goto cleanup;
-	emit_policies(a);
-	err = limits__init(a);
-	if (err)
-		goto cleanup;
-
-	err = scan(a);
-	if (err) {
-		pr_err("agent", a->rep ?
-		       "could not confine every selected cgroup; exiting half way through the replacement: every cgroup stays confined, by the old programs or the new ones; start the agent again to finish it" :
-		       a->adopting ?
-		       "could not confine every selected cgroup; exiting, the adopted pins stay in force" :
-		       "could not confine every selected cgroup; detaching all and exiting (nothing half-applied)");
-		goto cleanup;
-	}
-	if (a->adopting)
-		sweep(a);
-	if (a->rep) {
-		err = replace__finish(a);
-		if (err)
-			goto cleanup;
-	}
-	limits__tick(a);	/* the state file and metrics exist at agent_ready */
 	ready = true;
-	/* Past the last id in use: a fresh id is one nothing used lately. */
-	for (i = 1; i < POLICY_MAX; i++)
-		if (a->by_id[i] || (a->old && a->old[i].name[0]))
-			a->next_id = (uint32_t)i;
-	a->next_id = a->next_id % (POLICY_MAX - 1) + 1;
-	watch_policies(a);
-	/* Loading parsed the kernel's BTF (megabytes) and freed it; glibc
-	 * keeps freed heap for reuse, which the agent never needs again at
-	 * that size. Give it back, so the long-running agent's RSS is what
-	 * it uses (README "Performance": idle RSS). */
-	malloc_trim(0);
-	report_map_retries(a);
+	agent_settle(a);
 	err = agent_loop_init(&al, a);
 	if (err)
 		goto cleanup;
