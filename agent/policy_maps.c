@@ -314,6 +314,42 @@ size_t sweep_keys(int fd, struct key_set *ks, size_t size)
 	return n;
 }
 
+/* A policy's settings for the `policies` map (include/sandbox.h). */
+static void conf_of(const struct policy *p, struct policy_conf *conf)
+{
+	conf->mode = p->mode == POLICY_AUDIT ? SANDBOX_AUDIT : SANDBOX_ENFORCE;
+	conf->flags = (p->net.default_allow ? SANDBOX_NET_DEFAULT_ALLOW : 0) |
+		      (p->net.raw_sockets ? SANDBOX_RAW_SOCKETS : 0) |
+		      (p->net.icmp ? SANDBOX_ICMP : 0) |
+		      (p->namespaces.user ? SANDBOX_USERNS : 0) |
+		      (p->perf_allow ? SANDBOX_PERF : 0) |
+		      (p->userfaultfd ? SANDBOX_USERFAULTFD : 0);
+	conf->netlink = p->net.netlink;
+	conf->caps = policy_caps(p);
+}
+
+/* Id 0: a cgroup claimed by two policies; deny-all, enforce, with a file
+ * scope of nothing: its "/" entry allows no access. */
+static int fill_conflict(struct agent *a, bool keep)
+{
+	struct policy_conf conf = { .mode = SANDBOX_ENFORCE, .flags = 0 };
+	struct file_entry none = { .val.flags = 0 };
+	__u32 id = POLICY_ID_CONFLICT;
+	int err;
+
+	err = bpf_map_update_elem(bpf_map__fd(a->skel->maps.policies), &id, &conf, BPF_ANY);
+	if (err)
+		return err;
+	none.key.prefixlen = 32 + 8;
+	none.key.policy_id = POLICY_ID_CONFLICT;
+	none.key.path[0] = '/';
+	err = bpf_map_update_elem(bpf_map__fd(a->skel->maps.file_rules), &none.key,
+				  &none.val, BPF_ANY);
+	if (!err && keep)
+		err = key_set_add(&a->keys_file, &none.key, sizeof(none.key));
+	return err;
+}
+
 /* Write the rules of every policy of a->set, or of those only[] marks
  * (a reload: new ids that nothing uses yet). */
 int fill_policies(struct agent *a, const bool *only)
@@ -341,20 +377,8 @@ int fill_policies(struct agent *a, const bool *only)
 		       strerror(-err));
 		goto cleanup;
 	}
-	/* Id 0: a cgroup claimed by two policies; deny-all, enforce, with a
-	 * file scope of nothing: its "/" entry allows no access. */
 	if (!only)
-		err = bpf_map_update_elem(conf_fd, &id, &conf, BPF_ANY);
-	if (!err && !only) {
-		struct file_entry none = { .val.flags = 0 };
-
-		none.key.prefixlen = 32 + 8;
-		none.key.policy_id = POLICY_ID_CONFLICT;
-		none.key.path[0] = '/';
-		err = bpf_map_update_elem(file_fd, &none.key, &none.val, BPF_ANY);
-		if (!err && keep)
-			err = key_set_add(&a->keys_file, &none.key, sizeof(none.key));
-	}
+		err = fill_conflict(a, keep);
 	/* Existing entries are overwritten in place, each in one step; the
 	 * stale ones go only after the scan (sweep_keys()). */
 	for (i = 0; !err && i < a->set.n; i++) {
@@ -414,15 +438,7 @@ int fill_policies(struct agent *a, const bool *only)
 				err = key_set_add(&a->keys_meta, &c.meta[j].key,
 						  sizeof(c.meta[j].key));
 		}
-		conf.mode = p->mode == POLICY_AUDIT ? SANDBOX_AUDIT : SANDBOX_ENFORCE;
-		conf.flags = (p->net.default_allow ? SANDBOX_NET_DEFAULT_ALLOW : 0) |
-			     (p->net.raw_sockets ? SANDBOX_RAW_SOCKETS : 0) |
-			     (p->net.icmp ? SANDBOX_ICMP : 0) |
-			     (p->namespaces.user ? SANDBOX_USERNS : 0) |
-			     (p->perf_allow ? SANDBOX_PERF : 0) |
-			     (p->userfaultfd ? SANDBOX_USERFAULTFD : 0);
-		conf.netlink = p->net.netlink;
-		conf.caps = policy_caps(p);
+		conf_of(p, &conf);
 		/* The policy's settings go in last: until then, id has no
 		 * entry and its programs would deny. */
 		if (!err)
