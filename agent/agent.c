@@ -633,6 +633,7 @@ static int agent_load(struct agent *a, bool *detach)
 	if (err)
 		return err;
 	a->started_ns = (int64_t)time(NULL) * 1000000000;
+	a->started_boot_ns = clock_now_ns(CLOCK_BOOTTIME);
 	a->running = true;
 	events__meta_update(a);
 	if (a->adopting) {

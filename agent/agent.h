@@ -83,6 +83,7 @@ struct agent {
 	struct replace *rep;
 	bool running;		/* agent_meta names us */
 	int64_t started_ns;
+	int64_t started_boot_ns;	/* CLOCK_BOOTTIME at the start */
 	struct bpf_link *lsm_links[AGENT_MAX_LSM];
 	size_t n_lsm_links;
 	unsigned int lsm_adopted, lsm_replaced, lsm_attached;

@@ -103,5 +103,8 @@ int sandbox_entry_put(struct agent *a, uint64_t id, const struct sandbox *sb);
 bool sandbox_entry_get(struct agent *a, uint64_t id, struct sandbox *sb);
 void sandbox_entry_delete(struct agent *a, uint64_t id);
 void classify_unselected(struct agent *a, const char *rel, uint64_t id);
+/* When the cgroup_mkdir tracepoint saw id made (bpf_ktime_get_boot_ns());
+ * false if it did not, or is not attached (agent/watch.c). */
+bool cg_born_ns(struct agent *a, uint64_t id, __u64 *ns);
 
 #endif

@@ -307,7 +307,7 @@ void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	sb.root_id = cg->root_id;
 	/* Its setup grant before its entry: while pending, a runtime's move
 	 * into it was granted by the watched directory's (agent/setup.c). */
-	cg->fresh = setup__is_fresh(a, rel);
+	cg->fresh = setup__is_fresh(a, rel, id);
 	setup__grant_cg(a, cg);
 	/* Counters and limits (agent/limits.c) first, then the entry before
 	 * the links, so the programs find all they need at once. */

@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 
 #include "agent.h"
+#include "agent_int.h"
 #include "bpfutil.h"
 #include "cgroup.h"
 #include "log.h"
@@ -76,11 +77,18 @@ static int put(struct agent *a, uint64_t id, const char *rel, uint32_t flags,
 	return err;
 }
 
-bool setup__is_fresh(struct agent *a, const char *rel)
+bool setup__is_fresh(struct agent *a, const char *rel, uint64_t id)
 {
 	char path[2 * PATH_MAX];
 	struct stat st;
+	__u64 ns;
 
+	/* Made while this agent's cgroup_mkdir tracepoint was attached (the
+	 * pinned map may hold an earlier agent's times too). */
+	if (a->born_link)
+		return cg_born_ns(a, id, &ns) && (int64_t)ns >= a->started_boot_ns;
+	/* Else the directory's ctime, which cgroupfs sets at the first
+	 * lookup: a cgroup nobody looked at before may count as new. */
 	snprintf(path, sizeof(path), "%s%s", a->cgroot, rel);
 	/* started_ns has whole seconds: a cgroup made in the agent's first
 	 * second counts as new. */

@@ -6,7 +6,8 @@
  *   - a confined cgroup whose policy's setup.pass allows it (on, or auto
  *     and its root selected by a selector with a wildcard): new children
  *     (SETUP_GRANT_CHILDREN), and moves into itself too (SETUP_GRANT_SELF)
- *     when it was created while this agent ran (its ctime);
+ *     when it was created while this agent ran (its mkdir seen by the
+ *     cgroup_mkdir tracepoint, bpf/zerowin.bpf.c);
  *   - a watched directory whose candidate policy allows it: its new,
  *     pending children (SETUP_GRANT_CHILDREN).
  * A grant is written before the entry that makes it count (the cgroup's
@@ -23,7 +24,7 @@ struct sandbox_cg;
 struct watch_dir;
 
 /* Was rel created while this agent runs? (For sandbox_cg.fresh.) */
-bool setup__is_fresh(struct agent *a, const char *rel);
+bool setup__is_fresh(struct agent *a, const char *rel, uint64_t id);
 /* Write (or remove) cg's grant, from its policy and cg->fresh. */
 int setup__grant_cg(struct agent *a, const struct sandbox_cg *cg);
 /* The same for a watched directory, from its candidate slot. */

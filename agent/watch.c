@@ -363,6 +363,12 @@ void born_attach(struct agent *a)
 			strerror(errno));
 }
 
+bool cg_born_ns(struct agent *a, uint64_t id, __u64 *ns)
+{
+	return a->born_link &&
+	       !bpf_map_lookup_elem(bpf_map__fd(a->skel->maps.cg_born), &id, ns);
+}
+
 /* Microseconds from rel's creation until now: from its mkdir (the
  * tracepoint's time), else from its directory's ctime, which cgroupfs
  * sets at the first lookup (a lower bound). */
@@ -373,8 +379,7 @@ int64_t pending_us_of(struct agent *a, const char *rel, uint64_t id)
 	int64_t born;
 	__u64 ns;
 
-	if (a->born_link &&
-	    !bpf_map_lookup_elem(bpf_map__fd(a->skel->maps.cg_born), &id, &ns))
+	if (cg_born_ns(a, id, &ns))
 		return (clock_now_ns(CLOCK_BOOTTIME) - (int64_t)ns) / 1000;
 	snprintf(path, sizeof(path), "%s%s", a->cgroot, rel);
 	if (stat(path, &st))
