@@ -7,54 +7,6 @@
 #include "lsm.bpf.h"
 
 /*
- * The nearest `sandboxes` entry of dst (itself first): *inside says
- * whether it puts dst in a sandbox (or pending), snap gets it resolved.
- * Returns the grant that covers dst: SETUP_GRANT_SELF on dst's own
- * entry, or SETUP_GRANT_CHILDREN on the nearest ancestor's when dst has
- * no entry yet (new, not yet classified); else NULL.
- */
-static __always_inline struct setup_grant *grant_of(struct cgroup *dst,
-						    struct sandbox *snap,
-						    bool *inside)
-{
-	struct setup_grant *g;
-	struct sandbox *sb;
-	int level, i;
-	__u64 id;
-
-	*inside = false;
-	snap->policy_id = POLICY_ID_CONFLICT;
-	level = BPF_CORE_READ(dst, level);
-	for (i = 0; i < SANDBOX_MAX_DEPTH; i++) {
-		struct cgroup *anc;
-
-		if (level - i < 0)
-			break;
-		anc = BPF_CORE_READ(dst, ancestors[level - i]);
-		if (!anc)
-			break;
-		id = BPF_CORE_READ(anc, kn, id);
-		sb = bpf_map_lookup_elem(&sandboxes, &id);
-		if (!sb)
-			continue;
-		*snap = *sb;
-		/* An OUTSIDE mark, or a watched directory itself: outside. */
-		if (snap->policy_id == SANDBOX_ENTRY_OUTSIDE ||
-		    (snap->policy_id == SANDBOX_ENTRY_WATCHED && !i)) {
-			snap->policy_id = POLICY_ID_CONFLICT;
-			return NULL;
-		}
-		*inside = true;
-		sandbox_resolve(snap);
-		g = bpf_map_lookup_elem(&setup_grants, &id);
-		if (!g || !(g->flags & (i ? SETUP_GRANT_CHILDREN : SETUP_GRANT_SELF)))
-			return NULL;
-		return g;
-	}
-	return NULL;
-}
-
-/*
  * The kernel moved task into dst (a write to cgroup.procs, or systemd's
  * doing on a runtime's behalf); current is the mover. Called after the
  * move, for the thread group's leader only: other threads of a moved
@@ -102,6 +54,12 @@ int BPF_PROG(stk_setup_attach, struct cgroup *dst, const char *path,
 			setup_end(st, dsnap.policy_id, dst_id, EV_OP_SETUP_MOVED,
 				  NULL, bpf_ktime_get_boot_ns());
 		st->flags |= SETUP_F_SANDBOXED;
+		return 0;
+	}
+	if (st->deadline_ns && st->cgroup_id == dst_id) {
+		/* Begun already, at its first judged call (setup_pass()):
+		 * the mover's namespace is the one to leave. */
+		st->mntns = mntns_of(bpf_get_current_task_btf());
 		return 0;
 	}
 	if (st->flags & SETUP_F_SANDBOXED) {

@@ -43,6 +43,54 @@ static __always_inline void setup_end(struct setup_state *st, __u32 policy_id,
 }
 
 /*
+ * The nearest `sandboxes` entry of dst (itself first): *inside says
+ * whether it puts dst in a sandbox (or pending), snap gets it resolved.
+ * Returns the grant that covers dst: SETUP_GRANT_SELF on dst's own
+ * entry, or SETUP_GRANT_CHILDREN on the nearest ancestor's when dst has
+ * no entry yet (new, not yet classified); else NULL.
+ */
+static __always_inline struct setup_grant *grant_of(struct cgroup *dst,
+						    struct sandbox *snap,
+						    bool *inside)
+{
+	struct setup_grant *g;
+	struct sandbox *sb;
+	int level, i;
+	__u64 id;
+
+	*inside = false;
+	snap->policy_id = POLICY_ID_CONFLICT;
+	level = BPF_CORE_READ(dst, level);
+	for (i = 0; i < SANDBOX_MAX_DEPTH; i++) {
+		struct cgroup *anc;
+
+		if (level - i < 0)
+			break;
+		anc = BPF_CORE_READ(dst, ancestors[level - i]);
+		if (!anc)
+			break;
+		id = BPF_CORE_READ(anc, kn, id);
+		sb = bpf_map_lookup_elem(&sandboxes, &id);
+		if (!sb)
+			continue;
+		*snap = *sb;
+		/* An OUTSIDE mark, or a watched directory itself: outside. */
+		if (snap->policy_id == SANDBOX_ENTRY_OUTSIDE ||
+		    (snap->policy_id == SANDBOX_ENTRY_WATCHED && !i)) {
+			snap->policy_id = POLICY_ID_CONFLICT;
+			return NULL;
+		}
+		*inside = true;
+		sandbox_resolve(snap);
+		g = bpf_map_lookup_elem(&setup_grants, &id);
+		if (!g || !(g->flags & (i ? SETUP_GRANT_CHILDREN : SETUP_GRANT_SELF)))
+			return NULL;
+		return g;
+	}
+	return NULL;
+}
+
+/*
  * Is the current task, found in sandbox sb, in its setup pass? Then the
  * BPF-LSM programs let it through. Else it is marked as judged in a
  * sandbox, which rules out a pass for it and its children ever after; a
@@ -51,13 +99,43 @@ static __always_inline void setup_end(struct setup_state *st, __u32 policy_id,
  */
 static __always_inline bool setup_pass(struct sandbox *sb, __u64 cgid)
 {
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct setup_grant *g;
 	struct setup_state *st;
+	struct sandbox dsnap;
+	bool inside;
 	__u64 now;
 
-	st = bpf_task_storage_get(&setup_tasks, bpf_get_current_task_btf(), 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st)
-		return false;
+	st = bpf_task_storage_get(&setup_tasks, t, 0, 0);
+	if (!st) {
+		/*
+		 * Never judged, never marked, never seen moved: in a cgroup
+		 * that grants a pass, that is a task the kernel moved here
+		 * whose move's tracepoint has not run yet (it fires after the
+		 * migration, and the moved task may run first), or one an
+		 * outsider started straight into it (clone3 with
+		 * CLONE_INTO_CGROUP). Its pass begins now. A task born inside
+		 * inherits its parent's state at fork, and a cgroup that was
+		 * there before this agent grants no pass to itself.
+		 */
+		st = bpf_task_storage_get(&setup_tasks, t, 0,
+					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!st)
+			return false;
+		g = grant_of(BPF_CORE_READ(t, cgroups, dfl_cgrp), &dsnap, &inside);
+		if (g && inside) {
+			now = bpf_ktime_get_boot_ns();
+			st->begin_ns = now;
+			st->deadline_ns = now + (__u64)g->deadline_ms * 1000000;
+			st->cgroup_id = cgid;
+			st->mntns = mntns_of(t);
+			st->clone_xid = 0;
+			lsm_record(dsnap.policy_id, cgid, EV_SETUP, EV_KIND_SETUP,
+				   EV_OP_SETUP_BEGIN, 0, NULL, NULL,
+				   BPF_CORE_READ(t, tgid), 0, g->deadline_ms);
+			return true;
+		}
+	}
 	if (st->deadline_ns) {
 		now = bpf_ktime_get_boot_ns();
 		if (now < st->deadline_ns)

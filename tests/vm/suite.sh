@@ -122,7 +122,7 @@ anchor() {
 	kill -9 "$_pid"
 	wait "$_pid" 2>/dev/null
 	"$TOOLS/bpfquery" links | sed -n -e 's/^link=\([0-9]*\) type=tracing .*/\1/p' \
-		-e 's/^link=\([0-9]*\) type=raw_tracepoint .*/\1/p' > /tmp/anchor/links
+		-e 's/^link=\([0-9]*\) type=raw_tracepoint .* name=stk_setup_attac.*/\1/p' > /tmp/anchor/links
 	if [ -s /tmp/anchor/links ]; then
 		export ANCHOR_LINKS=/tmp/anchor/links
 		t_ok guest/anchor
