@@ -403,7 +403,7 @@ static void report_growth(struct agent *a, const char *event, uint64_t now,
 
 /* Map inserts retried after a transient ENOMEM (agent/bpfutil.h), and new
  * cgroups the safety scan found before inotify told of them. */
-static void report_map_retries(struct agent *a)
+static void report_counters(struct agent *a)
 {
 	report_growth(a, "map_retry", bpfutil_enomem_retries, &a->retries_seen,
 		      "retries_total", "enomem");
@@ -511,7 +511,7 @@ static int on_scan(struct loop_source *s, uint32_t revents, void *userdata)
 	 * confined by inheritance or the ancestor walk where it has a
 	 * confined ancestor. */
 	scan(al->a);
-	report_map_retries(al->a);
+	report_counters(al->a);
 	return 0;
 }
 
@@ -696,7 +696,7 @@ static void agent_settle(struct agent *a)
 	 * that size. Give it back, so the long-running agent's RSS is what
 	 * it uses (README "Performance": idle RSS). */
 	malloc_trim(0);
-	report_map_retries(a);
+	report_counters(a);
 }
 
 int agent__run(const struct agent_opts *opt)
