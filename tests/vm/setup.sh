@@ -214,8 +214,9 @@ for op in ptrace-attach kill; do
 	ap=$(echo "$out" | sed -n 's/^pid=//p')
 	if [ "$(echo "$out" | tail -n 1)" != EPERM ]; then
 		t_fail "$T/$op" "a sandboxed $op of a task in setup: want EPERM: $out"
-	elif ! deny_for "$ap" | grep -q '"reason":"in_setup"'; then
-		t_fail "$T/$op" "no in_setup record for pid $ap: $(deny_for "$ap" | head -n 2)"
+	elif [ "$(deny_for "$ap" | grep -c '"reason":"in_setup"')" != 1 ] ||
+	     [ "$(deny_for "$ap" | grep -c .)" != 1 ]; then
+		t_fail "$T/$op" "want exactly one deny record, in_setup, for pid $ap: $(deny_for "$ap" | head -n 2)"
 	else
 		t_ok "$T/$op"
 	fi
