@@ -89,6 +89,29 @@ const struct sandbox_cg *agent__find_cg(struct agent *a, uint64_t id)
 	return sandbox_table__find(&a->cgt, id);
 }
 
+static const char *names_policy_name(const void *ctx, uint32_t id)
+{
+	return agent__policy_name((struct agent *)ctx, id);
+}
+
+/* The policy of id in the set in force (ids are not set indexes: a
+ * reload or an adopting start gives fresh ones). */
+static const struct policy *names_policy(const void *ctx, uint32_t id)
+{
+	const struct agent *a = ctx;
+
+	if (id == POLICY_ID_CONFLICT || id >= POLICY_MAX || !a->by_id[id])
+		return NULL;
+	return a->set.v[a->by_id[id] - 1];
+}
+
+static uint32_t names_slot_id(const void *ctx, uint32_t slot)
+{
+	const struct agent *a = ctx;
+
+	return slot < POLICY_SLOTS ? a->slot_id[slot] : POLICY_ID_CONFLICT;
+}
+
 /* ---- preflight: every check names its fix ---- */
 
 static bool has_caps(void)
@@ -712,6 +735,10 @@ int agent__run(const struct agent_opts *opt)
 	if (!a)
 		return -ENOMEM;
 	a->opt = *opt;
+	a->names = (struct names){ .cgt = &a->cgt, .ctx = a,
+				   .policy_name = names_policy_name,
+				   .policy = names_policy,
+				   .slot_id = names_slot_id };
 	a->pin_fd = -1;
 	a->ino_fd = -1;
 	/* Before the first scan: the watched directories' watches go on it. */

@@ -11,6 +11,7 @@
 #include "lifecycle.h"
 #include "policy.h"
 #include "sandbox.h"
+#include "names.h"
 #include "sandbox_table.h"
 
 struct stockade;	/* the BPF skeleton */
@@ -119,6 +120,8 @@ struct agent {
 	size_t n_det;
 
 	struct sandbox_table cgt;	/* the confined cgroups */
+	/* cgt and the policy names, for the rooms outside the daemon */
+	struct names names;
 	struct bpf_link *born_link;	/* cgroup_mkdir times (pending_ms) */
 	/* Watched directories and the OUTSIDE entries written below them. */
 	struct watch_dir *wds;

@@ -129,9 +129,7 @@ static uint64_t clock_ms(clockid_t c)
  * reload or an adopting start gives fresh ones). */
 static const struct policy *policy_of(struct agent *a, uint32_t id)
 {
-	if (id == POLICY_ID_CONFLICT || id >= POLICY_MAX || !a->by_id[id])
-		return NULL;
-	return a->set.v[a->by_id[id] - 1];
+	return names__policy(&a->names, id);
 }
 
 static bool wants_limits(const struct policy *p)

@@ -27,11 +27,7 @@ static int grants_fd(struct agent *a)
 /* The policy in force for slot, or NULL (the conflict slot, none). */
 static const struct policy *policy_of_slot(struct agent *a, uint32_t slot)
 {
-	uint32_t id = slot < POLICY_SLOTS ? a->slot_id[slot] : POLICY_ID_CONFLICT;
-
-	if (id == POLICY_ID_CONFLICT || id >= POLICY_MAX || !a->by_id[id])
-		return NULL;
-	return a->set.v[a->by_id[id] - 1];
+	return names__policy(&a->names, names__slot_id(&a->names, slot));
 }
 
 /* setup.pass auto: a selector with a wildcard is a container's kind (one
