@@ -332,7 +332,8 @@ static void agent_cleanup(struct agent *a, bool detach, int sig)
 			a->scan_gen++;	/* none seen: every OUTSIDE entry goes */
 			sweep_outside(a);
 		}
-		limits__fini(a);
+		limits__fini(a->lim);
+		a->lim = NULL;
 		if (detach)
 			for (i = 0; i < a->n_lsm_links; i++)
 				if (bpf_link__pin_path(a->lsm_links[i]))
@@ -583,7 +584,7 @@ static int agent_loop_init(struct agent_loop *al, struct agent *a)
 		goto fail_err;
 	err = events__loop_add(a, al->l);
 	if (!err)
-		err = limits__loop_add(a, al->l);
+		err = limits__loop_add(a->lim, al->l);
 	if (err)
 		return err;	/* said */
 	/* The first turn scans: whatever inotify could not report between
@@ -632,7 +633,43 @@ static int agent_preflight(struct agent *a, bool *detach)
 	 * sit in a staging directory, which pin__remove_all() would take). */
 	*detach = !a->adopting && !replace__interrupted(a->opt.bpffs);
 	/* Limits this host cannot apply fail the start like a bad policy. */
-	return limits__check(a);
+	return limits__check(a->cgroot, &a->set);
+}
+
+/* The limits' records (agent/limits_agent.h): the daemon's, through
+ * events__*(). */
+static struct json *lim_begin(void *ctx, const char *event)
+{
+	struct agent *a = ctx;
+
+	events__begin(a, event);
+	return &a->j;
+}
+
+static void lim_cgroup_fields(void *ctx, const struct sandbox_cg *cg)
+{
+	events__cgroup_fields(ctx, cg);
+}
+
+static void lim_emit(void *ctx)
+{
+	events__emit(ctx);
+}
+
+static int limits_init(struct agent *a)
+{
+	const struct limits_config cfg = {
+		.skel = a->skel,
+		.cgroot = a->cgroot,
+		.names = &a->names,
+		.state_path = a->opt.state_path,
+		.metrics_path = a->opt.metrics_path,
+		.pin_dir = &a->opt.bpffs,
+		.sink = { .begin = lim_begin, .cgroup_fields = lim_cgroup_fields,
+			  .emit = lim_emit, .ctx = a },
+	};
+
+	return limits__init(&a->lim, &cfg);
 }
 
 /* The BPF object loaded (or adopted, or replacing another build's), the
@@ -679,7 +716,7 @@ static int agent_load(struct agent *a, bool *detach)
 	if (err)
 		return err;
 	emit_policies(a);
-	return limits__init(a);
+	return limits_init(a);
 }
 
 /* The first scan: every selected cgroup confined; then what an adopted or
@@ -707,7 +744,7 @@ static void agent_settle(struct agent *a)
 {
 	size_t i;
 
-	limits__tick(a);	/* the state file and metrics exist at agent_ready */
+	limits__tick(a->lim);	/* the state file and metrics exist at agent_ready */
 	/* Past the last id in use: a fresh id is one nothing used lately. */
 	for (i = 1; i < POLICY_MAX; i++)
 		if (a->by_id[i] || (a->old && a->old[i].name[0]))

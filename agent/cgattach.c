@@ -213,7 +213,7 @@ void detach_cg(struct agent *a, struct sandbox_cg *cg, const char *why)
 	sandbox_entry_delete(a, cg->id);
 	/* Its counters, and the limit values found put back: enforcement
 	 * is removed, limits are enforcement too. */
-	limits__detach(a, cg, why ?: "detach_command");
+	limits__detach(a->lim, cg, why ?: "detach_command");
 	if (!why)
 		return;
 	events__begin(a, "detach");

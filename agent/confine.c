@@ -217,7 +217,7 @@ static void *reselect_one(struct scan_ctx *ctx, struct sandbox_cg *cg,
 			ctx->err = ctx->err ?: err;
 			return (void *)(uintptr_t)(cg - a->cgt.v + 1);
 		}
-		limits__counters_reset(a, cg->id);
+		limits__counters_reset(a->lim, cg->id);
 	}
 	/* A policy whose content changed switched with its slot already
 	 * (flip_slots()); only a cgroup that moves to another policy (or
@@ -238,7 +238,7 @@ static void *reselect_one(struct scan_ctx *ctx, struct sandbox_cg *cg,
 	if (!direct && was_direct) {
 		/* Confined through its parent's programs now: drop its own. */
 		detach_cg_links(a, cg);
-		limits__counters_drop(a, cg->id);
+		limits__counters_drop(a->lim, cg->id);
 		cg->direct = false;
 	}
 	if (direct != was_direct || strcmp(old_name, agent__policy_name(a, policy_id)))
@@ -311,7 +311,7 @@ void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	setup__grant_cg(a, cg);
 	/* Counters and limits (agent/limits.c) first, then the entry before
 	 * the links, so the programs find all they need at once. */
-	err = limits__attach(a, cg);
+	err = limits__attach(a->lim, cg);
 	if (!err && links_first)
 		err = attach_cg(a, cg, &how);
 	if (!err && bpf_map_update_elem(bpf_map__fd(a->skel->maps.sandboxes),
@@ -340,10 +340,10 @@ void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 		/* Keep the entry (and its counters and limits) of a cgroup
 		 * whose pinned links confine it. */
 		if (!direct || !pin_has_cg_links(a, id)) {
-			limits__detach(a, cg, "attach_failed");
+			limits__detach(a->lim, cg, "attach_failed");
 			bpf_map_delete_elem(bpf_map__fd(a->skel->maps.sandboxes), &id);
 		} else {
-			limits__forget(a, cg);
+			limits__forget(a->lim, cg);
 		}
 		/* The entry just added is the last one. */
 		sandbox_table__remove(&a->cgt, (size_t)(cg - a->cgt.v));
@@ -441,13 +441,6 @@ int scan(struct agent *a)
 
 
 /* Does id root a sandbox this agent confines (its counters stay)? */
-static bool is_sandbox_root(struct agent *a, uint64_t id)
-{
-	const struct sandbox_cg *cg = agent__find_cg(a, id);
-
-	return cg && cg->direct;
-}
-
 /*
  * After the first scan of an agent that adopted pins: remove what the
  * earlier agent confined that the new policy set does not, then rules of
@@ -566,7 +559,7 @@ static void sweep_entries(struct agent *a)
 	}
 	key_set_free(&gone);
 	/* Their limits too: the values found go back (agent/limits.c). */
-	limits__sweep(a, &paths);
+	limits__sweep(a->lim, &paths);
 	cgroup_paths__free(&paths);
 }
 
@@ -580,7 +573,7 @@ void sweep(struct agent *a)
 	/* 2. Sandbox entries of cgroups we do not confine now. */
 	sweep_entries(a);
 	/* 3. Counters of sandboxes that are no more. */
-	limits__counters_sweep(a, is_sandbox_root);
+	limits__counters_sweep(a->lim);
 	/* 4. Rules no policy in force wrote, once no program still running
 	 * can have read an entry that pointed at them; 5. then the slots and
 	 * ids of removed policies (agent/policy_maps.c). */

@@ -647,7 +647,7 @@ void replace__cg_before(struct agent *a, const struct sandbox_cg *cg)
 
 		if (r->gens[g].cnt_fd < 0)
 			continue;
-		err = limits__counters_carry(a, cg->id, r->gens[g].cnt_fd);
+		err = limits__counters_carry(a->lim, cg->id, r->gens[g].cnt_fd);
 		if (err == -ENOENT)
 			continue;
 		if (!err)
@@ -963,7 +963,7 @@ int replace__finish(struct agent *a)
 	lost = old_losses(a);
 	seq_account(a, &old_end, &unused, &overlap);
 	/* 5. Limits of cgroups no longer confined: the values found go back. */
-	limits__sweep(a, &paths);
+	limits__sweep(a->lim, &paths);
 	cgroup_paths__free(&paths);
 	for (g = 0; g < r->n_gens; g++) {
 		if (r->gens[g].cnt_fd >= 0)
