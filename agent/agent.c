@@ -688,6 +688,8 @@ static int agent_load(struct agent *a, bool *detach)
 	}
 	if (err)
 		return err;
+	a->setup = (struct setup_ctx){ .skel = a->skel, .names = &a->names,
+				       .dir = wd_setup_dir, .ctx = a };
 	born_attach(a);
 	err = events__open(a);
 	if (err)

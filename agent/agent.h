@@ -13,6 +13,7 @@
 #include "sandbox.h"
 #include "names.h"
 #include "sandbox_table.h"
+#include "setup_agent.h"
 
 struct stockade;	/* the BPF skeleton */
 struct evring;		/* agent/events.c */
@@ -123,6 +124,7 @@ struct agent {
 	/* cgt and the policy names, for the rooms outside the daemon */
 	struct names names;
 	struct bpf_link *born_link;	/* cgroup_mkdir times (pending_ms) */
+	struct setup_ctx setup;		/* the setup pass's grants (agent/setup.c) */
 	/* Watched directories and the OUTSIDE entries written below them. */
 	struct watch_dir *wds;
 	size_t n_wds, cap_wds;

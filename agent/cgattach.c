@@ -227,6 +227,6 @@ void untrack(struct agent *a, size_t i)
 {
 	if (a->cgt.v[i].wd >= 0 && a->cg_ino_fd >= 0)
 		inotify_rm_watch(a->cg_ino_fd, a->cgt.v[i].wd);
-	setup__revoke(a, a->cgt.v[i].id);
+	setup__revoke(&a->setup, a->cgt.v[i].id);
 	sandbox_table__remove(&a->cgt, i);
 	}

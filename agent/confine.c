@@ -307,8 +307,8 @@ void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	sb.root_id = cg->root_id;
 	/* Its setup grant before its entry: while pending, a runtime's move
 	 * into it was granted by the watched directory's (agent/setup.c). */
-	cg->fresh = setup__is_fresh(a, rel, id);
-	setup__grant_cg(a, cg);
+	cg->fresh = cg_is_fresh(a, rel, id);
+	setup__grant_cg(&a->setup, cg);
 	/* Counters and limits (agent/limits.c) first, then the entry before
 	 * the links, so the programs find all they need at once. */
 	err = limits__attach(a->lim, cg);
@@ -433,8 +433,8 @@ int scan(struct agent *a)
 					    &a->det[i]);
 	/* Setup grants follow the policies (a reload) and the cgroups. */
 	if (a->reselect)
-		setup__regrant(a);
-	setup__sweep(a);
+		setup__regrant(&a->setup);
+	setup__sweep(&a->setup);
 		drain_cg_inotify(a);
 	return ctx.err;
 }
