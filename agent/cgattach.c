@@ -116,7 +116,7 @@ int attach_links(struct agent *a, uint64_t id, const char *rel,
 			link = NULL;
 		}
 		if (link) {
-			if (agent__same_prog(link, progs[i])) {
+			if (pin__same_prog(link, progs[i])) {
 				adopted++;
 			} else if ((err = bpf_link__update_program(link, progs[i]))) {
 				pr_err("cgroup", "switching %s of %s to this build's program failed: %s; the old program stays",

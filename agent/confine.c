@@ -489,10 +489,10 @@ static size_t sweep_links(struct agent *a)
 			 * anything else (another build's hook, a "-new" left
 			 * by a killed agent, a program not loaded because its
 			 * hook is missing here) is stale. */
-			ours = a->n_degraded > 0 && !a->n_lsm_links;
+			ours = lsm__off(&a->lsm);
 			bpf_object__for_each_program(prog, a->skel->obj)
 				if (lsm__is_ours(prog) &&
-				    a->n_lsm_links && bpf_program__autoload(prog) &&
+				    lsm__n_links(&a->lsm) && bpf_program__autoload(prog) &&
 				    !strcmp(bpf_program__name(prog), de->d_name + 4))
 					ours = true;
 		} else {

@@ -862,7 +862,7 @@ static void drop_old_lsm_links(struct agent *a)
 	for (i = 0; i < r->n_links; i++) {
 		if (r->links[i].gone || r->links[i].cg_id)
 			continue;
-		if (a->n_degraded && !a->n_lsm_links && !degraded_warned) {
+		if (lsm__off(&a->lsm) && !degraded_warned) {
 			pr_warn("replace", "dropping the old state's BPF-LSM links: this agent runs degraded and cannot attach its own (the guarantees lost are listed above)");
 			degraded_warned = true;
 		}
@@ -914,7 +914,7 @@ static void emit_pin_replace(struct agent *a, uint64_t lost, uint64_t old_end,
 	json_u64(&a->j, "states", r->n_gens);
 	json_u64(&a->j, "cgroups", r->cgroups);
 	json_u64(&a->j, "links_detached", r->links_detached);
-	json_u64(&a->j, "lsm_links_attached", a->lsm_attached);
+	json_u64(&a->j, "lsm_links_attached", lsm__n_attached(&a->lsm));
 	json_u64(&a->j, "lsm_links_dropped", r->lsm_dropped);
 	json_u64(&a->j, "records_drained", r->records);
 	json_u64(&a->j, "lost", lost);
