@@ -247,6 +247,75 @@ static void *reselect_one(struct scan_ctx *ctx, struct sandbox_cg *cg,
 }
 
 /*
+ * A new cgroup's counters and limits (agent/limits.c) first, then its
+ * entry before its links, so that the programs find all they need at
+ * once. own: it gets links of its own (directly selected, no confined
+ * ancestor); links_first: pending until now (below a watched directory
+ * with its mark, under), so its links go before the entry that ends the
+ * pending state.
+ */
+static int confine_new(struct agent *a, struct sandbox_cg *cg, const char *rel,
+		       bool own, bool links_first, const struct watch_dir *under,
+		       const char **how)
+{
+	struct sandbox sb = { .slot = cg->slot, .root_id = cg->root_id };
+	int err;
+
+	err = limits__attach(a->lim, cg);
+	if (!err && links_first)
+		err = attach_cg(a, cg, how);
+	if (!err && bpf_map_update_elem(bpf_map__fd(a->skel->maps.sandboxes),
+					&cg->id, &sb, BPF_ANY)) {
+		err = -errno;
+		pr_err("cgroup", "recording %s in the sandbox map failed: %s (map full? at most %d cgroups)",
+		       rel, strerror(errno), SANDBOX_MAX_CGROUPS);
+	} else if (!err && under && under->armed && under->entry) {
+		/* Its entry ends the pending state: now it is classified. */
+		cg->pending_us = pending_us_of(a, rel, cg->id);
+	}
+	if (!err && own && !links_first) {
+		/* Nested in a confined cgroup, the ancestor's programs already
+		 * run here and pick this entry (nearest wins); links of its
+		 * own would judge, and log, every denial twice. Replacing
+		 * another build's state: its counters first, its old links
+		 * only once the new ones are pinned (agent/replace.c). */
+		if (a->rep)
+			replace__cg_before(a, cg);
+		err = attach_cg(a, cg, how);
+		if (!err && a->rep && replace__cg_after(a, cg))
+			*how = "replaced";
+	}
+	return err;
+}
+
+/* confine_new() failed: forget cg, the table's last entry. */
+static void confine_undo(struct agent *a, struct sandbox_cg *cg)
+{
+	/* Keep the entry (and its counters and limits) of a cgroup whose
+	 * pinned links confine it. */
+	if (!cg->direct || !pin_has_cg_links(a, cg->id)) {
+		limits__detach(a->lim, cg, "attach_failed");
+		bpf_map_delete_elem(bpf_map__fd(a->skel->maps.sandboxes), &cg->id);
+	} else {
+		limits__forget(a->lim, cg);
+	}
+	sandbox_table__remove(&a->cgt, (size_t)(cg - a->cgt.v));
+}
+
+/* Its children are confined by inheritance from the moment they exist;
+ * the watch only tells the agent at once (status, detach, their attach
+ * records), instead of at the next scan. */
+static void watch_children(struct agent *a, struct sandbox_cg *cg, const char *rel)
+{
+	char dir[2 * PATH_MAX];
+
+	if (a->cg_ino_fd < 0)
+		return;
+	snprintf(dir, sizeof(dir), "%s%s", a->cgroot, rel);
+	cg->wd = inotify_add_watch(a->cg_ino_fd, dir, IN_CREATE | IN_ONLYDIR);
+}
+
+/*
  * One cgroup of the walk. parent is the sandbox_cg index + 1 of the nearest
  * confined ancestor (as a pointer-sized int), or 0.
  */
@@ -256,7 +325,6 @@ void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	struct agent *a = ctx->a;
 	const struct sandbox_cg *found = agent__find_cg(a, id);
 	struct sandbox_cg *cg;
-	struct sandbox sb = { 0 };
 	const char *how = NULL;
 	int64_t sel;
 	uintptr_t pidx = (uintptr_t)parent;
@@ -303,64 +371,20 @@ void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	cg->slot = direct ? slot_of(a, (uint32_t)sel) : a->cgt.v[pidx - 1].slot;
 	cg->policy_id = a->slot_id[cg->slot];
 	cg->root_id = direct ? id : a->cgt.v[pidx - 1].root_id;
-	sb.slot = cg->slot;
-	sb.root_id = cg->root_id;
 	/* Its setup grant before its entry: while pending, a runtime's move
 	 * into it was granted by the watched directory's (agent/setup.c). */
 	cg->fresh = cg_is_fresh(a, rel, id);
 	setup__grant_cg(&a->setup, cg);
-	/* Counters and limits (agent/limits.c) first, then the entry before
-	 * the links, so the programs find all they need at once. */
-	err = limits__attach(a->lim, cg);
-	if (!err && links_first)
-		err = attach_cg(a, cg, &how);
-	if (!err && bpf_map_update_elem(bpf_map__fd(a->skel->maps.sandboxes),
-					&id, &sb, BPF_ANY)) {
-		err = -errno;
-		pr_err("cgroup", "recording %s in the sandbox map failed: %s (map full? at most %d cgroups)",
-		       rel, strerror(errno), SANDBOX_MAX_CGROUPS);
-	} else if (!err && under && under->armed && under->entry) {
-		/* Its entry ends the pending state: now it is classified. */
-		cg->pending_us = pending_us_of(a, rel, id);
-	}
-	if (!err && direct && !pidx && !links_first) {
-		/* Nested in a confined cgroup, the ancestor's programs already
-		 * run here and pick this entry (nearest wins); links of its
-		 * own would judge, and log, every denial twice. Replacing
-		 * another build's state: its counters first, its old links
-		 * only once the new ones are pinned (agent/replace.c). */
-		if (a->rep)
-			replace__cg_before(a, cg);
-		err = attach_cg(a, cg, &how);
-		if (!err && a->rep && replace__cg_after(a, cg))
-			how = "replaced";
-	}
+	err = confine_new(a, cg, rel, direct && !pidx, links_first, under, &how);
 	if (err) {
 		ctx->err = ctx->err ?: err;
-		/* Keep the entry (and its counters and limits) of a cgroup
-		 * whose pinned links confine it. */
-		if (!direct || !pin_has_cg_links(a, id)) {
-			limits__detach(a->lim, cg, "attach_failed");
-			bpf_map_delete_elem(bpf_map__fd(a->skel->maps.sandboxes), &id);
-		} else {
-			limits__forget(a->lim, cg);
-		}
-		/* The entry just added is the last one. */
-		sandbox_table__remove(&a->cgt, (size_t)(cg - a->cgt.v));
+		confine_undo(a, cg);
 		return NULL;
 	}
 	/* After the entry exists: invalidates "outside" cached by the LSM
 	 * programs for this cgroup and its descendants (include/sandbox.h). */
 	__atomic_fetch_add(&a->skel->data->sandbox_gen, 1, __ATOMIC_SEQ_CST);
-	/* Its children are confined by inheritance from the moment they
-	 * exist; the watch only tells the agent at once (status, detach,
-	 * their attach records), instead of at the next scan. */
-	if (a->cg_ino_fd >= 0) {
-		char dir[2 * PATH_MAX];
-
-		snprintf(dir, sizeof(dir), "%s%s", a->cgroot, rel);
-		cg->wd = inotify_add_watch(a->cg_ino_fd, dir, IN_CREATE | IN_ONLYDIR);
-	}
+	watch_children(a, cg, rel);
 	emit_attach(a, cg, pidx ? a->cgt.v[pidx - 1].path : NULL, how);
 	return (void *)(uintptr_t)(cg - a->cgt.v + 1);
 }
