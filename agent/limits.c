@@ -701,8 +701,8 @@ static int apply_limits(struct limits_state *ls, struct sandbox_cg *cg)
 			continue;
 		}
 		/* Adopted: what the first agent found is what to put back. */
-		if (!l->f[f].set && !cgf_read(ls->cgroot, cg->path, lf_name[f], l->f[f].orig,
-					     sizeof(l->f[f].orig))) {
+		if (!l->f[f].set && !cgf_read(ls->cgroot, cg->path, lf_name[f],
+					      l->f[f].orig, sizeof(l->f[f].orig))) {
 			err = -errno;
 			if (f == LF_SWAP && !pl->has_memory_swap && errno == ENOENT) {
 				/* Implied, not asked for: say what is lost. */
@@ -812,8 +812,7 @@ static int start_counting(struct limits_state *ls, struct sandbox_cg *cg)
 	/* The counters exist before any program can count into them. An
 	 * adopted sandbox keeps its count: since its first attach. */
 	memset(ls->percpu, 0, (size_t)ls->ncpus * ls->stride);
-	err = map_update_retry(ls->cnt_fd, &cg->id,
-			       ls->percpu, BPF_NOEXIST);
+	err = map_update_retry(ls->cnt_fd, &cg->id, ls->percpu, BPF_NOEXIST);
 	if (err && err != -EEXIST) {
 		pr_err("limits", "creating the counters of %s failed: %s", cg->path,
 		       strerror(-err));
@@ -857,10 +856,10 @@ static void saved_get(struct limits_state *ls, struct sandbox_cg *cg)
 }
 
 /*
- * p's limits on cg: limits__check() gave the cgroups there at start its
- * diagnosis, a later one (or a reload's) gets the same; then written
- * (apply_limits() restores all on failure). On failure cg has no policy
- * limits (lim->p NULL), and the error above says why.
+ * p's limits on cg: first the diagnosis limits__check() gave the cgroups
+ * there at start (a cgroup that came later, or a reload, gets the same),
+ * then the writes (apply_limits() restores all on failure). On failure
+ * cg has no policy limits (lim->p NULL), and the error above says why.
  */
 static int apply_policy(struct limits_state *ls, struct sandbox_cg *cg,
 			const struct policy *p)
