@@ -145,7 +145,7 @@ static int open_skel(struct agent *a, bool with_lsm)
 		pr_err("agent", "opening the BPF object failed: %s", strerror(errno));
 		return err;
 	}
-	err = lsm__set_autoload(a, a->skel, with_lsm);
+	err = lsm__set_autoload(&a->lsm, a->skel, with_lsm);
 	if (err) {
 		stockade__destroy(a->skel);
 		a->skel = NULL;
@@ -188,17 +188,6 @@ static int open_skel(struct agent *a, bool with_lsm)
 	return err;
 }
 
-/* Is the program behind link the one prog holds (same tag)? */
-bool agent__same_prog(struct bpf_link *link, const struct bpf_program *prog)
-{
-	__u8 have[8], want[8];
-
-	if (pin__link_prog(bpf_link__fd(link), have, NULL) ||
-	    pin__prog_tag(bpf_program__fd(prog), want, NULL))
-		return false;
-	return !memcmp(have, want, sizeof(have));
-}
-
 /*
  * Load with the LSM programs, and prove they work by attaching them; if
  * that fails, load again without them, which tells an LSM problem (degrade,
@@ -211,7 +200,7 @@ static int load_bpf(struct agent *a)
 	int err;
 
 	if (!lsm__bpf_listed(why, sizeof(why))) {
-		err = lsm__degrade(a, why);
+		err = lsm__degrade(&a->lsm, why);
 		return err ?: open_skel(a, false);
 	}
 	log_libbpf_quiet = true;
@@ -222,7 +211,7 @@ static int load_bpf(struct agent *a)
 	if (err == -ESTALE || err == -EOPNOTSUPP)
 		return err;
 	if (!err) {
-		err = lsm__attach(a);
+		err = lsm__attach(&a->lsm, a->skel, a->opt.bpffs);
 		if (!err)
 			return 0;
 		snprintf(why, sizeof(why), "attaching BPF-LSM programs failed: %s (are BPF trampolines blocked on this kernel?)",
@@ -247,7 +236,7 @@ static int load_bpf(struct agent *a)
 			       strerror(-err));
 		return err;
 	}
-	err = lsm__degrade(a, why);
+	err = lsm__degrade(&a->lsm, why);
 	if (err) {
 		stockade__destroy(a->skel);
 		a->skel = NULL;
@@ -280,7 +269,8 @@ static void notify_systemd(void)
 static void emit_ready(struct agent *a)
 {
 	const char *names[POLICY_MAX];
-	size_t i, confined = 0;
+	const char *const *degraded;
+	size_t i, confined = 0, n_degraded;
 
 	for (i = 0; i < a->set.n && i < POLICY_MAX; i++)
 		names[i] = a->set.v[i]->name;
@@ -290,7 +280,8 @@ static void emit_ready(struct agent *a)
 	json_str_array(&a->j, "policies", names, a->set.n);
 	json_u64(&a->j, "cgroups", confined);
 	json_str(&a->j, "cgroup_root", a->cgroot);
-	json_str_array(&a->j, "degraded", a->degraded, a->n_degraded);
+	degraded = lsm__degraded(&a->lsm, &n_degraded);
+	json_str_array(&a->j, "degraded", degraded, n_degraded);
 	json_u64(&a->j, "pid", (uint64_t)getpid());
 	json_str(&a->j, "bpffs", a->opt.bpffs);
 	json_str(&a->j, "pins", a->rep ? "replaced" : a->adopting ? "adopted" : "created");
@@ -332,12 +323,9 @@ static void agent_cleanup(struct agent *a, bool detach, int sig)
 			a->scan_gen++;	/* none seen: every OUTSIDE entry goes */
 			sweep_outside(a);
 		}
-		limits__fini(a);
-		if (detach)
-			for (i = 0; i < a->n_lsm_links; i++)
-				if (bpf_link__pin_path(a->lsm_links[i]))
-					unlink(bpf_link__pin_path(a->lsm_links[i]));
-		lsm__drop(a, false, NULL);
+		limits__fini(a->lim);
+		a->lim = NULL;
+		lsm__drop(&a->lsm, detach);
 		if (a->ring) {
 			events__close_ring(a);
 			events__begin(a, "agent_stop");
@@ -583,7 +571,7 @@ static int agent_loop_init(struct agent_loop *al, struct agent *a)
 		goto fail_err;
 	err = events__loop_add(a, al->l);
 	if (!err)
-		err = limits__loop_add(a, al->l);
+		err = limits__loop_add(a->lim, al->l);
 	if (err)
 		return err;	/* said */
 	/* The first turn scans: whatever inotify could not report between
@@ -632,7 +620,43 @@ static int agent_preflight(struct agent *a, bool *detach)
 	 * sit in a staging directory, which pin__remove_all() would take). */
 	*detach = !a->adopting && !replace__interrupted(a->opt.bpffs);
 	/* Limits this host cannot apply fail the start like a bad policy. */
-	return limits__check(a);
+	return limits__check(a->cgroot, &a->set);
+}
+
+/* The limits' records (agent/limits_agent.h): the daemon's, through
+ * events__*(). */
+static struct json *lim_begin(void *ctx, const char *event)
+{
+	struct agent *a = ctx;
+
+	events__begin(a, event);
+	return &a->j;
+}
+
+static void lim_cgroup_fields(void *ctx, const struct sandbox_cg *cg)
+{
+	events__cgroup_fields(ctx, cg);
+}
+
+static void lim_emit(void *ctx)
+{
+	events__emit(ctx);
+}
+
+static int limits_init(struct agent *a)
+{
+	const struct limits_config cfg = {
+		.skel = a->skel,
+		.cgroot = a->cgroot,
+		.names = &a->names,
+		.state_path = a->opt.state_path,
+		.metrics_path = a->opt.metrics_path,
+		.pin_dir = &a->opt.bpffs,
+		.sink = { .begin = lim_begin, .cgroup_fields = lim_cgroup_fields,
+			  .emit = lim_emit, .ctx = a },
+	};
+
+	return limits__init(&a->lim, &cfg);
 }
 
 /* The BPF object loaded (or adopted, or replacing another build's), the
@@ -651,6 +675,8 @@ static int agent_load(struct agent *a, bool *detach)
 	}
 	if (err)
 		return err;
+	a->setup = (struct setup_ctx){ .skel = a->skel, .names = &a->names,
+				       .dir = wd_setup_dir, .ctx = a };
 	born_attach(a);
 	err = events__open(a);
 	if (err)
@@ -679,7 +705,7 @@ static int agent_load(struct agent *a, bool *detach)
 	if (err)
 		return err;
 	emit_policies(a);
-	return limits__init(a);
+	return limits_init(a);
 }
 
 /* The first scan: every selected cgroup confined; then what an adopted or
@@ -707,7 +733,7 @@ static void agent_settle(struct agent *a)
 {
 	size_t i;
 
-	limits__tick(a);	/* the state file and metrics exist at agent_ready */
+	limits__tick(a->lim);	/* the state file and metrics exist at agent_ready */
 	/* Past the last id in use: a fresh id is one nothing used lately. */
 	for (i = 1; i < POLICY_MAX; i++)
 		if (a->by_id[i] || (a->old && a->old[i].name[0]))
@@ -735,6 +761,7 @@ int agent__run(const struct agent_opts *opt)
 	if (!a)
 		return -ENOMEM;
 	a->opt = *opt;
+	lsm__init(&a->lsm, opt->allow_degraded);
 	a->names = (struct names){ .cgt = &a->cgt, .ctx = a,
 				   .policy_name = names_policy_name,
 				   .policy = names_policy,

@@ -11,8 +11,10 @@
 #include "lifecycle.h"
 #include "policy.h"
 #include "sandbox.h"
+#include "lsm.h"
 #include "names.h"
 #include "sandbox_table.h"
+#include "setup_agent.h"
 
 struct stockade;	/* the BPF skeleton */
 struct evring;		/* agent/events.c */
@@ -58,9 +60,6 @@ struct agent_opts {
 	bool detach_on_exit;
 };
 
-/* The BPF-LSM programs: at most this many links. */
-#define AGENT_MAX_LSM	128
-
 /* Rule-map keys written by this agent: entries of the pinned maps that are
  * not among them are stale and go once the new ones are in. */
 struct key_set {
@@ -85,9 +84,7 @@ struct agent {
 	bool running;		/* agent_meta names us */
 	int64_t started_ns;
 	int64_t started_boot_ns;	/* CLOCK_BOOTTIME at the start */
-	struct bpf_link *lsm_links[AGENT_MAX_LSM];
-	size_t n_lsm_links;
-	unsigned int lsm_adopted, lsm_replaced, lsm_attached;
+	struct lsm_state lsm;	/* BPF-LSM links, guarantees lost (agent/lsm.c) */
 
 	/* Policy ids are kept per name across restarts: pol_id[i] is the id
 	 * of set.v[i], by_id[id] is i + 1 (0: none). old[] is what the pins
@@ -123,6 +120,7 @@ struct agent {
 	/* cgt and the policy names, for the rooms outside the daemon */
 	struct names names;
 	struct bpf_link *born_link;	/* cgroup_mkdir times (pending_ms) */
+	struct setup_ctx setup;		/* the setup pass's grants (agent/setup.c) */
 	/* Watched directories and the OUTSIDE entries written below them. */
 	struct watch_dir *wds;
 	size_t n_wds, cap_wds;
@@ -137,10 +135,6 @@ struct agent {
 	bool in_inotify;	/* classifying from an inotify event */
 	bool rescan;		/* the inotify queue overflowed: scan now */
 	unsigned int scan_gen;
-
-	/* Guarantees this kernel cannot give (no BPF-LSM). */
-	const char *degraded[32];
-	size_t n_degraded;
 
 	struct json j;
 	FILE *log;
@@ -186,9 +180,5 @@ const struct sandbox_cg *agent__find_cg(struct agent *a, uint64_t id);
 /* Is id one of this agent's watched directories (zero window)? */
 bool agent__watched(struct agent *a, uint64_t id);
 const char *agent__policy_name(struct agent *a, uint32_t policy_id);
-struct bpf_link;
-struct bpf_program;
-/* Is the program behind link the one prog holds (same tag)? */
-bool agent__same_prog(struct bpf_link *link, const struct bpf_program *prog);
 
 #endif

@@ -29,6 +29,7 @@
 struct bpf_link;
 struct bpf_program;
 struct key_set;
+struct setup_dir;
 struct watch_dir;
 
 struct scan_ctx {
@@ -86,6 +87,11 @@ void watch_policies(struct agent *a);
 /* agent/watch.c */
 void arm_all(struct agent *a);
 void born_attach(struct agent *a);
+/* Was rel made while this agent runs? (For sandbox_cg.fresh, which the
+ * setup pass's grants read: agent/setup_agent.h.) */
+bool cg_is_fresh(struct agent *a, const char *rel, uint64_t id);
+/* struct setup_ctx's dir(): the i-th watched directory (ctx: the agent). */
+bool wd_setup_dir(void *ctx, size_t i, struct setup_dir *d);
 void disarm_wd(struct agent *a, struct watch_dir *w);
 void drain_cg_inotify(struct agent *a);
 struct watch_dir *find_wd_id(struct agent *a, uint64_t id);
@@ -103,8 +109,5 @@ int sandbox_entry_put(struct agent *a, uint64_t id, const struct sandbox *sb);
 bool sandbox_entry_get(struct agent *a, uint64_t id, struct sandbox *sb);
 void sandbox_entry_delete(struct agent *a, uint64_t id);
 void classify_unselected(struct agent *a, const char *rel, uint64_t id);
-/* When the cgroup_mkdir tracepoint saw id made (bpf_ktime_get_boot_ns());
- * false if it did not, or is not attached (agent/watch.c). */
-bool cg_born_ns(struct agent *a, uint64_t id, __u64 *ns);
 
 #endif

@@ -116,7 +116,7 @@ int attach_links(struct agent *a, uint64_t id, const char *rel,
 			link = NULL;
 		}
 		if (link) {
-			if (agent__same_prog(link, progs[i])) {
+			if (pin__same_prog(link, progs[i])) {
 				adopted++;
 			} else if ((err = bpf_link__update_program(link, progs[i]))) {
 				pr_err("cgroup", "switching %s of %s to this build's program failed: %s; the old program stays",
@@ -213,7 +213,7 @@ void detach_cg(struct agent *a, struct sandbox_cg *cg, const char *why)
 	sandbox_entry_delete(a, cg->id);
 	/* Its counters, and the limit values found put back: enforcement
 	 * is removed, limits are enforcement too. */
-	limits__detach(a, cg, why ?: "detach_command");
+	limits__detach(a->lim, cg, why ?: "detach_command");
 	if (!why)
 		return;
 	events__begin(a, "detach");
@@ -227,6 +227,6 @@ void untrack(struct agent *a, size_t i)
 {
 	if (a->cgt.v[i].wd >= 0 && a->cg_ino_fd >= 0)
 		inotify_rm_watch(a->cg_ino_fd, a->cgt.v[i].wd);
-	setup__revoke(a, a->cgt.v[i].id);
+	setup__revoke(&a->setup, a->cgt.v[i].id);
 	sandbox_table__remove(&a->cgt, i);
 	}

@@ -318,7 +318,7 @@ static int reload_load(struct agent *a, struct policy_set *nset,
 		err = rules__check_set(nset, diag);
 	/* Limits this host cannot apply reject the set, as they stop a start. */
 	if (!err)
-		err = limits__check_set(a, nset, diag);
+		err = limits__check_set(a->cgroot, nset, diag);
 	if (!err && nset->n >= POLICY_MAX) {
 		policy_diag__add(diag, "%zu policies; at most %d fit", nset->n, POLICY_MAX - 1);
 		err = -E2BIG;
@@ -422,7 +422,7 @@ static void reload_switch(struct agent *a, struct reload_plan *p,
 	*end_ns = clock_now_ns(CLOCK_REALTIME);
 	/* Limits follow (after the window: they are not the rules' switch):
 	 * written over the old values, or put back as found. */
-	limits__reload(a);
+	limits__reload(a->lim);
 	/* No program still runs with an entry that pointed at the slot of a
 	 * removed policy: free it. */
 	free_slots(a);

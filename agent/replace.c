@@ -647,7 +647,7 @@ void replace__cg_before(struct agent *a, const struct sandbox_cg *cg)
 
 		if (r->gens[g].cnt_fd < 0)
 			continue;
-		err = limits__counters_carry(a, cg->id, r->gens[g].cnt_fd);
+		err = limits__counters_carry(a->lim, cg->id, r->gens[g].cnt_fd);
 		if (err == -ENOENT)
 			continue;
 		if (!err)
@@ -862,7 +862,7 @@ static void drop_old_lsm_links(struct agent *a)
 	for (i = 0; i < r->n_links; i++) {
 		if (r->links[i].gone || r->links[i].cg_id)
 			continue;
-		if (a->n_degraded && !a->n_lsm_links && !degraded_warned) {
+		if (lsm__off(&a->lsm) && !degraded_warned) {
 			pr_warn("replace", "dropping the old state's BPF-LSM links: this agent runs degraded and cannot attach its own (the guarantees lost are listed above)");
 			degraded_warned = true;
 		}
@@ -914,7 +914,7 @@ static void emit_pin_replace(struct agent *a, uint64_t lost, uint64_t old_end,
 	json_u64(&a->j, "states", r->n_gens);
 	json_u64(&a->j, "cgroups", r->cgroups);
 	json_u64(&a->j, "links_detached", r->links_detached);
-	json_u64(&a->j, "lsm_links_attached", a->lsm_attached);
+	json_u64(&a->j, "lsm_links_attached", lsm__n_attached(&a->lsm));
 	json_u64(&a->j, "lsm_links_dropped", r->lsm_dropped);
 	json_u64(&a->j, "records_drained", r->records);
 	json_u64(&a->j, "lost", lost);
@@ -963,7 +963,7 @@ int replace__finish(struct agent *a)
 	lost = old_losses(a);
 	seq_account(a, &old_end, &unused, &overlap);
 	/* 5. Limits of cgroups no longer confined: the values found go back. */
-	limits__sweep(a, &paths);
+	limits__sweep(a->lim, &paths);
 	cgroup_paths__free(&paths);
 	for (g = 0; g < r->n_gens; g++) {
 		if (r->gens[g].cnt_fd >= 0)
