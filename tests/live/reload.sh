@@ -62,7 +62,7 @@ trap 'exit 130' INT TERM
 # PORT; written whole by a rename, as editors and deploy tools do (dot
 # files are not policies).
 policy() {
-	cat > "$work/pol/.p.tmp" <<EOF
+	cat > "$work/${STAGE:-pol}/.p.tmp" <<EOF
 name: ${4:-rl}
 mode: ${2:-enforce}
 cgroups: [${3:-/$tag}]
@@ -73,7 +73,20 @@ network:
       ports: [$1]
       proto: tcp
 EOF
-	mv "$work/pol/.p.tmp" "$work/pol/${5:-p}.yaml"
+	mv "$work/${STAGE:-pol}/.p.tmp" "$work/${STAGE:-pol}/${5:-p}.yaml"
+}
+
+# publish [RM...]: move every staged policy file into the policy
+# directory and remove the named ones there, all from one process, so
+# that the agent's 200 ms settle sees one change however loaded the
+# machine is (two shell commands can be further apart than that).
+publish() {
+	perl -e 'my ($from, $to) = (shift, shift);
+		 opendir(my $d, $from) or die "$from: $!";
+		 for (grep { /\.yaml$/ } readdir($d)) {
+			rename("$from/$_", "$to/$_") or die "$_: $!";
+		 }
+		 for (@ARGV) { unlink("$to/$_"); }' "$work/stage" "$work/pol" "$@"
 }
 
 # try PORT [CGROUP]: one connect from the sandbox; prints OK or the errno.
@@ -102,7 +115,7 @@ reload_ok() {
 	return 1
 }
 
-mkdir "$work/pol" "$cg" || { echo "reload: cannot create $cg" >&2; exit 1; }
+mkdir "$work/pol" "$work/stage" "$cg" || { echo "reload: cannot create $cg" >&2; exit 1; }
 policy 8080
 # shellcheck disable=SC2086
 "$STOCKADE" agent $STOCKADE_AGENT_FLAGS --bpffs "$bpffs" --detach-on-exit \
@@ -347,11 +360,16 @@ i=1
 mv_bad=0
 while [ "$i" -le "${MOVES:-20}" ]; do
 	if [ $((i % 2)) = 1 ]; then
+		STAGE=stage
 		policy 8083 enforce "/$tag"
 		policy 8081 enforce "/$tag-2" rlq q
+		STAGE=
+		publish
 	else
-		rm -f "$work/pol/q.yaml"
+		STAGE=stage
 		policy 8081 enforce "/$tag, /$tag-2"
+		STAGE=
+		publish q.yaml
 	fi
 	reload_ok > /dev/null || mv_bad=$((mv_bad + 1))
 	sleep 0.02
