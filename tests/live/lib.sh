@@ -89,7 +89,9 @@ rmcg() {
 	find "$1" -depth -type d -exec rmdir {} \; 2>/dev/null
 }
 
-# A killed agent leaves its pins, and so its enforcement, behind.
+# A killed agent leaves its pins, and so its enforcement, behind. The
+# script sets agent_pid and bpffs.
+# shellcheck disable=SC2154
 agent_end() {
 	[ -n "$agent_pid" ] && kill ${1:+"$1"} "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
 	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
