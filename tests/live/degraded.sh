@@ -46,11 +46,7 @@ bpffs=/sys/fs/bpf/stockade-degraded-$$
 agent_pid=
 
 cleanup() {
-	if [ -n "$agent_pid" ]; then
-		kill -9 "$agent_pid" 2>/dev/null
-		wait "$agent_pid" 2>/dev/null
-	fi
-	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
+	agent_end -9
 	rm -rf "$work"
 }
 trap cleanup EXIT

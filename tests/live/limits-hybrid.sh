@@ -35,11 +35,7 @@ bpffs=/sys/fs/bpf/stockade-limits-$$
 agent_pid=
 
 cleanup() {
-	if [ -n "$agent_pid" ]; then
-		kill -9 "$agent_pid" 2>/dev/null
-		wait "$agent_pid" 2>/dev/null
-	fi
-	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
+	agent_end -9
 	if [ -d "$cg" ]; then
 		echo 1 > "$cg/cgroup.kill" 2>/dev/null
 		sleep 0.2

@@ -47,11 +47,7 @@ loops=
 cleanup() {
 	touch "$work/stop" "$work/stop2"
 	for p in $loops; do wait "$p" 2>/dev/null; done
-	if [ -n "$agent_pid" ]; then
-		kill -9 "$agent_pid" 2>/dev/null
-		wait "$agent_pid" 2>/dev/null
-	fi
-	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
+	agent_end -9
 	cg_empty "$cg" "$cg2"
 	rm -rf "$work"
 }
@@ -398,8 +394,7 @@ wait "$agent_pid"
 rc=$?
 agent_pid=
 [ "$rc" = 0 ] && ok "SIGTERM: exit 0" || not_ok "SIGTERM" "exit $rc"
-lost=$(grep '"event":"lost"' "$log" | sed -n 's/.*"count":\([0-9]*\),.*/\1/p' |
-	awk '{ s += $1 } END { print s + 0 }')
+lost=$(lost_sum "$log")
 seqs=$(sed -n 's/.*"seq":\([0-9]*\),.*/\1/p' "$log" | sort -un)
 first=$(echo "$seqs" | head -n 1)
 last=$(echo "$seqs" | tail -n 1)
