@@ -997,9 +997,9 @@ void limits__reload(struct agent *a)
 static void record_begin(struct agent *a, const char *kind,
 			 const struct sandbox_cg *cg)
 {
-	events__begin(a, "limit");
-	json_str(&a->j, "kind", kind);
-	events__cgroup_fields(a, cg);
+	events__begin(&a->ev, "limit");
+	json_str(&a->ev.j, "kind", kind);
+	events__cgroup_fields(&a->ev, cg);
 }
 
 static void record_memory(struct agent *a, struct sandbox_cg *cg,
@@ -1009,21 +1009,21 @@ static void record_memory(struct agent *a, struct sandbox_cg *cg,
 
 	record_begin(a, "memory", cg);
 	if (read_u64(a, cg->path, "memory.max", &x) && x != CGV_MAX)
-		json_u64(&a->j, "limit", x);
+		json_u64(&a->ev.j, "limit", x);
 	if (read_u64(a, cg->path, "memory.peak", &x))
-		json_u64(&a->j, "peak", x);
+		json_u64(&a->ev.j, "peak", x);
 	if (read_u64(a, cg->path, "memory.current", &x))
-		json_u64(&a->j, "current", x);
-	json_u64(&a->j, "count", count);
+		json_u64(&a->ev.j, "current", x);
+	json_u64(&a->ev.j, "count", count);
 	if (v) {
-		json_u64(&a->j, "pid", (uint64_t)v->v.pid);
+		json_u64(&a->ev.j, "pid", (uint64_t)v->v.pid);
 		if (v->v.has_comm)
-			json_str_raw(&a->j, "comm", v->v.comm, strlen(v->v.comm));
+			json_str_raw(&a->ev.j, "comm", v->v.comm, strlen(v->v.comm));
 		if (v->v.has_memcg)
-			json_str(&a->j, "task_cgroup", v->v.memcg);
+			json_str(&a->ev.j, "task_cgroup", v->v.memcg);
 	}
-	json_u64(&a->j, "oom_kills", cg->lim->oom_seen);
-	events__emit(a);
+	json_u64(&a->ev.j, "oom_kills", cg->lim->oom_seen);
+	events__emit(&a->ev);
 }
 
 /* ---- the kernel log ---- */
@@ -1256,11 +1256,11 @@ static void check_runtime(struct agent *a, struct sandbox_cg *cg, uint64_t now)
 		pr_err("limits", "run time of %s expired, but writing 1 to %s/cgroup.kill failed: %s",
 		       cg->path, dir, strerror(-err));
 	record_begin(a, "runtime", cg);
-	json_u64(&a->j, "limit", l->p->limits.runtime_ms);
-	json_u64(&a->j, "elapsed_ms", now - l->rt_start_ms);
-	json_u64(&a->j, "processes", procs);
-	json_bool(&a->j, "killed", !err);
-	events__emit(a);
+	json_u64(&a->ev.j, "limit", l->p->limits.runtime_ms);
+	json_u64(&a->ev.j, "elapsed_ms", now - l->rt_start_ms);
+	json_u64(&a->ev.j, "processes", procs);
+	json_bool(&a->ev.j, "killed", !err);
+	events__emit(&a->ev);
 }
 
 static void check_cpu(struct agent *a, struct sandbox_cg *cg, uint64_t now)
@@ -1280,14 +1280,14 @@ static void check_cpu(struct agent *a, struct sandbox_cg *cg, uint64_t now)
 	record_begin(a, "cpu", cg);
 	if (read_cg(a, cg->path, "cpu.max", buf, sizeof(buf)) &&
 	    !cgv_cpu_milli(buf, &milli) && milli != CGV_MAX)
-		json_u64(&a->j, "limit", milli);
-	json_u64(&a->j, "nr_throttled", nr - l->thr_nr);
-	json_u64(&a->j, "throttled_usec", usec - l->thr_usec);
-	json_u64(&a->j, "nr_periods", periods - l->periods);
-	json_u64(&a->j, "interval_ms", now - l->cpu_log_ms);
-	json_u64(&a->j, "nr_throttled_total", nr);
-	json_u64(&a->j, "throttled_usec_total", usec);
-	events__emit(a);
+		json_u64(&a->ev.j, "limit", milli);
+	json_u64(&a->ev.j, "nr_throttled", nr - l->thr_nr);
+	json_u64(&a->ev.j, "throttled_usec", usec - l->thr_usec);
+	json_u64(&a->ev.j, "nr_periods", periods - l->periods);
+	json_u64(&a->ev.j, "interval_ms", now - l->cpu_log_ms);
+	json_u64(&a->ev.j, "nr_throttled_total", nr);
+	json_u64(&a->ev.j, "throttled_usec_total", usec);
+	events__emit(&a->ev);
 	l->thr_nr = nr;
 	l->thr_usec = usec;
 	l->periods = periods;
@@ -1304,12 +1304,12 @@ static void check_pids_burst(struct agent *a, struct sandbox_cg *cg, uint64_t no
 		return;
 	record_begin(a, "pids", cg);
 	if (read_u64(a, cg->path, "pids.max", &x) && x != CGV_MAX)
-		json_u64(&a->j, "limit", x);
+		json_u64(&a->ev.j, "limit", x);
 	if (read_u64(a, cg->path, "pids.current", &x))
-		json_u64(&a->j, "current", x);
-	json_u64(&a->j, "count", n);
-	json_u64(&a->j, "refused_total", l->burst.total);
-	events__emit(a);
+		json_u64(&a->ev.j, "current", x);
+	json_u64(&a->ev.j, "count", n);
+	json_u64(&a->ev.j, "refused_total", l->burst.total);
+	events__emit(&a->ev);
 }
 
 /* ---- counters, metrics, state ---- */
@@ -1432,7 +1432,7 @@ static void fill_state(FILE *f, void *vctx)
 	json_u64(&j, "version", STATE_VERSION);
 	json_u64(&j, "pid", (uint64_t)getpid());
 	json_str(&j, "cgroup_root", a->cgroot);
-	json_str(&j, "pin_dir", a->opt.bpffs);
+	json_str(&j, "pin_dir", a->pin_dir);
 	/* Open the array by hand: one sandbox per line follows. */
 	fwrite(j.buf, 1, j.len, f);
 	fputs(",\"sandboxes\":[\n", f);

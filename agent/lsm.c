@@ -401,7 +401,7 @@ int lsm__attach(struct agent *a)
 			break;
 		}
 		snprintf(name, sizeof(name), "lsm-%s", bpf_program__name(prog));
-		err = pin__link_path(path, sizeof(path), a->opt.bpffs, name);
+		err = pin__link_path(path, sizeof(path), a->pin_dir, name);
 		if (err)
 			break;
 		/* access() first: libbpf warns about any link it cannot open. */
