@@ -31,6 +31,7 @@
 #include "agent_int.h"
 #include "bpfutil.h"
 #include "cgroup.h"
+#include "events_agent.h"
 #include "limits_agent.h"
 #include "log.h"
 #include "loop.h"
@@ -112,6 +113,34 @@ static uint32_t names_slot_id(const void *ctx, uint32_t slot)
 	return slot < POLICY_SLOTS ? a->slot_id[slot] : POLICY_ID_CONFLICT;
 }
 
+/* agent_meta's daemon half (events__meta_update() adds the rest). */
+static void meta_fill(const void *ctx, struct agent_meta *m)
+{
+	const struct agent *a = ctx;
+
+	m->pid = a->running ? (__u32)getpid() : 0;
+	m->started_ns = (__u64)a->started_ns;
+	m->reloads = a->reloads;
+	m->reload_result = a->reload_result;
+	m->reload_problems = a->reload_problems;
+}
+
+/* What a replacement asks of the daemon (struct replace_env). */
+static bool rep_watched(void *ctx, uint64_t id)
+{
+	return agent__watched(ctx, id);
+}
+
+static int rep_counters_carry(void *ctx, uint64_t id, int old_fd)
+{
+	return limits__counters_carry(((struct agent *)ctx)->lim, id, old_fd);
+}
+
+static void rep_limits_sweep(void *ctx, const struct cgroup_paths *paths)
+{
+	limits__sweep(((struct agent *)ctx)->lim, paths);
+}
+
 /* ---- preflight: every check names its fix ---- */
 
 static bool has_caps(void)
@@ -158,25 +187,29 @@ static int open_skel(struct agent *a, bool with_lsm)
 	 * replaced instead: fresh maps, in a staging directory. */
 	if (a->rep) {
 		err = 0;	/* a retry of this load: decided already */
-	} else if (replace__interrupted(a->opt.bpffs)) {
+	} else if (replace__interrupted(a->pin_dir)) {
 		snprintf(why, sizeof(why), "a replacement was interrupted");
 		err = -ESTALE;
 	} else {
-		err = pin__maps_prepare(a->skel, a->opt.bpffs, a->opt.ring_size,
+		err = pin__maps_prepare(a->skel, a->pin_dir, a->opt.ring_size,
 					why, sizeof(why));
 	}
-	if (err == -ESTALE && !a->rep)
-		err = replace__prepare(a, why);
+	if (err == -ESTALE && !a->rep) {
+		err = replace__prepare(&a->rep, a->opt.bpffs, why);
+		/* From here on the new state is pinned there. */
+		if (!err)
+			a->pin_dir = replace__staging(a->rep);
+	}
 	if (a->rep && !err) {
 		/* Its sequence and ring size, then our staging pins. */
-		replace__configure(a);
-		err = pin__maps_prepare(a->skel, a->opt.bpffs, a->opt.ring_size,
+		replace__configure(a->rep, a->skel, a->opt.ring_size);
+		err = pin__maps_prepare(a->skel, a->pin_dir, a->opt.ring_size,
 					why, sizeof(why));
 	}
 	if (err) {
 		if (err == -ESTALE)
 			pr_err("pin", "the maps pinned under %s do not fit this build: %s",
-			       a->opt.bpffs, why);
+			       a->pin_dir, why);
 		err = -ESTALE;	/* the message is out; not an LSM problem */
 	} else {
 		err = stockade__load(a->skel);
@@ -211,7 +244,7 @@ static int load_bpf(struct agent *a)
 	if (err == -ESTALE || err == -EOPNOTSUPP)
 		return err;
 	if (!err) {
-		err = lsm__attach(&a->lsm, a->skel, a->opt.bpffs);
+		err = lsm__attach(&a->lsm, a->skel, a->pin_dir);
 		if (!err)
 			return 0;
 		snprintf(why, sizeof(why), "attaching BPF-LSM programs failed: %s (are BPF trampolines blocked on this kernel?)",
@@ -276,16 +309,16 @@ static void emit_ready(struct agent *a)
 		names[i] = a->set.v[i]->name;
 	for (i = 0; i < a->cgt.n; i++)
 		confined += 1;
-	events__begin(a, "agent_ready");
-	json_str_array(&a->j, "policies", names, a->set.n);
-	json_u64(&a->j, "cgroups", confined);
-	json_str(&a->j, "cgroup_root", a->cgroot);
+	events__begin(&a->ev, "agent_ready");
+	json_str_array(&a->ev.j, "policies", names, a->set.n);
+	json_u64(&a->ev.j, "cgroups", confined);
+	json_str(&a->ev.j, "cgroup_root", a->cgroot);
 	degraded = lsm__degraded(&a->lsm, &n_degraded);
-	json_str_array(&a->j, "degraded", degraded, n_degraded);
-	json_u64(&a->j, "pid", (uint64_t)getpid());
-	json_str(&a->j, "bpffs", a->opt.bpffs);
-	json_str(&a->j, "pins", a->rep ? "replaced" : a->adopting ? "adopted" : "created");
-	events__emit(a);
+	json_str_array(&a->ev.j, "degraded", degraded, n_degraded);
+	json_u64(&a->ev.j, "pid", (uint64_t)getpid());
+	json_str(&a->ev.j, "bpffs", a->pin_dir);
+	json_str(&a->ev.j, "pins", a->rep ? "replaced" : a->adopting ? "adopted" : "created");
+	events__emit(&a->ev);
 	notify_systemd();
 }
 
@@ -326,24 +359,24 @@ static void agent_cleanup(struct agent *a, bool detach, int sig)
 		limits__fini(a->lim);
 		a->lim = NULL;
 		lsm__drop(&a->lsm, detach);
-		if (a->ring) {
-			events__close_ring(a);
-			events__begin(a, "agent_stop");
+		if (events__reading(&a->ev)) {
+			events__close_ring(&a->ev);
+			events__begin(&a->ev, "agent_stop");
 			if (sig)
-				json_u64(&a->j, "signal", (uint64_t)sig);
-			json_str(&a->j, "enforcement", detach ? "removed" : "kept");
-			json_u64(&a->j, "cgroups", detach ? 0 : n);
-			events__emit(a);
+				json_u64(&a->ev.j, "signal", (uint64_t)sig);
+			json_str(&a->ev.j, "enforcement", detach ? "removed" : "kept");
+			json_u64(&a->ev.j, "cgroups", detach ? 0 : n);
+			events__emit(&a->ev);
 		}
 		if (a->running) {
 			a->running = false;
-			events__meta_update(a);
+			events__meta_update(&a->ev);
 		}
-		events__close(a);
+		events__close(&a->ev);
 	}
 	/* After the links and the entries; we hold the lock. */
 	if (detach && a->pin_fd >= 0)
-		pin__remove_all(a->opt.bpffs);
+		pin__remove_all(a->pin_dir);
 	sandbox_table__free(&a->cgt);
 	bpf_link__destroy(a->born_link);
 	for (i = 0; i < a->n_wds; i++)
@@ -404,12 +437,12 @@ static void report_growth(struct agent *a, const char *event, uint64_t now,
 {
 	if (now == *seen)
 		return;
-	events__begin(a, event);
-	json_u64(&a->j, "count", now - *seen);
-	json_u64(&a->j, total_key, now);
-	json_str(&a->j, "reason", reason);
+	events__begin(&a->ev, event);
+	json_u64(&a->ev.j, "count", now - *seen);
+	json_u64(&a->ev.j, total_key, now);
+	json_str(&a->ev.j, "reason", reason);
 	*seen = now;
-	events__emit(a);
+	events__emit(&a->ev);
 }
 
 /* Map inserts retried after a transient ENOMEM (agent/bpfutil.h), and new
@@ -569,7 +602,7 @@ static int agent_loop_init(struct agent_loop *al, struct agent *a)
 	err = loop__add_post(al->l, on_turn, al);
 	if (err)
 		goto fail_err;
-	err = events__loop_add(a, al->l);
+	err = events__loop_add(&a->ev, al->l);
 	if (!err)
 		err = limits__loop_add(a->lim, al->l);
 	if (err)
@@ -623,26 +656,6 @@ static int agent_preflight(struct agent *a, bool *detach)
 	return limits__check(a->cgroot, &a->set);
 }
 
-/* The limits' records (agent/limits_agent.h): the daemon's, through
- * events__*(). */
-static struct json *lim_begin(void *ctx, const char *event)
-{
-	struct agent *a = ctx;
-
-	events__begin(a, event);
-	return &a->j;
-}
-
-static void lim_cgroup_fields(void *ctx, const struct sandbox_cg *cg)
-{
-	events__cgroup_fields(ctx, cg);
-}
-
-static void lim_emit(void *ctx)
-{
-	events__emit(ctx);
-}
-
 static int limits_init(struct agent *a)
 {
 	const struct limits_config cfg = {
@@ -651,9 +664,8 @@ static int limits_init(struct agent *a)
 		.names = &a->names,
 		.state_path = a->opt.state_path,
 		.metrics_path = a->opt.metrics_path,
-		.pin_dir = &a->opt.bpffs,
-		.sink = { .begin = lim_begin, .cgroup_fields = lim_cgroup_fields,
-			  .emit = lim_emit, .ctx = a },
+		.pin_dir = &a->pin_dir,
+		.ev = &a->ev,
 	};
 
 	return limits__init(&a->lim, &cfg);
@@ -678,22 +690,31 @@ static int agent_load(struct agent *a, bool *detach)
 	a->setup = (struct setup_ctx){ .skel = a->skel, .names = &a->names,
 				       .dir = wd_setup_dir, .ctx = a };
 	born_attach(a);
-	err = events__open(a);
+	err = events__open(&a->ev, a->skel, &(struct events_cfg){
+				   .log_path = a->opt.log_path,
+				   .cgroot = a->cgroot, .names = &a->names,
+				   .meta = meta_fill, .ctx = a });
 	if (err)
 		return err;
 	a->started_ns = (int64_t)time(NULL) * 1000000000;
 	a->started_boot_ns = clock_now_ns(CLOCK_BOOTTIME);
 	a->running = true;
-	events__meta_update(a);
+	events__meta_update(&a->ev);
 	if (a->adopting) {
 		err = read_old_policies(a);
 		if (err)
 			return err;
 		/* Records written while no agent ran, before anything new. */
-		events__drain(a);
+		events__drain(&a->ev);
 	}
 	if (a->rep) {
-		err = replace__carry(a);
+		err = replace__carry(a->rep, &(struct replace_env){
+					     .skel = a->skel, .ev = &a->ev,
+					     .names = &a->names, .cgroot = a->cgroot,
+					     .watched = rep_watched,
+					     .counters_carry = rep_counters_carry,
+					     .limits_sweep = rep_limits_sweep, .ctx = a },
+				     &a->old);
 		if (err)
 			return err;
 	}
@@ -724,7 +745,12 @@ static int agent_confine(struct agent *a)
 	}
 	if (a->adopting)
 		sweep(a);
-	return a->rep ? replace__finish(a) : 0;
+	if (!a->rep)
+		return 0;
+	err = replace__finish(a->rep, lsm__n_attached(&a->lsm), lsm__off(&a->lsm));
+	if (!err)
+		a->pin_dir = a->opt.bpffs;	/* published there */
+	return err;
 }
 
 /* Just before agent_ready: the state file and metrics, the next fresh
@@ -762,6 +788,7 @@ int agent__run(const struct agent_opts *opt)
 		return -ENOMEM;
 	a->opt = *opt;
 	lsm__init(&a->lsm, opt->allow_degraded);
+	a->pin_dir = a->opt.bpffs;
 	a->names = (struct names){ .cgt = &a->cgt, .ctx = a,
 				   .policy_name = names_policy_name,
 				   .policy = names_policy,
@@ -803,7 +830,7 @@ cleanup:
 	agent_cleanup(a, detach, al.stop_signal);
 	/* After the cleanup: its sources point into the agent's rooms. */
 	loop__free(al.l);
-	replace__free(a);
+	replace__free(a->rep);
 	free(a);
 	return err;
 }

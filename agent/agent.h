@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "events_agent.h"
 #include "json.h"
 #include "lifecycle.h"
 #include "policy.h"
@@ -17,11 +18,8 @@
 #include "setup_agent.h"
 
 struct stockade;	/* the BPF skeleton */
-struct evring;		/* agent/events.c */
 struct bpf_link;
-struct cgroup_paths;
 struct replace;		/* agent/replace.c */
-struct loop;		/* agent/loop.c */
 
 
 /*
@@ -70,16 +68,17 @@ struct key_set {
 struct agent {
 	struct agent_opts opt;
 	struct stockade *skel;
-	struct evring *ring;
+	struct events ev;	/* records out (agent/events_agent.h) */
 	struct policy_set set;
 	char cgroot[PATH_MAX];
 
 	/* The pin directory (include/lifecycle.h), flock()ed while we run. */
 	int pin_fd;
 	bool adopting;		/* it held state from an earlier agent */
-	/* Replacing the state of an incompatible build (agent/replace.c);
-	 * NULL otherwise. While it is set, opt.bpffs names the staging
-	 * directory the new state is pinned in. */
+	/* Where this agent pins: opt.bpffs, or, while it replaces the state
+	 * of an incompatible build (rep, agent/replace.c; NULL otherwise),
+	 * the staging directory the new state is pinned in until published. */
+	const char *pin_dir;
 	struct replace *rep;
 	bool running;		/* agent_meta names us */
 	int64_t started_ns;
@@ -100,7 +99,6 @@ struct agent {
 	uint32_t slot_id[POLICY_SLOTS];
 	int64_t switch_ns[POLICY_MAX];		/* by set index: last slot flip */
 	struct key_set keys_allow, keys_meta, keys_file, keys_unix;
-	struct cgroup_paths *drain_paths;
 
 	/* Reload (SIGHUP, `stockade reload`, a policy file changed). */
 	bool reselect;		/* this scan re-judges tracked cgroups too */
@@ -136,40 +134,10 @@ struct agent {
 	bool rescan;		/* the inotify queue overflowed: scan now */
 	unsigned int scan_gen;
 
-	struct json j;
-	FILE *log;
-	uint64_t lost_seen;	/* losses already reported */
 	uint64_t retries_seen;	/* bpfutil_enomem_retries already reported */
-	uint64_t lost_agent;	/* records received but not written out */
-	uint64_t logged;	/* kernel records written out */
-	int64_t boot_to_real_ns;
 
 	struct limits_state *lim;	/* agent/limits.c */
 };
-
-/* agent/events.c */
-int events__open(struct agent *a);
-/* Before the load: the ring buffer's size in bytes (--ring-size). */
-struct stockade;
-void events__set_ring_size(struct stockade *skel, unsigned int bytes);
-void events__close(struct agent *a);
-/* Read the ring from the main loop (agent/loop.h): its fd, and the
- * coalescing timer. */
-int events__loop_add(struct agent *a, struct loop *l);
-/* Write what the ring still holds, and stop reading it. */
-void events__close_ring(struct agent *a);
-/* Write what the ring holds now (records from before this agent). */
-int events__drain(struct agent *a);
-/* Write what another ring buffer holds (a replaced state's, agent/replace.c);
- * the number of records, or a negative errno. */
-int events__drain_map(struct agent *a, int map_fd);
-/* Write agent_meta: our pid (while a->running), losses reported. */
-void events__meta_update(struct agent *a);
-/* Start an agent-side record (takes a sequence number); finish with
- * events__emit(). */
-void events__begin(struct agent *a, const char *event);
-void events__emit(struct agent *a);
-void events__cgroup_fields(struct agent *a, const struct sandbox_cg *cg);
 
 /* agent/agent.c */
 /* Block SIGHUP, SIGINT and SIGTERM for good (first thing in main()):

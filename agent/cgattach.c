@@ -63,7 +63,7 @@ int cg_link_path(struct agent *a, uint64_t id, const struct bpf_program *prog,
 
 	snprintf(name, sizeof(name), "cg-%llu-%s", (unsigned long long)id,
 		 bpf_program__name(prog));
-	return pin__link_path(path, len, a->opt.bpffs, name);
+	return pin__link_path(path, len, a->pin_dir, name);
 }
 
 /*
@@ -216,10 +216,10 @@ void detach_cg(struct agent *a, struct sandbox_cg *cg, const char *why)
 	limits__detach(a->lim, cg, why ?: "detach_command");
 	if (!why)
 		return;
-	events__begin(a, "detach");
-	records__detach(&a->j, agent__policy_name(a, cg->policy_id), cg->path,
+	events__begin(&a->ev, "detach");
+	records__detach(&a->ev.j, agent__policy_name(a, cg->policy_id), cg->path,
 			cg->id, why);
-	events__emit(a);
+	events__emit(&a->ev);
 }
 
 /* Forget a->cgt.v[i] (its links and entries are handled by the caller). */

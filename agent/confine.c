@@ -154,20 +154,20 @@ static bool pin_has_cg_links(struct agent *a, uint64_t id)
 static void emit_attach(struct agent *a, const struct sandbox_cg *cg,
 			const char *parent, const char *how)
 {
-	events__begin(a, "attach");
-	events__cgroup_fields(a, cg);
-	json_str(&a->j, "via", cg->direct ? "selector" : "inherited");
+	events__begin(&a->ev, "attach");
+	events__cgroup_fields(&a->ev, cg);
+	json_str(&a->ev.j, "via", cg->direct ? "selector" : "inherited");
 	if (parent)
-		json_str_raw(&a->j, "parent", parent, strlen(parent));
+		json_str_raw(&a->ev.j, "parent", parent, strlen(parent));
 	if (how)
-		json_str(&a->j, "links", how);
+		json_str(&a->ev.j, "links", how);
 	if (cg->pending_us >= 0) {
 		/* Created below a watched directory while the agent ran. */
-		json_u64(&a->j, "pending_ms", (uint64_t)cg->pending_us / 1000);
-		json_u64(&a->j, "pending_us", (uint64_t)cg->pending_us);
-		json_str(&a->j, "classified_by", a->in_inotify ? "inotify" : "scan");
+		json_u64(&a->ev.j, "pending_ms", (uint64_t)cg->pending_us / 1000);
+		json_u64(&a->ev.j, "pending_us", (uint64_t)cg->pending_us);
+		json_str(&a->ev.j, "classified_by", a->in_inotify ? "inotify" : "scan");
 	}
-	events__emit(a);
+	events__emit(&a->ev);
 }
 
 /*
@@ -280,9 +280,9 @@ static int confine_new(struct agent *a, struct sandbox_cg *cg, const char *rel,
 		 * another build's state: its counters first, its old links
 		 * only once the new ones are pinned (agent/replace.c). */
 		if (a->rep)
-			replace__cg_before(a, cg);
+			replace__cg_before(a->rep, cg);
 		err = attach_cg(a, cg, how);
-		if (!err && a->rep && replace__cg_after(a, cg))
+		if (!err && a->rep && replace__cg_after(a->rep, cg))
 			*how = "replaced";
 	}
 	return err;
@@ -483,7 +483,7 @@ static size_t sweep_links(struct agent *a)
 	DIR *d;
 	int fd;
 
-	snprintf(dir, sizeof(dir), "%s/links", a->opt.bpffs);
+	snprintf(dir, sizeof(dir), "%s/links", a->pin_dir);
 	d = opendir(dir);
 	while (d && (de = readdir(d))) {
 		const char *pname;
@@ -524,7 +524,7 @@ static size_t sweep_links(struct agent *a)
 		}
 		if (ours)
 			continue;
-		if (pin__link_path(pin, sizeof(pin), a->opt.bpffs, de->d_name))
+		if (pin__link_path(pin, sizeof(pin), a->pin_dir, de->d_name))
 			continue;
 		fd = bpf_obj_get(pin);
 		if (fd >= 0) {
@@ -574,12 +574,12 @@ static void sweep_entries(struct agent *a)
 		if (sb.policy_id != SANDBOX_ENTRY_SANDBOX)
 			continue;	/* a watched or outside mark: no sandbox */
 		path = cgroup_paths__find(&paths, id);
-		events__begin(a, "detach");
-		records__detach(&a->j, agent__policy_name(a, sb.slot < POLICY_SLOTS ?
+		events__begin(&a->ev, "detach");
+		records__detach(&a->ev.j, agent__policy_name(a, sb.slot < POLICY_SLOTS ?
 							  a->slot_id[sb.slot] :
 							  POLICY_ID_CONFLICT),
 				path ?: "", id, path ? "not_selected" : "cgroup_removed");
-		events__emit(a);
+		events__emit(&a->ev);
 	}
 	key_set_free(&gone);
 	/* Their limits too: the values found go back (agent/limits.c). */

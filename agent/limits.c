@@ -41,6 +41,7 @@
 #include "cgroup.h"
 #include "bpfutil.h"
 #include "json.h"
+#include "events_agent.h"
 #include "limits_agent.h"
 #include "limits_util.h"
 #include "log.h"
@@ -90,7 +91,7 @@ struct limits_state {
 	struct sandbox_table *cgt;	/* names->cgt */
 	const char *metrics_path;	/* --metrics FILE, or NULL */
 	const char *const *pin_dir;	/* --bpffs, read at each state write */
-	struct limits_sink sink;
+	struct events *ev;	/* the daemon's records */
 	int cnt_fd;		/* sb_count, which this file alone writes */
 	int saved_fd;		/* lim_saved */
 
@@ -484,7 +485,7 @@ int limits__init(struct limits_state **out, const struct limits_config *cfg)
 	ls->cgt = cfg->names->cgt;
 	ls->metrics_path = cfg->metrics_path;
 	ls->pin_dir = cfg->pin_dir;
-	ls->sink = cfg->sink;
+	ls->ev = cfg->ev;
 	ls->cnt_fd = bpf_map__fd(cfg->skel->maps.sb_count);
 	ls->saved_fd = bpf_map__fd(cfg->skel->maps.lim_saved);
 	ls->kmsg_fd = -1;
@@ -1014,22 +1015,20 @@ void limits__reload(struct limits_state *ls)
 
 /* ---- records ---- */
 
-/* A limit record of kind for cg, through the daemon's sink: the JSON to
- * add the kind's fields to, then record_emit(). */
+/* A limit record of kind for cg: the JSON to add the kind's fields to,
+ * then record_emit(). */
 static struct json *record_begin(struct limits_state *ls, const char *kind,
 				 const struct sandbox_cg *cg)
 {
-	const struct limits_sink *k = &ls->sink;
-	struct json *j = k->begin(k->ctx, "limit");
-
-	json_str(j, "kind", kind);
-	k->cgroup_fields(k->ctx, cg);
-	return j;
+	events__begin(ls->ev, "limit");
+	json_str(&ls->ev->j, "kind", kind);
+	events__cgroup_fields(ls->ev, cg);
+	return &ls->ev->j;
 }
 
 static void record_emit(struct limits_state *ls)
 {
-	ls->sink.emit(ls->sink.ctx);
+	events__emit(ls->ev);
 }
 
 static void record_memory(struct limits_state *ls, struct sandbox_cg *cg,

@@ -51,17 +51,7 @@ struct names;
 struct stockade;
 struct loop;
 struct limits_state;
-
-/* Where limit records go: the daemon's records (agent/events.c). begin
- * starts a record of event (its common fields) and gives the JSON to add
- * to; cgroup_fields adds a cgroup's policy, cgroup and cgroup_id; emit
- * writes the record out. */
-struct limits_sink {
-	struct json *(*begin)(void *ctx, const char *event);
-	void (*cgroup_fields)(void *ctx, const struct sandbox_cg *cg);
-	void (*emit)(void *ctx);
-	void *ctx;
-};
+struct events;
 
 /* What limits__init() is handed; each pointer outlives the state. */
 struct limits_config {
@@ -75,7 +65,7 @@ struct limits_config {
 	/* --bpffs, for the state file; read at each write, as a replacement
 	 * points it at its staging directory until it is done. */
 	const char *const *pin_dir;
-	struct limits_sink sink;
+	struct events *ev;	/* where limit records go (agent/events_agent.h) */
 };
 
 /* Before anything is loaded: can every cgroup below cgroot take the

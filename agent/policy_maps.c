@@ -122,7 +122,7 @@ static int assign_slots(struct agent *a)
 		s = free_slot(a, taken);
 		if (!s) {
 			pr_err("agent", "no free policy slot: the pins under %s still hold many removed policies; run `stockade detach --all --bpffs %s` while no agent runs",
-			       a->opt.bpffs, a->opt.bpffs);
+			       a->pin_dir, a->pin_dir);
 			err = -E2BIG;
 			break;
 		}
@@ -244,7 +244,7 @@ int assign_ids(struct agent *a)
 			next++;
 		if (next == POLICY_MAX) {
 			pr_err("agent", "no free policy id: the pins under %s still name many removed policies; run `stockade detach --all --bpffs %s` while no agent runs",
-			       a->opt.bpffs, a->opt.bpffs);
+			       a->pin_dir, a->pin_dir);
 			return -E2BIG;
 		}
 		a->pol_id[i] = next;
@@ -463,15 +463,15 @@ void emit_policy(struct agent *a, size_t i)
 	char hash[20];
 
 	snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)a->info[i].hash);
-	events__begin(a, "policy");
-	json_str(&a->j, "policy", a->set.v[i]->name);
-	json_u64(&a->j, "policy_id", a->pol_id[i]);
-	json_u64(&a->j, "slot", a->pol_slot[i]);
-	json_str(&a->j, "file", a->set.v[i]->file);
-	json_str(&a->j, "hash", hash);
-	json_u64(&a->j, "generation", a->info[i].generation);
-	json_str(&a->j, "mode", a->info[i].mode == SANDBOX_AUDIT ? "audit" : "enforce");
-	events__emit(a);
+	events__begin(&a->ev, "policy");
+	json_str(&a->ev.j, "policy", a->set.v[i]->name);
+	json_u64(&a->ev.j, "policy_id", a->pol_id[i]);
+	json_u64(&a->ev.j, "slot", a->pol_slot[i]);
+	json_str(&a->ev.j, "file", a->set.v[i]->file);
+	json_str(&a->ev.j, "hash", hash);
+	json_u64(&a->ev.j, "generation", a->info[i].generation);
+	json_str(&a->ev.j, "mode", a->info[i].mode == SANDBOX_AUDIT ? "audit" : "enforce");
+	events__emit(&a->ev);
 }
 
 void emit_policies(struct agent *a)

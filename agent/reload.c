@@ -128,21 +128,21 @@ static void emit_reload(struct agent *a, const char *trigger, const char *result
 
 	for (i = 0; i < a->set.n && i < POLICY_MAX; i++)
 		names[i] = a->set.v[i]->name;
-	events__begin(a, "reload");
-	json_str(&a->j, "trigger", trigger);
-	json_str(&a->j, "result", result);
-	json_str_array(&a->j, "policies", names, a->set.n);
+	events__begin(&a->ev, "reload");
+	json_str(&a->ev.j, "trigger", trigger);
+	json_str(&a->ev.j, "result", result);
+	json_str_array(&a->ev.j, "policies", names, a->set.n);
 	if (changed)
-		json_str_array(&a->j, "changed", changed, n_changed);
+		json_str_array(&a->ev.j, "changed", changed, n_changed);
 	if (start_ns) {
-		json_u64(&a->j, "switch_start_ns", (uint64_t)start_ns);
-		json_u64(&a->j, "switch_end_ns", (uint64_t)end_ns);
+		json_u64(&a->ev.j, "switch_start_ns", (uint64_t)start_ns);
+		json_u64(&a->ev.j, "switch_end_ns", (uint64_t)end_ns);
 	}
 	gens = changed_v ? reload_generations(a, changed_v) : NULL;
 	if (gens)
-		json_raw(&a->j, "generations", gens);
+		json_raw(&a->ev.j, "generations", gens);
 	free(gens);
-	events__emit(a);
+	events__emit(&a->ev);
 }
 
 _Static_assert(RELOAD_MSG_LEN == POLICY_DIAG_MAX, "reload_msg.text holds one diagnostic");
@@ -446,9 +446,9 @@ static void reload_reject(struct agent *a, const char *trigger,
 
 	for (i = 0; i < diag->n; i++) {
 		pr_err("policy", "%s", diag->msgs[i]);
-		events__begin(a, "policy_error");
-		json_str(&a->j, "message", diag->msgs[i]);
-		events__emit(a);
+		events__begin(&a->ev, "policy_error");
+		json_str(&a->ev.j, "message", diag->msgs[i]);
+		events__emit(&a->ev);
 	}
 	pr_err("policy", "reload rejected: the policy set in force stays");
 	reload_msgs_put(a, diag);
@@ -519,7 +519,7 @@ done:
 	if (a->reload_result != RELOAD_REJECTED)
 		a->reload_problems = 0;
 	a->reloads++;
-	events__meta_update(a);
+	events__meta_update(&a->ev);
 	policy_set__free(&nset);
 	policy_diag__free(&diag);
 	plan_free(&p);
