@@ -583,8 +583,8 @@ int replace__carry(struct agent *a)
 	/* Policy ids first: a policy of the same name and content keeps its
 	 * id (assign_ids()), so old records keep their names. The newest
 	 * state's names win. */
-	a->old = calloc(POLICY_MAX, sizeof(*a->old));
-	if (!a->old)
+	a->pt.old = calloc(POLICY_MAX, sizeof(*a->pt.old));
+	if (!a->pt.old)
 		return -ENOMEM;
 	for (g = 0; g < r->n_gens; g++) {
 		fd = pin__map_get(r->gens[g].dir, "policy_names");
@@ -596,7 +596,7 @@ int replace__carry(struct agent *a)
 				if (bpf_map_lookup_elem(fd, &id, &pi) || !pi.name[0])
 					continue;
 				pi.name[PIN_POLICY_NAME_LEN - 1] = '\0';
-				a->old[id] = pi;
+				a->pt.old[id] = pi;
 			}
 		}
 		close(fd);
