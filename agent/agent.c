@@ -73,16 +73,7 @@ void agent__signals_init(void)
 
 const char *agent__policy_name(struct agent *a, uint32_t policy_id)
 {
-	if (policy_id == POLICY_ID_CONFLICT)
-		return "(conflict)";
-	if (policy_id >= POLICY_MAX)
-		return "(unknown)";
-	if (a->by_id[policy_id])
-		return a->set.v[a->by_id[policy_id] - 1]->name;
-	/* A record from before this agent, of a policy since removed. */
-	if (a->old && a->old[policy_id].name[0])
-		return a->old[policy_id].name;
-	return "(unknown)";
+	return policy_table__name(&a->pt, &a->set, policy_id);
 }
 
 const struct sandbox_cg *agent__find_cg(struct agent *a, uint64_t id)
@@ -90,27 +81,26 @@ const struct sandbox_cg *agent__find_cg(struct agent *a, uint64_t id)
 	return sandbox_table__find(&a->cgt, id);
 }
 
+/* The names interface (agent/names.h): the policy table's answers. */
 static const char *names_policy_name(const void *ctx, uint32_t id)
 {
-	return agent__policy_name((struct agent *)ctx, id);
+	const struct agent *a = ctx;
+
+	return policy_table__name(&a->pt, &a->set, id);
 }
 
-/* The policy of id in the set in force (ids are not set indexes: a
- * reload or an adopting start gives fresh ones). */
 static const struct policy *names_policy(const void *ctx, uint32_t id)
 {
 	const struct agent *a = ctx;
 
-	if (id == POLICY_ID_CONFLICT || id >= POLICY_MAX || !a->by_id[id])
-		return NULL;
-	return a->set.v[a->by_id[id] - 1];
+	return policy_table__policy(&a->pt, &a->set, id);
 }
 
 static uint32_t names_slot_id(const void *ctx, uint32_t slot)
 {
 	const struct agent *a = ctx;
 
-	return slot < POLICY_SLOTS ? a->slot_id[slot] : POLICY_ID_CONFLICT;
+	return policy_table__slot_id(&a->pt, slot);
 }
 
 /* agent_meta's daemon half (events__meta_update() adds the rest). */
@@ -387,7 +377,7 @@ static void agent_cleanup(struct agent *a, bool detach, int sig)
 		close(a->cg_ino_fd);
 	free(a->det);
 	free(a->det_seen);
-	free(a->old);
+	policy_table__free(&a->pt);
 	key_set_free(&a->keys_allow);
 	key_set_free(&a->keys_meta);
 	key_set_free(&a->keys_file);
@@ -714,7 +704,7 @@ static int agent_load(struct agent *a, bool *detach)
 					     .watched = rep_watched,
 					     .counters_carry = rep_counters_carry,
 					     .limits_sweep = rep_limits_sweep, .ctx = a },
-				     &a->old);
+				     &a->pt.old);
 		if (err)
 			return err;
 	}
@@ -757,14 +747,8 @@ static int agent_confine(struct agent *a)
  * id, the policy files watched, the heap given back. */
 static void agent_settle(struct agent *a)
 {
-	size_t i;
-
 	limits__tick(a->lim);	/* the state file and metrics exist at agent_ready */
-	/* Past the last id in use: a fresh id is one nothing used lately. */
-	for (i = 1; i < POLICY_MAX; i++)
-		if (a->by_id[i] || (a->old && a->old[i].name[0]))
-			a->next_id = (uint32_t)i;
-	a->next_id = a->next_id % (POLICY_MAX - 1) + 1;
+	policy_table__round_robin(&a->pt);
 	watch_policies(a);
 	/* Loading parsed the kernel's BTF (megabytes) and freed it; glibc
 	 * keeps freed heap for reuse, which the agent never needs again at

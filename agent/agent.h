@@ -16,6 +16,8 @@
 #include "names.h"
 #include "sandbox_table.h"
 #include "setup_agent.h"
+#include "policy_table.h"
+#include "bpfutil.h"
 
 struct stockade;	/* the BPF skeleton */
 struct bpf_link;
@@ -58,12 +60,6 @@ struct agent_opts {
 	bool detach_on_exit;
 };
 
-/* Rule-map keys written by this agent: entries of the pinned maps that are
- * not among them are stale and go once the new ones are in. */
-struct key_set {
-	unsigned char *v;
-	size_t n, cap, size;	/* size: bytes of one key */
-};
 
 struct agent {
 	struct agent_opts opt;
@@ -85,25 +81,15 @@ struct agent {
 	int64_t started_boot_ns;	/* CLOCK_BOOTTIME at the start */
 	struct lsm_state lsm;	/* BPF-LSM links, guarantees lost (agent/lsm.c) */
 
-	/* Policy ids are kept per name across restarts: pol_id[i] is the id
-	 * of set.v[i], by_id[id] is i + 1 (0: none). old[] is what the pins
-	 * said before this agent wrote anything (names of records left in
-	 * the ring, generations). */
-	uint32_t pol_id[POLICY_MAX];
-	uint16_t by_id[POLICY_MAX];
-	struct policy_info info[POLICY_MAX];	/* by set index */
-	struct policy_info *old;		/* by id; NULL on a fresh start */
-	/* Slots (include/sandbox.h): pol_slot[i] is the slot of set.v[i];
-	 * slot_id[] mirrors the `policy_slots` map (0: free, or conflict). */
-	uint32_t pol_slot[POLICY_MAX];
-	uint32_t slot_id[POLICY_SLOTS];
-	int64_t switch_ns[POLICY_MAX];		/* by set index: last slot flip */
+	/* The ids and slots of set's policies, and the pins' old names
+	 * (agent/policy_table.h); policy_maps.c writes it into the maps. */
+	struct policy_table pt;
+	/* Rule-map keys this agent wrote, at an adopting start (sweep). */
 	struct key_set keys_allow, keys_meta, keys_file, keys_unix;
 
 	/* Reload (SIGHUP, `stockade reload`, a policy file changed). */
 	bool reselect;		/* this scan re-judges tracked cgroups too */
 	bool confined_more;	/* ... and confined one more: bump sandbox_gen */
-	uint32_t next_id;	/* round robin over free policy ids */
 	uint64_t reloads;
 	uint32_t reload_result;	/* enum reload_result */
 	uint32_t reload_problems;	/* written to reload_msgs */

@@ -3,14 +3,17 @@
  * The daemon's rooms (agent/agent.c and the files below) and what they
  * call of each other; only they include it. Each room:
  *   agent/agent.c        start-up in order, the main loop, one teardown
- *   agent/policy_maps.c  policy ids and slots, the rules written into the
+ *   agent/policy_table.c policy ids and slots as a value type, and a
+ *                        reload's plan (pure, unit-tested; its own header)
+ *   agent/policy_maps.c  the policy table and its rules written into the
  *                        maps (policies, policy_names, policy_slots...)
  *   agent/cgattach.c     the cgroup links of one cgroup
  *   agent/confine.c      the scan: confine, reselect, detached marks,
  *                        adoption's sweep
  *   agent/watch.c        the zero window: watched directories, their
  *                        marks and links, inotify on cgroupfs
- *   agent/reload.c       a reload, and the policy files' inotify
+ *   agent/reload.c       a reload (a plan of policy_table's, written by
+ *                        policy_maps), and the policy files' inotify
  */
 #ifndef STOCKADE_AGENT_INT_H
 #define STOCKADE_AGENT_INT_H
@@ -28,7 +31,6 @@
 
 struct bpf_link;
 struct bpf_program;
-struct key_set;
 struct setup_dir;
 struct watch_dir;
 
@@ -71,13 +73,8 @@ void emit_policies(struct agent *a);
 void emit_policy(struct agent *a, size_t i);
 int fill_policies(struct agent *a, const bool *only);
 int flip_slots(struct agent *a, const bool *only);
-uint32_t free_slot(struct agent *a, const bool *taken);
 void free_slots(struct agent *a);
-int key_set_add(struct key_set *ks, const void *key, size_t size);
-void key_set_free(struct key_set *ks);
 int read_old_policies(struct agent *a);
-uint32_t slot_of(struct agent *a, uint32_t id);
-size_t sweep_keys(int fd, struct key_set *ks, size_t size);
 
 /* agent/reload.c */
 void check_inotify(struct agent *a);

@@ -56,12 +56,12 @@ int64_t selected_by(struct agent *a, const char *rel)
 		for (j = 0; j < p->n_cgroups; j++) {
 			if (!cgroup__match(p->cgroups[j], rel))
 				continue;
-			if (found >= 0 && found != (int64_t)a->pol_id[i]) {
+			if (found >= 0 && found != (int64_t)a->pt.pol_id[i]) {
 				pr_err("cgroup", "%s is selected by both %s and %s; it is confined deny-all until the policies are fixed",
 				       rel, agent__policy_name(a, (uint32_t)found), p->name);
 				return POLICY_ID_CONFLICT;
 			}
-			found = (int64_t)a->pol_id[i];
+			found = (int64_t)a->pt.pol_id[i];
 		}
 	}
 	return found;
@@ -205,7 +205,7 @@ static void *reselect_one(struct scan_ctx *ctx, struct sandbox_cg *cg,
 		return NULL;
 	}
 	policy_id = direct ? (uint32_t)sel : parent->policy_id;
-	sb.slot = direct ? slot_of(a, policy_id) : parent->slot;
+	sb.slot = direct ? policy_table__slot_of(&a->pt, policy_id) : parent->slot;
 	sb.root_id = direct ? cg->id : parent->root_id;
 	if (direct && !was_direct) {
 		/* Its own programs first; they judge by its current entry (its
@@ -227,14 +227,14 @@ static void *reselect_one(struct scan_ctx *ctx, struct sandbox_cg *cg,
 			ctx->err = ctx->err ?: -errno;
 			pr_err("cgroup", "switching %s to its new policy failed: %s; it keeps the old one",
 			       rel, strerror(errno));
-			cg->policy_id = a->slot_id[cg->slot];
+			cg->policy_id = a->pt.slot_id[cg->slot];
 			return (void *)(uintptr_t)(cg - a->cgt.v + 1);
 		}
 		cg->slot = sb.slot;
 		cg->root_id = sb.root_id;
 		a->confined_more = true;
 	}
-	cg->policy_id = a->slot_id[cg->slot];
+	cg->policy_id = a->pt.slot_id[cg->slot];
 	if (!direct && was_direct) {
 		/* Confined through its parent's programs now: drop its own. */
 		detach_cg_links(a, cg);
@@ -368,8 +368,8 @@ void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	cg->pending_us = -1;
 	if (under && under->armed && under->entry && !a->in_inotify)
 		a->scan_found++;	/* inotify missed it */
-	cg->slot = direct ? slot_of(a, (uint32_t)sel) : a->cgt.v[pidx - 1].slot;
-	cg->policy_id = a->slot_id[cg->slot];
+	cg->slot = direct ? policy_table__slot_of(&a->pt, (uint32_t)sel) : a->cgt.v[pidx - 1].slot;
+	cg->policy_id = a->pt.slot_id[cg->slot];
 	cg->root_id = direct ? id : a->cgt.v[pidx - 1].root_id;
 	/* Its setup grant before its entry: while pending, a runtime's move
 	 * into it was granted by the watched directory's (agent/setup.c). */
@@ -575,9 +575,7 @@ static void sweep_entries(struct agent *a)
 			continue;	/* a watched or outside mark: no sandbox */
 		path = cgroup_paths__find(&paths, id);
 		events__begin(&a->ev, "detach");
-		records__detach(&a->ev.j, agent__policy_name(a, sb.slot < POLICY_SLOTS ?
-							  a->slot_id[sb.slot] :
-							  POLICY_ID_CONFLICT),
+		records__detach(&a->ev.j, agent__policy_name(a, policy_table__slot_id(&a->pt, sb.slot)),
 				path ?: "", id, path ? "not_selected" : "cgroup_removed");
 		events__emit(&a->ev);
 	}

@@ -120,12 +120,12 @@ static uint32_t candidate_slot(struct agent *a, const char *dir)
 		for (j = 0; j < p->n_cgroups; j++) {
 			if (!select__prefix_match(p->cgroups[j], dir))
 				continue;
-			if (found >= 0 && found != (int64_t)a->pol_id[i])
+			if (found >= 0 && found != (int64_t)a->pt.pol_id[i])
 				return POLICY_SLOT_CONFLICT;
-			found = (int64_t)a->pol_id[i];
+			found = (int64_t)a->pt.pol_id[i];
 		}
 	}
-	return found < 0 ? POLICY_SLOT_CONFLICT : slot_of(a, (uint32_t)found);
+	return found < 0 ? POLICY_SLOT_CONFLICT : policy_table__slot_of(&a->pt, (uint32_t)found);
 }
 
 /* Can any selector select a cgroup below rel (not rel itself)? */
