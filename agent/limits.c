@@ -72,7 +72,7 @@ static const char *const watch_file[] = {
 	[W_POPULATED] = "cgroup.events",
 };
 
-struct watch {
+struct limits_watch {
 	int wd;
 	enum watch_kind kind;
 	uint64_t cg_id;		/* the cgroup whose file it is */
@@ -97,7 +97,7 @@ struct limits_state {
 
 	int ino_fd;
 	int kmsg_fd;
-	struct watch *w;
+	struct limits_watch *w;
 	size_t n_w, cap_w;
 	struct victim victims[VICTIMS];
 	size_t next_victim;
@@ -539,7 +539,7 @@ static void add_watch(struct limits_state *ls, struct sandbox_cg *cg,
 	}
 	if (ls->n_w == ls->cap_w) {
 		size_t cap = ls->cap_w ? ls->cap_w * 2 : 64;
-		struct watch *v = realloc(ls->w, cap * sizeof(*v));
+		struct limits_watch *v = realloc(ls->w, cap * sizeof(*v));
 
 		if (!v) {
 			inotify_rm_watch(ls->ino_fd, wd);
@@ -548,7 +548,7 @@ static void add_watch(struct limits_state *ls, struct sandbox_cg *cg,
 		ls->w = v;
 		ls->cap_w = cap;
 	}
-	ls->w[ls->n_w++] = (struct watch){ .wd = wd, .kind = kind, .cg_id = cg->id };
+	ls->w[ls->n_w++] = (struct limits_watch){ .wd = wd, .kind = kind, .cg_id = cg->id };
 }
 
 static void drop_watches(struct limits_state *ls, uint64_t cg_id, bool gone)

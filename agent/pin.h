@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * The pin directory (include/lifecycle.h): where it is, who holds it, what
- * a pinned map or link is. Shared by the agent (agent/agent.c) and the
+ * a pinned map or link is. Shared by the agent (agent/daemon.c) and the
  * commands that read the pins alone (agent/ctl.c).
  */
 #ifndef STOCKADE_PIN_H

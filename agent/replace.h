@@ -2,7 +2,7 @@
 /*
  * Replacing the pinned state of another build, one cgroup at a time, with
  * no moment unconfined (README "Lifecycle", include/lifecycle.h). Called
- * by the agent's start (agent/agent.c) in this order:
+ * by the agent's start (agent/daemon.c) in this order:
  *
  *   replace__interrupted  before load: did a replacement stop half way?
  *   replace__prepare      the pins do not fit this build: the daemon

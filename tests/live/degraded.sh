@@ -13,7 +13,7 @@
 # both checks are skipped, and say so.
 #
 # Environment: STOCKADE (binary), CGROUP_ROOT (unused: the agent finds the
-# cgroup2 mount itself), SRC (the source tree, for agent/agent.c).
+# cgroup2 mount itself), SRC (the source tree, for agent/daemon.c).
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)

@@ -339,7 +339,7 @@ reload_ok
 # A cgroup that moves to another policy in the reload that also changes
 # its old policy decides by its old policy or its new one, never by the
 # old policy's new version (the reload holds it on its old rules across
-# the flip, agent/agent.c hold_movers()). Here /$tag-2 is allowed 8081 by
+# the flip, agent/reload.c hold_movers(), agent/policy_table.c policy_plan__holds()). Here /$tag-2 is allowed 8081 by
 # both, and 8083 by neither; rl's new version allows 8083. Both files are
 # written within the agent's 200 ms inotify settle time: one reload.
 policy 8081 enforce "/$tag, /$tag-2"
