@@ -49,7 +49,7 @@ POLICY_SRCS	:= $(wildcard policy/*.c)
 # Userspace code with no BPF skeleton dependency: the unit tests link it.
 LIB_SRCS	:= $(POLICY_SRCS) agent/json.c agent/net_rules.c agent/file_rules.c \
 		   agent/limits_util.c agent/lsm_table.c agent/rules_check.c \
-		   agent/sandbox_table.c agent/policy_table.c agent/loop.c
+		   agent/sandbox_table.c agent/policy_table.c agent/loop.c agent/manifest.c
 AGENT_SRCS	:= $(filter-out $(LIB_SRCS),$(wildcard agent/*.c))
 LIB_OBJS	:= $(patsubst %.c,$(OUT)/obj/%.o,$(LIB_SRCS))
 AGENT_OBJS	:= $(patsubst %.c,$(OUT)/obj/%.o,$(AGENT_SRCS))
@@ -172,15 +172,23 @@ $(OUT)/fuzz/policy_fuzz: tests/fuzz/policy_fuzz.c $(POLICY_SRCS)
 	$(Q)mkdir -p $(@D)
 	$(Q)clang $(FUZZ_FLAGS) $^ -lyaml -o $@
 
-fuzz: $(OUT)/fuzz/policy_fuzz
+# The /proc and record parsers of `stockade manifest` (agent/manifest.c).
+$(OUT)/fuzz/proc_fuzz: tests/fuzz/proc_fuzz.c agent/manifest.c agent/json.c $(POLICY_SRCS)
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)clang $(FUZZ_FLAGS) $^ -lyaml -o $@
+
+fuzz: $(OUT)/fuzz/policy_fuzz $(OUT)/fuzz/proc_fuzz
 
 # A short run from the seed corpus proves the target still works; run it
 # longer by hand with FUZZ_TIME=600.
 FUZZ_TIME	?= 20
-fuzz-run: $(OUT)/fuzz/policy_fuzz
-	$(Q)mkdir -p $(OUT)/fuzz/corpus
+fuzz-run: $(OUT)/fuzz/policy_fuzz $(OUT)/fuzz/proc_fuzz
+	$(Q)mkdir -p $(OUT)/fuzz/corpus $(OUT)/fuzz/corpus-proc
 	$(Q)$(OUT)/fuzz/policy_fuzz -max_total_time=$(FUZZ_TIME) \
 		$(OUT)/fuzz/corpus tests/fuzz/corpus policy/examples
+	$(Q)$(OUT)/fuzz/proc_fuzz -max_total_time=$(FUZZ_TIME) \
+		$(OUT)/fuzz/corpus-proc tests/fuzz/corpus-proc
 
 # The same agent with a few BPF instructions changed (bpf/common.bpf.h,
 # TEST_VARIANT_MARK): the upgrade tests switch between the two builds.
@@ -200,7 +208,7 @@ variant-layout:
 # ---- live tests on this machine's kernel (root) ----
 # Every script runs, even after one failed (each says what it found), and
 # the target fails if any did.
-LIVE_TESTS := run degraded limits-hybrid lifecycle reload zerowin burst latency
+LIVE_TESTS := run degraded limits-hybrid lifecycle reload zerowin burst latency manifest
 live-test: $(BIN) tools variant variant-layout
 	@rc=0; for t in $(LIVE_TESTS); do \
 		STOCKADE_VARIANT=$(VARIANT) STOCKADE_VARIANT_LAYOUT=$(VARIANT_LAYOUT) \
@@ -229,7 +237,7 @@ bench: deps $(BIN) tools
 # second mostly wait for agents and probes, so together they take the time
 # of the longer (the unit output is printed after the live tests').
 TEST_BUILD	= $(BIN) tools variant variant-layout $(UNIT_BINS) $(UNIT_ASAN) \
-		  $(OUT)/fuzz/policy_fuzz $(OUT)/tests/prog/test_prog
+		  $(OUT)/fuzz/policy_fuzz $(OUT)/fuzz/proc_fuzz $(OUT)/tests/prog/test_prog
 test: deps
 	@rc=0; \
 	$(MAKE) $(TEST_BUILD) || rc=1; \

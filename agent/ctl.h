@@ -13,5 +13,9 @@ int ctl__detach(int argc, char **argv);
 /* Make the running agent reload its policy files and wait for the result:
  * 0 applied or unchanged, 1 rejected (the old set stays) or no agent. */
 int ctl__reload(int argc, char **argv);
+/* The configuration in force per sandbox, judged against the five
+ * verification points (agent/ctl_manifest.c): 0 all pass, 3 one fails,
+ * 1 an error, 2 a usage error. */
+int ctl__manifest(int argc, char **argv);
 
 #endif

@@ -32,6 +32,7 @@
 #include "limits_agent.h"
 #include "log.h"
 #include "loop.h"
+#include "manifest.h"
 #include "lsm.h"
 #include "file_rules.h"
 #include "net_rules.h"
@@ -182,6 +183,47 @@ static int fill_conflict(struct agent *a, bool keep)
 	return err;
 }
 
+/*
+ * What `stockade manifest` reads of p that the pins do not hold (its
+ * rules' reasons, the file scopes and overrides, category, file, run
+ * time): DIR/policies/<hash>.policy, DIR the --state file's directory
+ * (bpffs holds no regular file). Named by the content hash that
+ * policy_names pins, so a reader matches it to what is in force, and a
+ * stale one cannot pass for it. A failure costs the manifest only.
+ */
+static void write_manifest_blob(const struct agent *a, const struct policy *p)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 64], tmp[PATH_MAX + 80], *slash, *buf;
+	size_t len;
+	FILE *f;
+	int ok;
+
+	snprintf(dir, sizeof(dir), "%s", a->opt.state_path ?: LIMITS_STATE_DEFAULT);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir)
+		*slash = '\0';
+	else
+		snprintf(dir, sizeof(dir), ".");
+	mkdir(dir, 0755);
+	snprintf(path, sizeof(path), "%s/" MF_BLOB_DIR, dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/" MF_BLOB_DIR "/%016llx.policy", dir,
+		 (unsigned long long)p->hash);
+	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
+	if (mf_blob_write(p, &buf, &len))
+		return;
+	f = fopen(tmp, "we");
+	ok = f && fwrite(buf, 1, len, f) == len;
+	if (f && fclose(f))
+		ok = 0;
+	if (!ok || rename(tmp, path)) {
+		pr_warn("policy", "%s: writing %s for `stockade manifest` failed: %s; the manifest will leave out its rules and scopes. Fix: make %s writable, or pass --state FILE in a writable directory",
+			p->name, path, strerror(errno), dir);
+		unlink(tmp);
+	}
+	free(buf);
+}
+
 /* Write the rules of every policy of a->set, or of those only[] marks
  * (a reload: new ids that nothing uses yet). */
 int fill_policies(struct agent *a, const bool *only)
@@ -277,6 +319,8 @@ int fill_policies(struct agent *a, const bool *only)
 			err = bpf_map_update_elem(conf_fd, &id, &conf, BPF_ANY);
 		if (!err)
 			err = bpf_map_update_elem(names_fd, &id, &a->pt.info[i], BPF_ANY);
+		if (!err)
+			write_manifest_blob(a, p);
 		if (err)
 			pr_err("policy", "%s: writing its rules into the kernel maps failed: %s",
 			       p->name, err == -ENOMEM ? strerror(ENOMEM) : strerror(errno));

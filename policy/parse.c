@@ -901,23 +901,27 @@ static void check_meta(struct ctx *c, const struct ynode *n, const char *key,
 		     hits > 1 ? "them" : "it");
 }
 
+static char *get_reason(struct ctx *c, const struct ynode *n, const char *key,
+			const char *what);
+
 static void check_rule(struct ctx *c, const struct ynode *n, const char *path,
 		       struct policy_net_rule *r, const struct policy *p)
 {
 	static const struct field f[] = {
 		{ "cidr", true }, { "ports", false }, { "proto", false },
+		{ "reason", false },
 	};
 	static const char *const protos[] = { "tcp", "udp", "any" };
 	static const uint8_t proto_val[] = {
 		NET_PROTO_TCP, NET_PROTO_UDP, NET_PROTO_ANY,
 	};
-	const struct ynode *v[3];
+	const struct ynode *v[4];
 	char key[PATH_BUF];
 	int proto;
 
 	r->pos = n->pos;
 	r->proto = NET_PROTO_ANY;
-	if (!get_fields(c, n, path, f, 3, v))
+	if (!get_fields(c, n, path, f, 4, v))
 		return;
 	if (v[0] && get_cidr(c, v[0], join(key, path, "cidr"), &r->cidr))
 		check_meta(c, v[0], key, &r->cidr, p);
@@ -925,6 +929,9 @@ static void check_rule(struct ctx *c, const struct ynode *n, const char *path,
 		check_ports(c, v[1], path, r);
 	if (v[2] && get_word(c, v[2], join(key, path, "proto"), protos, 3, &proto))
 		r->proto = proto_val[proto];
+	if (v[3])
+		r->reason = get_reason(c, v[3], join(key, path, "reason"),
+				       "destination");
 }
 
 /* An override's reason: some text besides blanks. `what` it opens. */
@@ -1669,6 +1676,10 @@ void policy__free(struct policy *p)
 		free(p->cgroups[i]);
 	for (i = 0; i < p->net.n_overrides; i++)
 		free(p->net.overrides[i].reason);
+	for (i = 0; p->net.allow && i < p->net.n_allow; i++)
+		free(p->net.allow[i].reason);
+	for (i = 0; p->net.listen && i < p->net.n_listen; i++)
+		free(p->net.listen[i].reason);
 	for (i = 0; i < p->files.n_overrides; i++) {
 		free(p->files.overrides[i].path);
 		free(p->files.overrides[i].reason);

@@ -51,6 +51,9 @@ struct policy_net_rule {
 	uint8_t proto;			/* enum net_proto */
 	size_t n_ports;			/* 0 = every port */
 	struct policy_ports ports[POLICY_MAX_PORTS];
+	/* Why this exception exists (optional `reason:`): `stockade
+	 * manifest` names each allowed destination by it. NULL: none. */
+	char *reason;
 	struct policy_pos pos;
 };
 

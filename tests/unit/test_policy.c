@@ -1140,7 +1140,7 @@ int main(void)
 		BAD(unknown_network, OK_HEAD "network:\n  allwo: []\n",
 		    "t.yaml:4:3: network.allwo: unknown key 'allwo'; expected one of: default, allow, raw_sockets, icmp, overrides, unix_allow, listen, netlink"),
 		BAD(unknown_rule, RULE("cidr: 10.0.0.0/8, port: 80"),
-		    "t.yaml:5:26: network.allow[0].port: unknown key 'port'; expected one of: cidr, ports, proto"),
+		    "t.yaml:5:26: network.allow[0].port: unknown key 'port'; expected one of: cidr, ports, proto, reason"),
 		BAD(network_sequence, OK_HEAD "network: [a]\n", "t.yaml:3:10: network: expected a mapping, got a sequence"),
 		BAD(network_null, OK_HEAD "network:\n", "t.yaml:3:9: network: expected a mapping, got null"),
 		BAD(cgroups_scalar, "name: t\ncgroups: /s\n", "t.yaml:2:10: cgroups: expected a sequence, got '/s'"),
