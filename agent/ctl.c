@@ -51,6 +51,16 @@ void ctl_close(struct ctl *c)
 		fclose(c->log);
 }
 
+/* Nothing open yet, the default pin directory: what ctl_close() takes. */
+void ctl_init(struct ctl *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->bpffs = PIN_DIR_DEFAULT;
+	c->dir_fd = c->sb_fd = c->names_fd = c->cnt_fd = c->det_fd = -1;
+	c->data_fd = c->bss_fd = c->saved_fd = c->slots_fd = c->conf_fd = -1;
+	json_init(&c->j);
+}
+
 /* Options shared by both commands; 0, or 2 on a usage error. */
 int ctl_parse(struct ctl *c, int argc, char **argv, bool detach)
 {
@@ -69,11 +79,7 @@ int ctl_parse(struct ctl *c, int argc, char **argv, bool detach)
 	const char *cmd = argv[0];
 	int o;
 
-	memset(c, 0, sizeof(*c));
-	c->bpffs = PIN_DIR_DEFAULT;
-	c->dir_fd = c->sb_fd = c->names_fd = c->cnt_fd = c->det_fd = -1;
-	c->data_fd = c->bss_fd = c->saved_fd = c->slots_fd = c->conf_fd = -1;
-	json_init(&c->j);
+	ctl_init(c);
 	optind = 1;
 	while ((o = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
 		switch (o) {

@@ -59,6 +59,7 @@ struct entry {
 	struct sandbox sb;
 };
 
+void ctl_init(struct ctl *c);
 void ctl_close(struct ctl *c);
 int ctl_parse(struct ctl *c, int argc, char **argv, bool detach);
 int ctl_open(struct ctl *c);

@@ -111,11 +111,7 @@ static int parse(struct ctl *c, struct opts *o, int argc, char **argv)
 	};
 	int k;
 
-	memset(c, 0, sizeof(*c));
-	c->bpffs = PIN_DIR_DEFAULT;
-	c->dir_fd = c->sb_fd = c->names_fd = c->cnt_fd = c->det_fd = -1;
-	c->data_fd = c->bss_fd = c->saved_fd = c->slots_fd = c->conf_fd = -1;
-	json_init(&c->j);
+	ctl_init(c);
 	memset(o, 0, sizeof(*o));
 	o->format = "json";
 	o->boundary = MF_BOUNDARY_DEFAULT;

@@ -65,18 +65,22 @@ static void usage(FILE *f)
 static void check_warnings(const struct policy *p)
 {
 	uint32_t risky = p->net.netlink & POLICY_NETLINK_RISKY;
-	size_t i, unnamed = 0;
+	size_t i, unnamed = 0, first = 0;
 	unsigned int n;
 
 	/* An exception without a reason is valid, but an assessor's point 2
-	 * (named exceptions) fails on it: say so once per policy. */
-	for (i = 0; i < p->net.n_allow; i++)
-		unnamed += !p->net.allow[i].reason;
+	 * (named exceptions) fails on it: say so once per policy, at the
+	 * first such rule. */
+	for (i = p->net.n_allow; i-- > 0;)
+		if (!p->net.allow[i].reason) {
+			unnamed++;
+			first = i;
+		}
 	if (unnamed)
 		fprintf(stderr,
-			"%s:%d:%d: network.allow: note: %zu of %zu rules have no reason; `stockade manifest` fails point 2 (egress with named exceptions) until each says why (reason:)\n",
-			p->file, p->net.allow[0].pos.line, p->net.allow[0].pos.col,
-			unnamed, p->net.n_allow);
+			"%s:%d:%d: network.allow[%zu]: note: %zu of %zu rules have no reason; `stockade manifest` fails point 2 (egress with named exceptions) until each says why (reason:)\n",
+			p->file, p->net.allow[first].pos.line, p->net.allow[first].pos.col,
+			first, unnamed, p->net.n_allow);
 
 	for (n = 0; risky && n < POLICY_NETLINK_MAX; n++)
 		if (risky & (1u << n))

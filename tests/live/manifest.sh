@@ -52,10 +52,13 @@ if grep -qw cpu "$CGROUP_ROOT/cgroup.controllers" &&
   memory: 64Mi"
 fi
 
-cat > "$work/shared.yaml" <<EOF
-name: mf-shared
-category: customer-transforms
-cgroups: [/stockade-mf/shared-*]
+# policy FILE NAME CATEGORY SELECTOR WRITE: one allow rule with its
+# reason, one write path, the limits this machine can take.
+policy() {
+	cat > "$1" <<EOF
+name: $2
+category: $3
+cgroups: [$4]
 network:
   allow:
     - cidr: 127.0.0.1/32
@@ -63,27 +66,14 @@ network:
       proto: tcp
       reason: "the local discard service"
 files:
-  write: [/tmp/stockade-mf-shared]
+  write: [$5]
 limits:
 $limits
   runtime: 1h
 EOF
-cat > "$work/clean.yaml" <<EOF
-name: mf-clean
-category: model-generated-code
-cgroups: [/stockade-mf/clean]
-network:
-  allow:
-    - cidr: 127.0.0.1/32
-      ports: [9]
-      proto: tcp
-      reason: "the local discard service"
-files:
-  write: [/tmp/stockade-mf-clean/job]
-limits:
-$limits
-  runtime: 1h
-EOF
+}
+policy "$work/shared.yaml" mf-shared customer-transforms '/stockade-mf/shared-*' /tmp/stockade-mf-shared
+policy "$work/clean.yaml" mf-clean model-generated-code /stockade-mf/clean /tmp/stockade-mf-clean/job
 cat > "$work/boundary.yaml" <<'EOF'
 name: code-execution-sandbox
 architecture_record: "ARCH-12 section 3, execution tier"
