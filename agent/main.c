@@ -27,7 +27,8 @@ static void usage(FILE *f)
 "\n"
 "commands:\n"
 "  agent [options] [POLICY...]   confine the selected cgroups and log denials\n"
-"  check FILE|DIR...             validate policies; load nothing\n"
+"  check [--strict] FILE|DIR...  validate policies; load nothing (--strict:\n"
+"                                shared write paths are errors)\n"
 "  status [--json]               what the pins confine, agent running or not,\n"
 "                                and what each sandbox used (limits, counters)\n"
 "  detach --all|POLICY|CGROUP    remove enforcement (and limits) on purpose\n"
@@ -120,8 +121,11 @@ static int cmd_check(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "cgroup-root", required_argument, NULL, 'c' },
+		{ "strict", no_argument, NULL, 's' },
 		{ 0 }
 	};
+	struct policy_diag shares = { 0 };
+	bool strict = false;
 	struct policy_diag diag = { 0 };
 	struct policy_set set = { 0 };
 	const char *cgroot = NULL;
@@ -131,6 +135,10 @@ static int cmd_check(int argc, char **argv)
 
 	optind = 0;	/* argv[0] is the first FILE: getopt skips it */
 	while ((o = getopt_long(argc + 1, argv - 1, "+", opts, NULL)) != -1) {
+		if (o == 's') {
+			strict = true;
+			continue;
+		}
 		if (o != 'c')
 			return 2;
 		cgroot = optarg;
@@ -154,8 +162,14 @@ static int cmd_check(int argc, char **argv)
 		err = rules__check_set(&set, &diag);
 	if (!err && cgroot)
 		err = limits__check_set(root, &set, &diag);
+	/* Shared write paths: a warning, an error with --strict. */
+	if (!err && rules__write_shares(&set, strict, &shares) && strict)
+		err = -EINVAL;
 	for (i = 0; i < diag.n; i++)
 		fprintf(stderr, "%s\n", diag.msgs[i]);
+	for (i = 0; i < shares.n; i++)
+		fprintf(stderr, "%s\n", shares.msgs[i]);
+	policy_diag__free(&shares);
 	if (!err)
 		for (i = 0; i < set.n; i++) {
 			check_warnings(set.v[i]);

@@ -79,6 +79,18 @@ name: code-execution-sandbox
 architecture_record: "ARCH-12 section 3, execution tier"
 EOF
 
+# stockade check warns of the shared write path (an error with --strict).
+"$STOCKADE" check "$work/shared.yaml" "$work/clean.yaml" > /dev/null 2> "$work/check.err"
+rc=$?
+[ "$rc" = 0 ] && grep -q 'shared.yaml:[0-9]*:[0-9]*: files.write\[0\]: warning: /tmp/stockade-mf-shared is writable by every cgroup the glob selector /stockade-mf/shared-\* selects' "$work/check.err" &&
+	[ "$(wc -l < "$work/check.err")" = 1 ] &&
+	ok "check: warns once, of the shared policy's write path (exit 0)" ||
+	not_ok "check warning" "exit $rc: $(cat "$work/check.err")"
+"$STOCKADE" check --strict "$work/shared.yaml" "$work/clean.yaml" > /dev/null 2>&1
+rc=$?
+[ "$rc" = 1 ] && ok "check --strict: the shared write path is an error (exit 1)" ||
+	not_ok "check --strict" "exit $rc"
+
 mkdir -p "$base"
 if [ -n "$limits" ]; then
 	echo "+cpu +memory" > "$CGROUP_ROOT/cgroup.subtree_control" 2>/dev/null

@@ -11,6 +11,7 @@
 #include "test.h"
 #include "manifest.h"
 #include "policy.h"
+#include "rules_check.h"
 
 static const char status_txt[] =
 	"Name:\tpython3\n"
@@ -543,6 +544,44 @@ static void test_no_record(void **state)
 	DONE();
 }
 
+/* stockade check's warning: one write path, several executions. */
+static void test_check_shares(void **state)
+{
+	struct policy_set set = { 0 };
+	struct policy_diag d = { 0 };
+	struct policy *v[3];
+
+	(void)state;
+	v[0] = load("name: g\ncgroups: [/s/*]\nfiles:\n  write: [/tmp/a]\n");
+	v[1] = load("name: h\ncgroups: [/t]\nfiles:\n  write: [/tmp/a/b, /tmp/c]\n");
+	v[2] = load("name: k\ncgroups: [/u, /w]\nfiles:\n  write: [/tmp/k]\n");
+	assert_true(v[0] && v[1] && v[2]);
+	set.v = v;
+	set.n = 3;
+	EXPECT_EQ(rules__write_shares(&set, false, &d), 3);
+	if (EXPECT_EQ(d.n, 3)) {
+		EXPECT(strstr(d.msgs[0], "t.yaml:4:11: files.write[0]: warning: /tmp/a is writable by every cgroup the glob selector /s/* selects"));
+		EXPECT(strstr(d.msgs[1], "files.write[0]: warning: /tmp/k is writable by every cgroup the selectors of this policy selects"));
+		EXPECT(strstr(d.msgs[2], "warning: /tmp/a overlaps /tmp/a/b, a write path of policy h"));
+	}
+	policy_diag__free(&d);
+	/* Strict: the same lines, as errors. One literal cgroup, own
+	 * folders: nothing. */
+	set.n = 1;
+	EXPECT_EQ(rules__write_shares(&set, true, &d), 1);
+	if (EXPECT_EQ(d.n, 1))
+		EXPECT(strstr(d.msgs[0], ": error: /tmp/a is writable"));
+	policy_diag__free(&d);
+	set.v = v + 1;
+	set.n = 1;
+	EXPECT_EQ(rules__write_shares(&set, true, &d), 0);
+	policy_diag__free(&d);
+	policy__free(v[0]);
+	policy__free(v[1]);
+	policy__free(v[2]);
+	DONE();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -563,6 +602,7 @@ int main(void)
 		cmocka_unit_test(test_fail_point4),
 		cmocka_unit_test(test_fail_point5),
 		cmocka_unit_test(test_no_record),
+		cmocka_unit_test(test_check_shares),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
