@@ -327,6 +327,16 @@ static void probe_secrets(struct mf_sandbox *s, int pid)
 	}
 }
 
+/* A read of pid's /proc failed: gone (fine: it is no longer inside), or
+ * refused (then nothing can be said of its credentials). */
+static void refused(struct mf_sandbox *s, int pid)
+{
+	if (errno == ENOENT || errno == ESRCH || s->unreadable_pid)
+		return;
+	s->unreadable_pid = pid;
+	s->unreadable_errno = errno;
+}
+
 static void gather_procs(struct mf_sandbox *s)
 {
 	ino_t seen[64];
@@ -347,6 +357,8 @@ static void gather_procs(struct mf_sandbox *s)
 			if (mf_environ_secrets(buf, len, &p->secret_env, &p->n_secret_env))
 				p->n_secret_env = 0;
 			free(buf);
+		} else {
+			refused(s, p->pid);
 		}
 		/* Once per mount namespace: mounts and secret files. */
 		snprintf(path, sizeof(path), "/proc/%d/ns/mnt", p->pid);
@@ -357,6 +369,9 @@ static void gather_procs(struct mf_sandbox *s)
 		if (j < n_seen || n_seen == 64)
 			continue;
 		seen[n_seen++] = st.st_ino;
+		snprintf(path, sizeof(path), "/proc/%d/root/", p->pid);
+		if (access(path, X_OK))
+			refused(s, p->pid);
 		probe_secrets(s, p->pid);
 		if (s->n_mounts)
 			continue;

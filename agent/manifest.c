@@ -920,7 +920,11 @@ void mf_judge(const struct mf_host *h, struct mf_sandbox *s)
 			verdict(s, pt, false, "the agent's record of policy %s (hash %016" PRIx64 ") was not found: start this build's agent so that it writes one",
 				s->policy_name, s->hash);
 
-	/* 1: an environment variable cannot be taken back by any policy. */
+	/* 1: what could not be read cannot be said to be clean. */
+	if (s->unreadable_pid)
+		verdict(s, 1, false, "/proc/%d/environ or /proc/%d/root could not be read (%s): run stockade manifest as root",
+			s->unreadable_pid, s->unreadable_pid, strerror(s->unreadable_errno));
+	/* An environment variable cannot be taken back by any policy. */
 	for (i = 0; i < s->n_procs; i++)
 		env += s->procs[i].n_secret_env;
 	if (env)

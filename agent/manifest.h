@@ -155,6 +155,10 @@ struct mf_sandbox {
 	const struct mf_policy *pol;
 	struct mf_proc *procs;		size_t n_procs;
 	struct mf_secret_path *paths;	size_t n_paths;
+	/* A process whose environ or root could not be read (not gone:
+	 * refused): point 1 cannot be judged for it. */
+	int unreadable_pid;
+	int unreadable_errno;
 	struct mf_mount *mounts;	size_t n_mounts;
 	int mounts_pid;
 	/* The cgroup files, as read ("" absent: the controller is off). */

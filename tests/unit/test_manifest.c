@@ -411,6 +411,20 @@ static void test_fail_point1_path(void **state)
 	DONE();
 }
 
+static void test_fail_point1_unreadable(void **state)
+{
+	struct fix f;
+
+	(void)state;
+	fix_init(&f);
+	f.s[0].unreadable_pid = 77;
+	f.s[0].unreadable_errno = EACCES;
+	EXPECT_EQ(judge(&f), 1 << 1);
+	EXPECT(strstr(f.s[0].why[1], "/proc/77/environ or /proc/77/root could not be read (Permission denied): run stockade manifest as root"));
+	fix_free(&f);
+	DONE();
+}
+
 static void test_fail_point1_metadata(void **state)
 {
 	struct fix f;
@@ -596,6 +610,7 @@ int main(void)
 		cmocka_unit_test(test_verdict_pass),
 		cmocka_unit_test(test_fail_point1_env),
 		cmocka_unit_test(test_fail_point1_path),
+		cmocka_unit_test(test_fail_point1_unreadable),
 		cmocka_unit_test(test_fail_point1_metadata),
 		cmocka_unit_test(test_fail_point2),
 		cmocka_unit_test(test_fail_point3_shared),
