@@ -206,19 +206,19 @@ bool mf_secret_name(const char *name, size_t len)
 		"CREDENTIALS", "CREDENTIAL", "APIKEY", "API_KEY", "ACCESS_KEY",
 		"PRIVATE_KEY", "SECRET_KEY", "AUTH", "SESSION",
 	};
-	/* Whole prefixes: every variable of these clouds' CLIs. */
-	static const char *const prefixes[] = {
-		"AWS_", "AZURE_", "ARM_CLIENT_", "GOOGLE_", "GCLOUD_", "CLOUDSDK_AUTH",
-		"VAULT_", "KUBECONFIG", "DOCKER_AUTH", "NPM_TOKEN", "GH_", "GITHUB_",
-		"OPENAI_", "ANTHROPIC_", "HF_", "HUGGING",
+	/* Whole prefixes: every variable of these clouds' SDKs (the issue's
+	 * AWS_*, AZURE_*), less the benign ones below. */
+	static const char *const prefixes[] = { "AWS_", "AZURE_" };
+	/* Whole names that point at credentials without the words above. */
+	static const char *const names[] = {
+		"GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CREDENTIALS",
+		"CLOUDSDK_AUTH_ACCESS_TOKEN_FILE", "KUBECONFIG", "DOCKER_AUTH_CONFIG",
 	};
 	/* Names of these forms that are not credentials. */
 	static const char *const benign[] = {
 		"AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PAGER", "AWS_DEFAULT_OUTPUT",
 		"AWS_CA_BUNDLE", "AWS_ENDPOINT_URL", "AWS_PROFILE", "AWS_SDK_LOAD_CONFIG",
 		"AZURE_LOCATION", "AZURE_CLOUD",
-		"GOOGLE_CLOUD_PROJECT", "GITHUB_ACTIONS", "GITHUB_WORKSPACE",
-		"GITHUB_REPOSITORY", "GITHUB_SHA", "GITHUB_REF",
 	};
 	size_t i, k;
 
@@ -229,6 +229,9 @@ bool mf_secret_name(const char *name, size_t len)
 			return false;
 	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
 		if (prefix_ci(name, len, prefixes[i]))
+			return true;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == len && !strncasecmp(name, names[i], len))
 			return true;
 	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
 		k = strlen(words[i]);

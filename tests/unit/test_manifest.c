@@ -65,11 +65,12 @@ static void test_secret_names(void **state)
 		"GITHUB_TOKEN", "API_KEY", "DB_PASSWORD", "STRIPE_SECRET",
 		"AWS_ACCESS_KEY_ID", "AWS_SESSION_TOKEN", "AZURE_CLIENT_SECRET",
 		"GOOGLE_APPLICATION_CREDENTIALS", "token", "OPENAI_API_KEY",
-		"my_secret_key",
+		"my_secret_key", "KUBECONFIG", "AZURE_CLIENT_ID",
 	};
 	static const char *const no[] = {
 		"PATH", "HOME", "KEYBOARD", "TOKENIZER_PATH", "AWS_REGION",
-		"MONKEY", "LANG", "SECRETARY", "",
+		"MONKEY", "LANG", "SECRETARY", "HF_HOME", "OPENAI_BASE_URL",
+		"AWS_PROFILE", "",
 	};
 	size_t i;
 
