@@ -27,6 +27,7 @@
 #include "agent.h"
 #include "cgroup.h"
 #include "events.h"
+#include "exec_agent.h"
 #include "limits_util.h"
 #include "policy.h"
 #include "lifecycle.h"
@@ -366,6 +367,22 @@ static int handle_event(void *ctx, void *data, size_t size)
 	bool lsm_record = size >= sizeof(struct event) && !ev_kind_is_net(e->kind);
 	bool setup;
 
+	/* Exec and exit records (agent/exec.c): not refusals. */
+	if (size >= sizeof(*e) && exec__event(e->type)) {
+		const struct sandbox_cg *xcg = agent__find_cg(a, e->cgroup_id);
+		const char *p = xcg ? xcg->path : "";
+
+		if (!xcg && a->drain_paths)
+			p = cgroup_paths__find(a->drain_paths, e->cgroup_id) ?: "";
+		common_fields(a, (int64_t)e->ts_boot_ns + a->boot_to_real_ns, e->seq,
+			      exec__event(e->type));
+		if (exec__json(&a->j, data, size, &a->names, p)) {
+			pr_warn("events", "short exec record (%zu bytes) from the kernel; counted as lost", size);
+			a->lost_agent++;
+			return 0;
+		}
+		goto end;
+	}
 	if (size < sizeof(*e) || (lsm_record && size < sizeof(struct file_event))) {
 		pr_warn("events", "short record (%zu bytes) from the kernel; counted as lost", size);
 		a->lost_agent++;
@@ -679,6 +696,10 @@ int events__open(struct agent *a)
 	int err;
 
 	a->boot_to_real_ns = clock_now_ns(CLOCK_REALTIME) - clock_now_ns(CLOCK_BOOTTIME);
+	err = exec__read_boot_id();
+	if (err)
+		pr_warn("events", "reading /proc/sys/kernel/random/boot_id failed: %s; exec_ids carry a boot id of zeros, unique on this boot only",
+			strerror(-err));
 	json_init(&a->j);
 	/*
 	 * Records go out in batches (ring_commit flushes each one, and every

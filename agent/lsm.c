@@ -252,7 +252,7 @@ size_t lsm__lost(bool (*attached)(const char *prog, void *ctx), void *ctx,
 bool lsm__is_ours(const struct bpf_program *prog)
 {
 	return bpf_program__type(prog) == BPF_PROG_TYPE_LSM ||
-	       !strcmp(bpf_program__name(prog), LSM_SETUP_PROG);
+	       lsm__rides_along(bpf_program__name(prog));
 }
 
 int lsm__set_autoload(struct agent *a, struct stockade *skel, bool on)
@@ -275,9 +275,10 @@ int lsm__set_autoload(struct agent *a, struct stockade *skel, bool on)
 		const char *hook = hook_of(prog);
 		const struct lsm_hook *row;
 
-		if (!strcmp(bpf_program__name(prog), LSM_SETUP_PROG)) {
+		if (lsm__rides_along(bpf_program__name(prog))) {
 			/* The setup pass's tracepoint (bpf/setup.bpf.c) serves
-			 * the BPF-LSM programs only: loaded with them. */
+			 * the BPF-LSM programs only, and the exec records need
+			 * their trampolines: loaded with them. */
 			bpf_program__set_autoload(prog, on);
 			continue;
 		}

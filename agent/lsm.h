@@ -67,6 +67,9 @@ int lsm__set_autoload(struct agent *a, struct stockade *skel, bool on);
 bool lsm__is_ours(const struct bpf_program *prog);
 /* The setup pass's tracepoint (bpf/setup.bpf.c), loaded with BPF-LSM. */
 #define LSM_SETUP_PROG	"stk_setup_attach"
+/* A tracing program loaded, attached and pinned with the LSM programs:
+ * the setup pass's, and the exec records' (bpf/exec.bpf.c). */
+bool lsm__rides_along(const char *prog);
 /* Every LSM guarantee lost (no BPF-LSM at all): refuses without
  * --allow-degraded. */
 int lsm__degrade(struct agent *a, const char *cause);

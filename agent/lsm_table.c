@@ -144,9 +144,22 @@ static const struct lsm_hook lsm_table[] = {
 	/* userfaultfd's anonymous inode is the one point that tells it. */
 	{ "stk_inode_init_security_anon", "inode_init_security_anon", "userfaultfd", NULL,
 	  false, { "inode", "qstr", "inode" } },
+
+	/* bpf/exec.bpf.c: exec and exit records. Tracepoints, not LSM hooks
+	 * (hook: the tracepoint), loaded and pinned with the LSM programs:
+	 * they need the same BPF trampolines (lsm__rides_along()). */
+	{ "stk_exec", "sched_process_exec", "exec_records", NULL, false, { 0 } },
+	{ "stk_exec_fork", "sched_process_fork", "exec_records", NULL, false, { 0 } },
+	{ "stk_exec_exit", "sched_process_exit", "exec_records", NULL, false, { 0 } },
 };
 
 #define N_TABLE	(sizeof(lsm_table) / sizeof(lsm_table[0]))
+
+bool lsm__rides_along(const char *prog)
+{
+	return !strcmp(prog, LSM_SETUP_PROG) || !strcmp(prog, "stk_exec") ||
+	       !strcmp(prog, "stk_exec_fork") || !strcmp(prog, "stk_exec_exit");
+}
 
 const struct lsm_hook *lsm__row(size_t i)
 {

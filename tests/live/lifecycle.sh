@@ -220,8 +220,8 @@ loop_stop() {
 }
 
 # lsm_links: "name link_id" of every tracing (BPF-LSM) link of stockade's,
-# and of its setup pass's raw tracepoint (pinned with them, as
-# lsm-stk_setup_attach; the kernel keeps 15 characters of a name; not the
+# and of its setup pass's and exec records' raw tracepoints (pinned with
+# them, as lsm-stk_setup_attach and lsm-stk_exec*; the kernel keeps 15 characters of a name; not the
 # agent's own unpinned cgroup_mkdir one), from the kernel's link list,
 # sorted; without the
 # links listed in the file $ANCHOR_LINKS (the VM suite's anchor agent,
@@ -229,7 +229,8 @@ loop_stop() {
 lsm_links() {
 	"$query" links | sed -n \
 		-e 's/^link=\([0-9]*\) type=tracing prog=[0-9]* name=\(stk_[^ ]*\).*/\2 \1/p' \
-		-e 's/^link=\([0-9]*\) type=raw_tracepoint prog=[0-9]* name=\(stk_setup_attac\).*/\2 \1/p' |
+		-e 's/^link=\([0-9]*\) type=raw_tracepoint prog=[0-9]* name=\(stk_setup_attac\).*/\2 \1/p' \
+		-e 's/^link=\([0-9]*\) type=raw_tracepoint prog=[0-9]* name=\(stk_exec[a-z_]*\).*/\2 \1/p' |
 		awk -v f="${ANCHOR_LINKS:-}" '
 			BEGIN { if (f != "") while ((getline l < f) > 0) skip[l] = 1 }
 			!($2 in skip)' | sort

@@ -22,6 +22,8 @@
 #      zerowin/*    issue 12: new cgroups confined from their first
 #                   syscall (tests/live/zerowin.sh, files too);
 #      setup/*      issue 12: a runtime's setup pass (tests/vm/setup.sh);
+#      exec-records/* issue 14: exec and exit records, fds held from
+#                   before confinement (tests/vm/exec-records.sh);
 #      runc/*       real runc containers, started before and while the
 #                   agent runs (tests/vm/runc.sh);
 #   3. live/*       the host's live tests, tests/live/run.sh, again on this
@@ -122,7 +124,8 @@ anchor() {
 	kill -9 "$_pid"
 	wait "$_pid" 2>/dev/null
 	"$TOOLS/bpfquery" links | sed -n -e 's/^link=\([0-9]*\) type=tracing .*/\1/p' \
-		-e 's/^link=\([0-9]*\) type=raw_tracepoint .* name=stk_setup_attac.*/\1/p' > /tmp/anchor/links
+		-e 's/^link=\([0-9]*\) type=raw_tracepoint .* name=stk_setup_attac.*/\1/p' \
+		-e 's/^link=\([0-9]*\) type=raw_tracepoint .* name=stk_exec.*/\1/p' > /tmp/anchor/links
 	if [ -s /tmp/anchor/links ]; then
 		export ANCHOR_LINKS=/tmp/anchor/links
 		t_ok guest/anchor
@@ -275,6 +278,18 @@ left=$(pidof stockade setupprobe)
 [ -z "$left" ] || kill -9 $left 2>/dev/null
 [ ! -d /sys/fs/bpf/setup ] ||
 	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/setup > /dev/null 2>&1
+fi
+
+# Exec and exit records, fds from before confinement
+# (tests/vm/exec-records.sh).
+if want exec-records; then
+echo "suite: exec-records at $(cut -d' ' -f1 /proc/uptime) s"
+timeout -s KILL 300 sh tests/vm/exec-records.sh
+[ $? != 137 ] || t_fail exec-records/run "killed after 300 s; the results above are partial"
+left=$(pidof stockade)
+[ -z "$left" ] || kill -9 $left 2>/dev/null
+[ ! -d /sys/fs/bpf/execrec ] ||
+	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/execrec > /dev/null 2>&1
 fi
 
 # Real runc containers under /docker/* and a confined parent

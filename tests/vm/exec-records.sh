@@ -1,0 +1,220 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#
+# Exec and exit records (include/exec.h, bpf/exec.bpf.c) in the test VM,
+# and the fds a process held from before its confinement
+# (agent/preexist.c). Cases:
+#   chain       a shell joins /execrec and execs run.sh; run.sh runs a
+#               busybox `#!` script (hello.sh) with quotes and a newline
+#               in its argv, which runs /bin/busybox: three exec records,
+#               each naming the one before as parent_exec_id, the first
+#               with parent_exec_seen false (its parent exec'd outside);
+#               the script's with binary (the script), interpreter (the
+#               resolved /bin/sh) and interpreter_line; argv escaped
+#   long-argv   an argv over 1 KiB: argv_truncated
+#   exit        hello.sh exits 7: an exit record with its exec_id and
+#               status 7; a sleep killed by SIGKILL: signal 9
+#   storm       $EXEC_STORM fork+exec of /bin/busybox true in
+#               /execrec-storm: every exec and exit record logged or
+#               counted lost, and produced == logged + lost exactly
+#               (tools/evcount); a deny in the middle of it is logged
+#   preexist    a process holding /etc/shadow, a write fd outside the
+#               write scope and a TCP socket connected to a loopback
+#               address the policy denies, moved into a confined cgroup
+#               by an outsider: one preexisting_fd record each, once;
+#               with files.preexisting: kill, the holder ends
+#
+# Env (from tests/vm/suite.sh): STOCKADE, TOOLS, CGROUP_ROOT,
+# STOCKADE_AGENT_FLAGS (optional), EXEC_STORM (default 10000).
+
+. tests/vm/lib.sh
+
+T=exec-records
+work=/tmp/exec-records
+log=$work/agent.log
+bpffs=/sys/fs/bpf/execrec
+cg=$CGROUP_ROOT/execrec
+scg=$CGROUP_ROOT/execrec-storm
+storm=${EXEC_STORM:-10000}
+agent=
+
+if [ "$(hostname)" != stockade-vm ] || [ ! -f /init ]; then
+	t_fail $T/guest "refusing to run outside the test VM: it writes /etc/shadow"
+	exit 0
+fi
+rm -rf "$work"
+mkdir -p "$work/pol" "$work/w" "$cg" "$scg"
+[ -e /etc/shadow ] || echo 'root:*:19000:0:99999:7:::' > /etc/shadow
+cat > "$work/pol/execrec.yaml" <<EOF
+name: execrec
+category: model-generated-code
+cgroups: [/execrec, /execrec-storm]
+network:
+  default: deny
+files:
+  write: [$work/w]
+EOF
+
+cleanup() {
+	[ -n "$agent" ] && kill "$agent" 2>/dev/null && wait "$agent" 2>/dev/null
+	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
+	rmdir "$cg" "$scg" 2>/dev/null
+}
+trap cleanup EXIT
+
+start_agent() {
+	# shellcheck disable=SC2086
+	"$STOCKADE" agent $STOCKADE_AGENT_FLAGS --policy "$work/pol" --bpffs "$bpffs" \
+		--cgroup-root "$CGROUP_ROOT" --detach-on-exit --log "$log" \
+		> "$work/agent.out" 2> "$work/agent.err" &
+	agent=$!
+	wait_for 120 ready
+	grep -q '"agent_ready"' "$log"
+}
+ready() { grep -q '"agent_ready"' "$log" 2>/dev/null || ! alive "$agent"; }
+stop_agent() {
+	kill "$agent" 2>/dev/null && wait "$agent" 2>/dev/null
+	agent=
+}
+
+if ! start_agent; then
+	t_fail $T/agent-ready "no agent_ready: $(tail -n 3 "$work/agent.err")"
+	exit 0
+fi
+t_ok $T/agent-ready
+
+# field LINE KEY: a string member's value (no escapes in it).
+field() {
+	echo "$1" | sed -n "s/.*\"$2\":\"\([^\"]*\)\".*/\1/p"
+}
+# exec_rec FILENAME: the exec records whose filename is FILENAME.
+exec_rec() {
+	grep '"event":"exec"' "$log" | grep -F "\"filename\":\"$1\""
+}
+
+# ---- chain ----
+cat > "$work/hello.sh" <<'EOF'
+#!/bin/sh
+/bin/busybox true "$@"
+exit 7
+EOF
+cat > "$work/run.sh" <<EOF
+cd $work
+$work/hello.sh plain 'a "quoted" arg' "\$(printf 'line1\nline2')"
+echo \$? > $work/hello.rc
+/bin/busybox true \$(/bin/busybox seq 1 400)
+/bin/busybox sleep 30 &
+sp=\$!
+echo \$sp > $work/sleep.pid
+/bin/busybox sleep 0.5
+kill -9 \$sp
+wait \$sp
+EOF
+chmod +x "$work/hello.sh"
+sh -c "echo \$\$ > $cg/cgroup.procs && exec /bin/sh $work/run.sh" > "$work/run.out" 2>&1
+log_settle "$log"
+a=$(exec_rec /bin/sh | grep -F "$work/run.sh" | head -n 1)
+b=$(exec_rec "$work/hello.sh" | head -n 1)
+c=$(exec_rec /bin/busybox | grep -F '"plain"' | head -n 1)
+sh_real=$(readlink -f /bin/sh)
+if [ -z "$a" ] || [ -z "$b" ] || [ -z "$c" ]; then
+	t_fail $T/chain/records "want exec records of run.sh, hello.sh and busybox: $(grep '"event":"exec"' "$log" | head -n 4)"
+else
+	t_ok $T/chain/records
+	if has_all "$a" '"parent_exec_seen":false "policy":"execrec" "category":"model-generated-code" "cgroup":"/execrec" "policy_hash":"' &&
+	   [ "$(field "$b" parent_exec_id)" = "$(field "$a" exec_id)" ] &&
+	   [ "$(field "$c" parent_exec_id)" = "$(field "$b" exec_id)" ] &&
+	   ! echo "$b$c" | grep -q parent_exec_seen; then
+		t_ok $T/chain/parent-exec-id
+	else
+		t_fail $T/chain/parent-exec-id "${_miss:-ids}: $a // $b // $c"
+	fi
+	if [ "$(field "$b" binary)" = "$work/hello.sh" ] &&
+	   [ "$(field "$b" interpreter)" = "$sh_real" ] &&
+	   [ "$(field "$b" interpreter_line)" = /bin/sh ] &&
+	   [ "$(field "$c" binary)" = "$(readlink -f /bin/busybox)" ] &&
+	   ! echo "$c" | grep -q '"interpreter'; then
+		t_ok $T/chain/binary-interpreter
+	else
+		t_fail $T/chain/binary-interpreter "want binary $work/hello.sh, interpreter $sh_real: $b // $c"
+	fi
+	if echo "$c" | grep -qF '"argv":["/bin/busybox","true","plain","a \"quoted\" arg","line1\nline2"]' &&
+	   echo "$b" | grep -qF "\"argv\":[\"/bin/sh\",\"$work/hello.sh\",\"plain\"" &&
+	   [ "$(field "$c" cwd)" = "$work" ] &&
+	   has_all "$c" '"dev":"[0-9]*:[0-9]*" "ino":[1-9] "nlink":[1-9] "uid":0, "euid":0, "ppid":[1-9]'; then
+		t_ok $T/chain/argv-escaped
+	else
+		t_fail $T/chain/argv-escaped "${_miss:-argv or cwd}: $c"
+	fi
+	case $a in *'"exec_id":"'[0-9a-f]*-[0-9]*-[0-9]*'"'*) t_ok $T/chain/exec-id-format ;;
+	*) t_fail $T/chain/exec-id-format "want BOOTID-NS-PID: $a" ;; esac
+fi
+
+# ---- long argv ----
+l=$(grep '"event":"exec"' "$log" | grep -F '"argv":["/bin/busybox","true","1","2",' | head -n 1)
+if echo "$l" | grep -q '"argv_truncated":true'; then
+	t_ok $T/long-argv
+else
+	t_fail $T/long-argv "want argv_truncated: $(echo "$l" | cut -c1-300)"
+fi
+
+# ---- exit: a status and a signal ----
+x=$(grep '"event":"exit"' "$log" | grep -F "\"exec_id\":\"$(field "$b" exec_id)\"")
+if [ "$(cat "$work/hello.rc")" = 7 ] && has_all "$x" '"status":7, "run_ms":[0-9] "maxrss_kb":[1-9] "policy":"execrec"'; then
+	t_ok $T/exit/status
+else
+	t_fail $T/exit/status "${_miss:-no record}: rc $(cat "$work/hello.rc"), $x"
+fi
+sp=$(cat "$work/sleep.pid")
+se=$(grep '"event":"exec"' "$log" | grep "\"pid\":$sp," | head -n 1)
+x=$(grep '"event":"exit"' "$log" | grep "\"pid\":$sp,")
+if [ -n "$se" ] && [ "$(echo "$x" | grep -c .)" = 1 ] &&
+   has_all "$x" '"signal":9,' && [ "$(field "$x" exec_id)" = "$(field "$se" exec_id)" ]; then
+	t_ok $T/exit/signal
+else
+	t_fail $T/exit/signal "want one exit record with signal 9 for pid $sp: exec $se // exit $x"
+fi
+
+# ---- storm: every record logged or counted lost ----
+cat > "$work/storm.sh" <<EOF
+i=0
+while [ \$i -lt $storm ]; do
+	/bin/busybox true
+	i=\$((i + 1))
+	[ \$i = $((storm / 2)) ] && /bin/busybox cat /etc/shadow > /dev/null 2>&1
+done
+EOF
+t0=$(cut -d' ' -f1 /proc/uptime)
+sh -c "echo \$\$ > $scg/cgroup.procs && exec /bin/sh $work/storm.sh" > /dev/null 2>&1
+t1=$(cut -d' ' -f1 /proc/uptime)
+log_settle "$log"
+# Before the stop: --detach-on-exit removes the pins.
+counts=$("$TOOLS/evcount" "$bpffs" 2>&1)
+stop_agent
+produced=$(echo "$counts" | sed -n 's/.*produced=\([0-9]*\).*/\1/p')
+klost=$(echo "$counts" | sed -n 's/.* lost=\([0-9]*\).*/\1/p')
+kern=$(grep -c '"event":"\(deny\|audit\|setup\|exec\|exit\)"' "$log")
+lost=$(sed -n 's/.*"event":"lost","count":\([0-9]*\),.*/\1/p' "$log" | awk '{ s += $1 } END { print s + 0 }')
+sx=$(grep '"event":"exec"' "$log" | grep -c '"cgroup":"/execrec-storm".*"argv":\["/bin/busybox","true"\]')
+sxx=$(grep '"event":"exit"' "$log" | grep '"cgroup":"/execrec-storm"' | grep -c '"comm":"busybox"')
+echo "exec-records: storm of $storm in $(echo "$t0 $t1" | awk '{ print $2 - $1 }') s: $sx exec, $sxx exit records of busybox true, $lost lost; kernel: $counts; $kern kernel records logged"
+if [ -z "$produced" ]; then
+	t_fail $T/storm/counters "evcount: $counts"
+elif [ "$produced" -eq $((kern + lost)) ] && [ "$klost" = "$lost" ]; then
+	t_ok $T/storm/produced-logged-lost
+else
+	t_fail $T/storm/produced-logged-lost "produced $produced != logged $kern + lost $lost (kernel lost $klost)"
+fi
+# Each busybox true makes one exec and one exit record, the storm shell
+# one of each, the cat one exec (and its exit), plus the chain's records.
+if [ $((sx + sxx + lost)) -ge $((2 * storm)) ] && [ "$sx" -le "$storm" ] && [ "$sxx" -le "$storm" ]; then
+	t_ok $T/storm/all-present-or-lost
+else
+	t_fail $T/storm/all-present-or-lost "$sx exec + $sxx exit + $lost lost < $((2 * storm))"
+fi
+d=$(grep '"event":"deny"' "$log" | grep '"cgroup":"/execrec-storm"' | grep -c '"path":"/etc/shadow"')
+if [ "$d" = 1 ]; then
+	t_ok $T/storm/deny-logged
+else
+	t_fail $T/storm/deny-logged "want the one deny of /etc/shadow in the storm logged, have $d (lost $lost)"
+fi
