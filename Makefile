@@ -47,7 +47,7 @@ BPF_SRCS	:= $(wildcard bpf/*.bpf.c)
 BPF_OBJS	:= $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
 POLICY_SRCS	:= $(wildcard policy/*.c)
 # Userspace code with no BPF skeleton dependency: the unit tests link it.
-LIB_SRCS	:= $(POLICY_SRCS) agent/json.c agent/net_rules.c agent/file_rules.c agent/exec.c \
+LIB_SRCS	:= $(POLICY_SRCS) agent/json.c agent/net_rules.c agent/file_rules.c agent/exec.c agent/preexist_judge.c \
 		   agent/limits_util.c agent/lsm_table.c agent/rules_check.c \
 		   agent/sandbox_table.c agent/loop.c
 AGENT_SRCS	:= $(filter-out $(LIB_SRCS),$(wildcard agent/*.c))

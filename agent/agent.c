@@ -28,6 +28,7 @@
 #include <bpf/libbpf.h>
 
 #include "agent.h"
+#include "preexist_agent.h"
 #include "agent_int.h"
 #include "bpfutil.h"
 #include "cgroup.h"
@@ -584,6 +585,8 @@ static int agent_loop_init(struct agent_loop *al, struct agent *a)
 	err = events__loop_add(a, al->l);
 	if (!err)
 		err = limits__loop_add(a, al->l);
+	if (!err)
+		err = preexist__loop_add(a, al->l);
 	if (err)
 		return err;	/* said */
 	/* The first turn scans: whatever inotify could not report between
@@ -776,6 +779,7 @@ cleanup:
 	agent_cleanup(a, detach, al.stop_signal);
 	/* After the cleanup: its sources point into the agent's rooms. */
 	loop__free(al.l);
+	preexist__fini();
 	replace__free(a);
 	free(a);
 	return err;

@@ -1226,14 +1226,21 @@ static void check_files(struct ctx *c, const struct ynode *n, struct policy *p)
 {
 	static const struct field f[] = {
 		{ "read", false }, { "write", false }, { "deny", false },
-		{ "overrides", false },
+		{ "overrides", false }, { "preexisting", false },
 	};
-	const struct ynode *v[4];
+	static const char *const preexisting[] = {
+		[POLICY_PREEXISTING_REPORT] = "report",
+		[POLICY_PREEXISTING_KILL] = "kill",
+	};
+	const struct ynode *v[5];
 	char path[PATH_BUF];
 	size_t i;
+	int word;
 
-	if (!get_fields(c, n, "files", f, 4, v))
+	if (!get_fields(c, n, "files", f, 5, v))
 		return;
+	if (v[4] && get_word(c, v[4], "files.preexisting", preexisting, 2, &word))
+		p->files.preexisting = (enum policy_preexisting)word;
 	/* An empty read or write list means "nowhere"; an empty deny list
 	 * would mean nothing, and is refused like an empty allow list. */
 	p->files.has_read = v[0];

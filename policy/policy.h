@@ -131,6 +131,12 @@ struct policy {
 		size_t n_deny;
 		struct policy_file_override *overrides;
 		size_t n_overrides;
+		/* files.preexisting: what the agent does about an fd a
+		 * process held from before its confinement that the policy
+		 * refuses (agent/preexist.c): report it, or also kill the
+		 * holder. */
+		enum policy_preexisting { POLICY_PREEXISTING_REPORT = 0,
+					  POLICY_PREEXISTING_KILL } preexisting;
 	} files;
 
 	struct {

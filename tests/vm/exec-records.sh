@@ -55,11 +55,25 @@ files:
   write: [$work/w]
 EOF
 
+cat > "$work/pol/execkill.yaml" <<EOF
+name: execkill
+cgroups: [/execrec-kill]
+network:
+  default: deny
+files:
+  write: [$work/w]
+  preexisting: kill
+EOF
+kcg=$CGROUP_ROOT/execrec-kill
+mkdir -p "$kcg"
+
 cleanup() {
 	[ -n "$agent" ] && kill "$agent" 2>/dev/null && wait "$agent" 2>/dev/null
 	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
-	rmdir "$cg" "$scg" 2>/dev/null
+	[ -n "$holders" ] && kill -9 $holders 2>/dev/null
+	rmdir "$cg" "$scg" "$kcg" 2>/dev/null
 }
+holders=
 trap cleanup EXIT
 
 start_agent() {
@@ -173,6 +187,81 @@ if [ -n "$se" ] && [ "$(echo "$x" | grep -c .)" = 1 ] &&
 	t_ok $T/exit/signal
 else
 	t_fail $T/exit/signal "want one exit record with signal 9 for pid $sp: exec $se // exit $x"
+fi
+
+# ---- preexist: fds held from before confinement ----
+# The listener outside every sandbox; each holder connects to it, opens
+# /etc/shadow for reading and a file outside the write scope for
+# writing, then an outsider (this shell) moves it into a confined cgroup.
+py=/usr/bin/python3
+port=7710
+# pre_for PID: the preexisting_fd records of PID.
+pre_for() { grep '"event":"preexisting_fd"' "$log" | grep "\"pid\":$1,"; }
+pre_n() { [ "$(pre_for "$1" | grep -c .)" -ge "$2" ]; }
+gone() { ! alive "$1"; }
+# holder NAME: start one; its pid in $hp once it holds everything.
+holder() {
+	$py -S -I -c '
+import socket, time
+a = open("/etc/shadow")
+b = open("/tmp/execrec-outside", "w")
+s = socket.create_connection(("127.0.0.1", '$port'))
+print("held", flush=True)
+time.sleep(60)
+' < /dev/null > "$work/w/$1.out" 2>&1 &
+	hp=$!
+	holders="$holders $hp"
+	wait_for 20 grep -q held "$work/w/$1.out"
+}
+if [ ! -x $py ]; then
+	t_skip $T/preexist "no python3 in this guest"
+else
+	$py -S -I -c '
+import socket
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", '$port')); s.listen(8)
+c = []
+while True:
+    c.append(s.accept()[0])
+' < /dev/null > /dev/null 2>&1 &
+	holders=$!
+	sleep 1
+	holder report
+	echo "$hp" > "$cg/cgroup.procs"
+	wait_for 10 pre_n "$hp" 3
+	sleep 2.5	# more scans: none may repeat a record
+	r=$(pre_for "$hp")
+	if [ "$(echo "$r" | grep -c .)" = 3 ] &&
+	   echo "$r" | grep -q '"path":"/etc/shadow","access":"read","reason":"protected","action":"report"' &&
+	   echo "$r" | grep -q '"path":"/tmp/execrec-outside","access":"write","reason":"outside_scope"' &&
+	   echo "$r" | grep -q '"family":"ipv4","daddr":"127.0.0.1","dport":'$port',"proto":"tcp",.*"reason":"not_allowed"' &&
+	   echo "$r" | grep -q '"policy":"execrec","cgroup":"/execrec","cgroup_id":[0-9]*,"pid":'"$hp"',"comm":"python3","fd":[0-9]'; then
+		t_ok $T/preexist/report-once
+	else
+		t_fail $T/preexist/report-once "want 3 preexisting_fd records for pid $hp: $r"
+	fi
+	if alive "$hp"; then
+		t_ok $T/preexist/report-keeps-holder
+	else
+		t_fail $T/preexist/report-keeps-holder "files.preexisting: report killed pid $hp"
+	fi
+	holder kill
+	echo "$hp" > "$kcg/cgroup.procs"
+	wait_for 10 gone "$hp"
+	sleep 0.5
+	lim=$(grep '"event":"limit"' "$log" | grep "\"pid\":$hp,")
+	if [ "$(pre_for "$hp" | grep -c '"action":"kill"')" = 3 ] &&
+	   has_all "$lim" '"kind":"preexisting_fd" "policy":"execkill" "fds":3, "killed":true' &&
+	   gone "$hp"; then
+		t_ok $T/preexist/kill
+	else
+		t_fail $T/preexist/kill "want 3 records with action kill, a limit record and pid $hp gone: $(pre_for "$hp" | head -n 3) // $lim"
+	fi
+	# shellcheck disable=SC2086
+	kill -9 $holders 2>/dev/null
+	# shellcheck disable=SC2086
+	wait $holders 2>/dev/null
+	holders=
 fi
 
 # ---- storm: every record logged or counted lost ----
