@@ -23,6 +23,7 @@ cg_born watch.c
 lsm_count -
 net_count -
 setup_tasks -
+exec_tasks -
 mq_owner -
 key_owner -
 ipc_owner -
@@ -35,6 +36,7 @@ bss pin.c
 data pin.c
 rodata pin.c
 lsm_scratch pin.c
+exec_scratch pin.c
 detached confine.c
 file_rules policy_maps.c
 net_allow policy_maps.c

@@ -671,6 +671,13 @@ static void test_capabilities(void **state)
 		EXPECT(p->setup.pass == POLICY_SETUP_OFF);
 	if ((p = parse_ok(*state, OK_HEAD "setup: {deadline: 1m30s}\n")))
 		EXPECT(p->setup.pass == POLICY_SETUP_AUTO && p->setup.deadline_ms == 90000);
+	/* files.preexisting: report unless kill is given */
+	if ((p = parse_ok(*state, OK_HEAD "perf: deny\n")))
+		EXPECT(p->files.preexisting == POLICY_PREEXISTING_REPORT);
+	if ((p = parse_ok(*state, OK_HEAD "files: {preexisting: kill}\n")))
+		EXPECT(p->files.preexisting == POLICY_PREEXISTING_KILL);
+	if ((p = parse_ok(*state, OK_HEAD "files: {preexisting: report}\n")))
+		EXPECT(p->files.preexisting == POLICY_PREEXISTING_REPORT);
 	/* The brief's list: every one of these is dangerous, none default. */
 	for (i = 0; i <= POLICY_CAP_LAST; i++) {
 		static const char *const bad[] = {
@@ -1266,7 +1273,9 @@ int main(void)
 
 		/* files */
 		BAD(files_unknown, FILES("reed: [/etc]"),
-		    "t.yaml:3:9: files.reed: unknown key 'reed'; expected one of: read, write, deny, overrides"),
+		    "t.yaml:3:9: files.reed: unknown key 'reed'; expected one of: read, write, deny, overrides, preexisting"),
+		BAD(files_preexisting_word, FILES("preexisting: close"),
+		    "t.yaml:3:22: files.preexisting: expected report or kill, got 'close'"),
 		BAD(files_read_scalar, FILES("read: /etc"),
 		    "t.yaml:3:15: files.read: expected a sequence, got '/etc'"),
 		BAD(files_read_null, OK_HEAD "files:\n  read:\n",
