@@ -101,8 +101,8 @@ int BPF_PROG(stk_exec_fork, struct task_struct *parent, struct task_struct *chil
 		return 0;
 	if (!sandbox_current(&cgid, &snap))
 		return 0;
-	ps = bpf_task_storage_get(&exec_tasks, BPF_CORE_READ(parent, group_leader),
-				  0, 0);
+	/* Fields walked directly, not read: the helper wants a BTF pointer. */
+	ps = bpf_task_storage_get(&exec_tasks, parent->group_leader, 0, 0);
 	if (ps && ps->self.ns)
 		r = ps->self;
 	else
@@ -156,11 +156,10 @@ int BPF_PROG(stk_exec, struct task_struct *p, pid_t old_pid,
 		}
 	} else {
 		/* Forked before the programs were attached, or outside. */
-		struct task_struct *rp = BPF_CORE_READ(p, real_parent);
+		struct task_struct *rp = p->real_parent;
 		struct exec_state *ps;
 
-		ps = bpf_task_storage_get(&exec_tasks,
-					  BPF_CORE_READ(rp, group_leader), 0, 0);
+		ps = bpf_task_storage_get(&exec_tasks, rp->group_leader, 0, 0);
 		if (ps && ps->self.ns)
 			ev->parent = ps->self;
 		else
@@ -250,7 +249,7 @@ int BPF_PROG(stk_exec_exit, struct task_struct *p)
 
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;	/* other threads live on */
-	st = bpf_task_storage_get(&exec_tasks, BPF_CORE_READ(p, group_leader), 0, 0);
+	st = bpf_task_storage_get(&exec_tasks, p->group_leader, 0, 0);
 	if (!st || !st->self.ns || st->self.unseen ||
 	    st->self.pid != (__u32)BPF_CORE_READ(p, tgid))
 		return 0;
