@@ -14,6 +14,9 @@
  * `files.preexisting: kill` it then ends the holder (SIGKILL) with a
  * `limit` record of kind preexisting_fd.
  *
+ * Without BPF-LSM (degraded: no file scope) only sockets are judged:
+ * nothing would refuse the files now either.
+ *
  * One instance per agent (the daemon is single-threaded): file-static
  * state, reached only through preexist__loop_add() and preexist__fini().
  */
@@ -63,6 +66,9 @@ static struct {
 	bool homes_read;
 	struct rules rules[POLICY_MAX];
 	uint64_t reported, killed;
+	/* No file scope on this kernel (degraded): nothing refuses a file
+	 * now, so only sockets are judged. */
+	bool no_files;
 } P;
 
 static bool read_small(const char *path, char *buf, size_t len)
@@ -275,7 +281,7 @@ static unsigned int scan_pid(const struct sandbox_cg *cg, uint32_t pid,
 				reason = preexist__judge_peer(&r->net, cg->policy_id,
 							      p->net.default_allow,
 							      peer, proto);
-		} else {
+		} else if (!P.no_files) {
 			reason = preexist__judge_path(&r->files, cg->policy_id,
 						      link, access);
 		}
@@ -384,9 +390,13 @@ static int on_tick(struct loop_source *s, uint32_t revents, void *userdata)
 
 int preexist__loop_add(struct agent *a, struct loop *l)
 {
+	size_t i;
 	int err;
 
 	P.a = a;
+	for (i = 0; i < a->n_degraded; i++)
+		if (!strcmp(a->degraded[i], "file_scope"))
+			P.no_files = true;
 	P.tick = loop__add_timer(l, LOOP_PRIO_NORMAL, on_tick, NULL);
 	if (!P.tick) {
 		err = -errno;
