@@ -42,10 +42,11 @@ struct {
 
 /*
  * Take a sequence number and count the record as produced; false (and
- * counted lost) when the ring has less room than the denials' reserve
- * (include/exec.h). The verdict of anything never depends on this.
+ * counted lost) when a record of len bytes would leave less room than the
+ * denials' reserve (include/exec.h). The verdict of anything never
+ * depends on this.
  */
-static __always_inline bool exec_seq(__u64 *seq)
+static __always_inline bool exec_seq(__u64 *seq, __u64 len)
 {
 	__u64 avail, size;
 
@@ -53,7 +54,8 @@ static __always_inline bool exec_seq(__u64 *seq)
 	__sync_fetch_and_add(&ev_produced, 1);
 	avail = bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA);
 	size = bpf_ringbuf_query(&rb, BPF_RB_RING_SIZE);
-	if (avail * 16 > size * EXEC_RING_FILL_MAX) {
+	/* + the ring's 8-byte header per record */
+	if ((avail + len + 8) * 16 > size * EXEC_RING_FILL_MAX) {
 		__sync_fetch_and_add(&ev_lost, 1);
 		return false;
 	}
@@ -174,7 +176,7 @@ int BPF_PROG(stk_exec, struct task_struct *p, pid_t old_pid,
 		st->self = ev->self;
 		st->parent = ev->parent;
 	}
-	if (!exec_seq(&seq))
+	if (!exec_seq(&seq, sizeof(*ev)))	/* at most: argv is cut to fit */
 		return 0;
 
 	__builtin_memset(&ev->e, 0, sizeof(ev->e));
@@ -257,7 +259,7 @@ int BPF_PROG(stk_exec_exit, struct task_struct *p)
 	sb = sandbox_current(&cgid, &snap);
 	if (!sb)
 		return 0;
-	if (!exec_seq(&seq))
+	if (!exec_seq(&seq, sizeof(*x)))
 		return 0;
 	x = bpf_ringbuf_reserve(&rb, sizeof(*x), 0);
 	if (!x) {

@@ -7,10 +7,10 @@
  * record (include/events.h): a record that finds no room is counted lost,
  * so produced == logged + lost still holds. Exec and exit are frequent,
  * and a fork-exec loop must not crowd the denials out of the ring, so they
- * keep a reserve: an exec or exit record is written only while less than
- * EXEC_RING_FILL_MAX (a fraction of the ring, in 1/16ths) is unread;
- * beyond that it is counted lost at once and the rest stays for the
- * denials, which may fill the ring to the end.
+ * keep a reserve: an exec or exit record is written only when, with it
+ * (at its largest), at most EXEC_RING_FILL_MAX sixteenths of the ring
+ * are unread; else it is counted lost at once, and the rest stays for
+ * the denials, which may fill the ring to the end.
  *
  * exec_id. Each image (one successful execve) is named by the boot,
  * its exec time and its process: the agent writes
