@@ -276,7 +276,9 @@ judge() {
 			t_fail "$_name" "probe printed no pid=N line ($_det)"
 			continue
 		fi
-		grep "\"pid\":$_pid," "$log" > "$work/recs"
+		# The probe's own records: not its exec and exit records, nor the
+		# agent's report of fds it held from before (agent/preexist.c).
+		grep "\"pid\":$_pid," "$log" | grep -v '"event":"\(exec\|exit\|preexisting_fd\)"' > "$work/recs"
 		_cnt=$(wc -l < "$work/recs")
 		if [ "$phase" = outside ] || [ -z "$_f" ]; then
 			[ "$_cnt" = 0 ] ||

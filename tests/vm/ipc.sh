@@ -209,7 +209,9 @@ judge() {
 			t_fail "$_name" "probe printed no pid=N line ($_det)"
 			continue
 		fi
-		grep "\"pid\":$_pid," "$log" > "$work/recs"
+		# The probe's own records: not its exec and exit records, nor the
+		# agent's report of fds it held from before (agent/preexist.c).
+		grep "\"pid\":$_pid," "$log" | grep -v '"event":"\(exec\|exit\|preexisting_fd\)"' > "$work/recs"
 		_cnt=$(wc -l < "$work/recs")
 		if [ "$phase" = outside ] || [ -z "$_f" ]; then
 			[ "$_cnt" = 0 ] ||
@@ -320,7 +322,9 @@ sigio_case() {
 	_out=$("$probe" fifo-write /tmp/ipc/task/fifo 2>&1)
 	_pid=$(echo "$_out" | sed -n 's/^pid=\([0-9][0-9]*\)$/\1/p')
 	settle
-	grep "\"pid\":$_pid," "$log" > "$work/recs"
+	# The probe's own records: not its exec and exit records, nor the
+	# agent's report of fds it held from before (agent/preexist.c).
+	grep "\"pid\":$_pid," "$log" | grep -v '"event":"\(exec\|exit\|preexisting_fd\)"' > "$work/recs"
 	_cnt=$(wc -l < "$work/recs")
 	_err=
 	[ "$(echo "$_out" | tail -n 1)" = OK ] ||
