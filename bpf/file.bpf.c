@@ -158,32 +158,45 @@ static __always_inline __u8 exec_unvetted(struct file *file)
 	return 0;
 }
 
+/*
+ * by_walk: file_mprotect may not call bpf_d_path() (it is no sleepable
+ * hook: mmap_lock is held), so the path is walked there (walk(); a
+ * memfd's path then reads "/"); elsewhere bpf_d_path() gives it.
+ */
 static __always_inline int judge_exec(struct sandbox *sb,
 				      struct policy_conf *conf, __u64 cgid,
-				      struct file *file, __u8 op)
+				      struct file *file, __u8 op, bool by_walk)
 {
 	struct lsm_scratch *s = scratch();
-	long len;
+	char *path;
+	long len, off = 0;
 	__u8 reason;
 
 	if (!s)
 		return -EPERM;	/* cannot happen; fail closed */
-	len = dpath((struct path *)&file->f_path, s->buf[0]);
+	if (by_walk) {
+		off = walk(s->buf[0], BPF_CORE_READ(file, f_path.mnt),
+			   BPF_CORE_READ(file, f_path.dentry));
+		len = off < 0 ? off : FILE_BUF_SIZE - 1 - off;
+	} else {
+		len = dpath((struct path *)&file->f_path, s->buf[0]);
+	}
+	path = &s->buf[0][off & MASK];
 	reason = exec_unvetted(file);
-	if (reason)	/* a memfd's path reads "/memfd:NAME (deleted)" */
+	if (reason)	/* a memfd's d_path reads "/memfd:NAME (deleted)" */
 		return lsm_deny(sb, conf, cgid, EV_KIND_FILE, op, reason,
-				len < 0 ? NULL : s->buf[0], NULL, 0, 0);
+				len < 0 ? NULL : path, NULL, 0, 0);
 	if (len < 0)
 		return lsm_deny(sb, conf, cgid, EV_KIND_FILE, op,
 				EV_REASON_PATH_TOO_LONG, NULL, NULL, 0, 0);
 	if (is_foreign_mount(BPF_CORE_READ(file, f_path.mnt)))
 		return lsm_deny(sb, conf, cgid, EV_KIND_FILE, op,
-				EV_REASON_DETACHED_MOUNT, s->buf[0], NULL, 0, 0);
-	reason = judge(s, sb->policy_id, s->buf[0], len & MASK,
+				EV_REASON_DETACHED_MOUNT, path, NULL, 0, 0);
+	reason = judge(s, sb->policy_id, path, len & MASK,
 		       WANT_READ | WANT_EXEC);
 	if (!reason)
 		return 0;
-	return lsm_deny(sb, conf, cgid, EV_KIND_FILE, op, reason, s->buf[0],
+	return lsm_deny(sb, conf, cgid, EV_KIND_FILE, op, reason, path,
 			NULL, 0, 0);
 }
 
@@ -217,7 +230,7 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 	 * __FMODE_EXEC in f_flags before bprm_check_security runs, so the
 	 * exec is judged here, once, and no bprm program is needed. */
 	if (kind == EV_KIND_FILE && is_exec_open(file))
-		return judge_exec(sb, conf, cgid, file, EV_OP_EXEC);
+		return judge_exec(sb, conf, cgid, file, EV_OP_EXEC, false);
 	if (is_internal(BPF_CORE_READ(file, f_path.mnt)))
 		return 0;
 	s = scratch();
@@ -300,17 +313,23 @@ int BPF_PROG(stk_mmap_file, struct file *file, unsigned long reqprot,
 	struct sandbox *sb, sb_snap;
 	__u64 cgid;
 
+	struct file *raw = NULL;
+
 	/* Every mmap on the host comes here: leave before any lookup. */
 	if (!(prot & PROT_EXEC))
 		return 0;
 	conf = lsm_current(&sb, &cgid, &sb_snap);
 	if (!conf)
 		return 0;
-	if (!file)
+	/* NULL for anonymous memory. The 6.12 verifier takes a hook's
+	 * pointer argument for non-NULL and drops an `if (!file)` branch
+	 * as dead, so the test reads the argument as a plain number. */
+	bpf_probe_read_kernel(&raw, sizeof(raw), &ctx[0]);
+	if (!raw)
 		return anon_exec(sb, conf, cgid, EV_OP_MMAP_EXEC);
 	if (is_exec_open(file))
 		return 0;
-	return judge_exec(sb, conf, cgid, file, EV_OP_MMAP_EXEC);
+	return judge_exec(sb, conf, cgid, file, EV_OP_MMAP_EXEC, false);
 }
 
 /* A MAP_SHARED|MAP_ANONYMOUS mapping's file: shmem_zero_setup() names it
@@ -348,7 +367,7 @@ int BPF_PROG(stk_file_mprotect, struct vm_area_struct *vma,
 		return anon_exec(sb, conf, cgid, EV_OP_MPROTECT_EXEC);
 	if (is_exec_open(file))
 		return 0;
-	return judge_exec(sb, conf, cgid, file, EV_OP_MPROTECT_EXEC);
+	return judge_exec(sb, conf, cgid, file, EV_OP_MPROTECT_EXEC, true);
 }
 
 /* SCM_RIGHTS: a file the sandbox could not open itself is refused. */

@@ -36,9 +36,8 @@
  *
  * Resolving paths. file_open (which also judges exec: execve() opens the
  * binary and any #! interpreter through it, with __FMODE_EXEC),
- * file_receive, mmap_file and file_mprotect use bpf_d_path() on the
- * resolved struct path. The path_* hooks may not call
- * it, so they walk the dentry and mount chain themselves, at most
+ * file_receive and mmap_file use bpf_d_path() on the resolved struct
+ * path. The path_* hooks and file_mprotect may not call it, so they walk the dentry and mount chain themselves, at most
  * FILE_WALK_DEPTH components into a FILE_BUF_SIZE buffer; a deeper or
  * longer path is denied with reason path_too_long. inode_setxattr and
  * inode_removexattr get no mount, so they walk to the root of the

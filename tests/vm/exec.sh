@@ -69,7 +69,9 @@ fixtures() {
 		printf '#!%s sh\necho OK\n' "${_s#*:}" > "${_s%%:*}"
 	done
 	echo 'print("OK")' > "$w/script.py"
+	set +f
 	chmod 755 "$w"/* "$d"/ro/* "$d"/allowed/*
+	set -f
 }
 
 # ---- the case machinery (as tests/vm/file-scope.sh's) ----
@@ -177,10 +179,12 @@ default_cases() {
 	kase shared-anon-mprotect OK '' shared-anon-mprotect
 	if [ -x "$py" ]; then
 		# Dynamically linked: ld.so maps libc and the rest PROT_EXEC.
-		kase dynamic-binary-runs OK '' exec "$py" python3 -c 'print("OK")'
+		# -B: no __pycache__ writes (refused outside the write folder,
+		# with records of their own).
+		kase dynamic-binary-runs OK '' exec "$py" python3 -B -c 'print("OK")'
 		# An interpreter reading a written script: a read, which exec
 		# cannot stop (README, "Execution").
-		kase interpreter-reads-written OK '' exec "$py" python3 "$w/script.py"
+		kase interpreter-reads-written OK '' exec "$py" python3 -B "$w/script.py"
 	fi
 }
 
@@ -219,7 +223,7 @@ paths_cases() {
 		shared-anon-mprotect
 	# CPython has no JIT: it runs with anonymous exec refused.
 	[ ! -x "$py" ] ||
-		kase dynamic-binary-runs OK '' exec "$py" python3 -c 'print("OK")'
+		kase dynamic-binary-runs OK '' exec "$py" python3 -B -c 'print("OK")'
 }
 
 # ---- the run ----
