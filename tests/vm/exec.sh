@@ -43,11 +43,7 @@ mkdir -p "$work"
 set -f	# record fields are case patterns, never file globs
 
 cleanup() {
-	if [ -n "$agent" ]; then
-		kill -9 "$agent" 2>/dev/null
-		wait "$agent" 2>/dev/null
-	fi
-	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
+	agent_gone "$agent" "$bpffs"
 	for _c in exec-sbx exec-audit exec-written exec-paths; do
 		rmdir "$CGROUP_ROOT/$_c" 2>/dev/null
 	done
@@ -103,34 +99,37 @@ kase() {
 	echo "$_n|${_pid:-none}|$_want|$(echo "$_out" | tail -n 1)|$_f|$_det" >> "$cases"
 }
 
-short() { printf '%s' "$1" | cut -c 1-400; }
+# verdict NAME PID FIELDS: what is wrong with PID's records (echoed; empty
+# when nothing is): FIELDS empty or outside, none at all; else exactly
+# one, holding every field.
+verdict() {
+	grep "\"pid\":$2," "$log" > "$work/recs"
+	set -- "$1" "$2" "$3" "$(wc -l < "$work/recs")" "$(head -n 2 "$work/recs" | cut -c 1-400 | tr '\n' ' ')"
+	if [ "$phase" = outside ] || [ -z "$3" ]; then
+		[ "$4" = 0 ] || echo "$4 record(s) for pid $2, want none: $5"
+	elif [ "$4" != 1 ]; then
+		echo "$4 record(s) for pid $2, want exactly one with $3: $5"
+	elif ! has_all "$(cat "$work/recs")" "$base \"pid\":$2, $3"; then
+		echo "no $_miss in $5"
+	fi
+}
 
-# Judge every case of the phase: the probe's result and its records.
+# Judge every case of the phase, once the log has settled.
 judge() {
 	[ -f "$cases" ] || return 0
 	log_settle "$log"
 	while IFS='|' read -r _n _pid _want _got _f _det; do
-		_name="$T/$label/$_n"
-		_err=
-		[ "$_got" = "$_want" ] || _err="expected $_want, got '$_got' ($_det)"
 		if [ "$_pid" = none ]; then
-			t_fail "$_name" "probe printed no pid=N line ($_det)"
+			t_fail "$T/$label/$_n" "probe printed no pid=N line ($_det)"
 			continue
 		fi
-		grep "\"pid\":$_pid," "$log" > "$work/recs"
-		_cnt=$(wc -l < "$work/recs")
-		if [ "$phase" = outside ] || [ -z "$_f" ]; then
-			[ "$_cnt" = 0 ] ||
-				_err="${_err:+$_err; }$_cnt record(s) for pid $_pid, want none: $(short "$(head -n 1 "$work/recs")")"
-		elif [ "$_cnt" != 1 ]; then
-			_err="${_err:+$_err; }$_cnt record(s) for pid $_pid, want exactly one with $_f: $(short "$(head -n 2 "$work/recs" | tr '\n' ' ')")"
-		elif ! has_all "$(cat "$work/recs")" "$base \"pid\":$_pid, $_f"; then
-			_err="${_err:+$_err; }no $_miss in $(short "$(cat "$work/recs")")"
-		fi
+		_err=$(verdict "$_n" "$_pid" "$_f")
+		[ "$_got" = "$_want" ] ||
+			_err="expected $_want, got '$_got' ($_det)${_err:+; $_err}"
 		if [ -z "$_err" ]; then
-			t_ok "$_name"
+			t_ok "$T/$label/$_n"
 		else
-			t_fail "$_name" "$_err"
+			t_fail "$T/$label/$_n" "$_err"
 		fi
 	done < "$cases"
 	rm -f "$cases"
@@ -252,18 +251,7 @@ fi
 	--log "$log" --bpffs "$bpffs" --detach-on-exit ${STOCKADE_AGENT_FLAGS:-} \
 	> "$work/agent.out" 2> "$work/agent.err" &
 agent=$!
-ready_or_dead() {
-	grep -q '"event":"agent_ready"' "$log" || ! alive "$agent"
-}
-wait_for 60 ready_or_dead
-ready=$(grep '"event":"agent_ready"' "$log" | head -n 1)
-case $ready in
-*'"degraded":[]'*) t_ok $T/agent-ready ;;
-*)
-	t_fail $T/agent-ready "want agent_ready with nothing degraded: ${ready:-none} $(tail -n 3 "$work/agent.err" | tr '\n' ' ')"
-	t_show "$work/agent.err"
-	exit 0 ;;
-esac
+agent_ready_or_fail $T/agent-ready "$log" "$agent" "$work/agent.err" || exit 0
 # What is in force says whether written files may run.
 if grep -q '"event":"policy".*"policy":"exec-written".*"exec_allow_written":true' "$log" &&
    grep -q '"event":"policy".*"policy":"exec".*"exec_allow_written":false' "$log"; then

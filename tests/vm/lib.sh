@@ -99,3 +99,29 @@ log_settle() {
 		_left=$((_left - 1))
 	done
 }
+
+# agent_ready_or_fail NAME LOG PID ERRFILE: wait (60 s: loading is slow
+# under TCG) for the agent's agent_ready in LOG; ok NAME when it names no
+# degraded guarantee, else fail NAME with the agent's last words and
+# return 1. Sets ready to the record.
+agent_ready_or_fail() {
+	_an=$1 _al=$2 _ap=$3 _ae=$4
+	wait_for 60 eval 'grep -q "\"event\":\"agent_ready\"" "$_al" || ! alive "$_ap"'
+	ready=$(grep '"event":"agent_ready"' "$_al" | head -n 1)
+	case $ready in
+	*'"degraded":[]'*) t_ok "$_an"; return 0 ;;
+	esac
+	t_fail "$_an" "want agent_ready with nothing degraded: ${ready:-none}; $(tail -n 3 "$_ae" | tr '\n' ' ')"
+	t_show "$_ae"
+	return 1
+}
+
+# agent_gone PID BPFFS: SIGKILL the agent (when PID is set) and detach
+# what its pins in BPFFS still enforce: a test's cleanup.
+agent_gone() {
+	if [ -n "$1" ]; then
+		kill -9 "$1" 2>/dev/null
+		wait "$1" 2>/dev/null
+	fi
+	[ ! -d "$2" ] || "$STOCKADE" detach --all --bpffs "$2" > /dev/null 2>&1
+}
