@@ -260,6 +260,15 @@ else
 	t_fail $T/policy-record "$(grep '"event":"policy"' "$log" | tr '\n' ' ')"
 fi
 
+# ... and so does `status`, from the pinned policy settings.
+"$STOCKADE" status --json --bpffs "$bpffs" > "$work/status.json" 2>&1
+if grep -q '"policy":"exec-written"[^}]*"exec_allow_written":true' "$work/status.json" &&
+   grep -q '"policy":"exec-paths"[^}]*"exec_allow_written":false,"anon_exec":"deny"' "$work/status.json"; then
+	t_ok $T/status
+else
+	t_fail $T/status "$(cut -c 1-600 "$work/status.json")"
+fi
+
 set_phase enforce exec-sbx exec
 default_cases
 judge
