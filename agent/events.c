@@ -116,6 +116,7 @@ static const char *const op_names[] = {
 	[EV_OP_SETUP_BEGIN] = "begin", [EV_OP_SETUP_EXEC] = "exec",
 	[EV_OP_SETUP_DEADLINE] = "deadline", [EV_OP_SETUP_REFUSED] = "refused",
 	[EV_OP_SETUP_MOVED] = "moved",
+	[EV_OP_MMAP_EXEC] = "mmap_exec", [EV_OP_MPROTECT_EXEC] = "mprotect_exec",
 };
 
 static const char *const reason_names[] = {
@@ -145,6 +146,10 @@ static const char *const reason_names[] = {
 	[EV_REASON_TABLE_FULL] = "table_full",
 	[EV_REASON_PERF_NOT_ALLOWED] = "perf_not_allowed",
 	[EV_REASON_IN_SETUP] = "in_setup",
+	[EV_REASON_NOT_EXECUTABLE] = "not_executable",
+	[EV_REASON_MEMORY_FILE] = "memory_file",
+	[EV_REASON_DELETED_FILE] = "deleted_file",
+	[EV_REASON_ANON_EXEC] = "anon_exec",
 };
 
 

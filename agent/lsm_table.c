@@ -47,6 +47,17 @@ static const struct lsm_hook lsm_table[] = {
 	 * program's name, and stk_inode_removexattr has the same 15. */
 	{ "stk_inode_rm_acl", "inode_remove_acl", FILE_SCOPE, true, { "", "dentry" } },
 
+	/* bpf/file.bpf.c: what may execute. Exec itself is judged in
+	 * file_open (FMODE_EXEC); these two judge PROT_EXEC mappings: a
+	 * file mapped executable (mmap, shmat SHM_EXEC), a mapping made
+	 * executable (mprotect), and anonymous memory under anon_exec.
+	 * Same prototypes on 6.1, 6.12 and 6.18 (the trailing arguments
+	 * are unsigned longs). */
+	{ "stk_mmap_file", "mmap_file", "exec_scope", NULL, false,
+	  { "file", LSM_ARG_SCALAR, LSM_ARG_SCALAR, LSM_ARG_SCALAR } },
+	{ "stk_file_mprotect", "file_mprotect", "exec_scope", NULL, false,
+	  { "vm_area_struct", LSM_ARG_SCALAR, LSM_ARG_SCALAR } },
+
 	/* bpf/lsm.bpf.c: the sandbox's edge. */
 	{ "stk_bpf", "bpf", "bpf", NULL, false, { "", "bpf_attr" } },
 	{ "stk_ptrace", "ptrace_access_check", "ptrace", NULL, false, { "task_struct" } },

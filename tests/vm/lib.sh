@@ -318,3 +318,19 @@ judge_cases() {
 	done < "$cases"
 	rm -f "$cases"
 }
+
+# agent_ready_or_fail NAME LOG PID ERRFILE: wait (60 s: loading is slow
+# under TCG) for the agent's agent_ready in LOG; ok NAME when it names no
+# degraded guarantee, else fail NAME with the agent's last words and
+# return 1. Sets ready to the record.
+agent_ready_or_fail() {
+	_an=$1 _al=$2 _ap=$3 _ae=$4
+	wait_for 60 eval 'grep -q "\"event\":\"agent_ready\"" "$_al" || ! alive "$_ap"'
+	ready=$(grep '"event":"agent_ready"' "$_al" | head -n 1)
+	case $ready in
+	*'"degraded":[]'*) t_ok "$_an"; return 0 ;;
+	esac
+	t_fail "$_an" "want agent_ready with nothing degraded: ${ready:-none}; $(tail -n 3 "$_ae" | tr '\n' ' ')"
+	t_show "$_ae"
+	return 1
+}
