@@ -16,14 +16,6 @@
 
 uint64_t bpfutil_enomem_retries;
 
-int64_t clock_now_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 int bpf_rcu_sync(int sync_fd, int inner_fd)
 {
 	__u32 zero = 0;

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "clock.h"
+
 /*
  * bpf_map_update_elem(), retried on ENOMEM with a short backoff.
  *
@@ -34,8 +36,6 @@ int map_update_retry(int fd, const void *key, const void *value,
 
 extern uint64_t bpfutil_enomem_retries;
 
-/* Nanoseconds of clock c (CLOCK_REALTIME, CLOCK_MONOTONIC...). */
-int64_t clock_now_ns(clockid_t c);
 
 /*
  * Wait until every BPF program already running has finished: a write to

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "loop.h"
 
 /* Ready sources taken per epoll_wait(): more than the agent has. */
@@ -50,14 +51,9 @@ struct loop {
 	int code;
 };
 
-/* Its own clock, not bpfutil's: the loop is in the unit tests' library,
- * which links no libbpf. */
 uint64_t loop__now_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+	return (uint64_t)clock_now_ns(CLOCK_MONOTONIC) / 1000;
 }
 
 int loop__new(struct loop **out)

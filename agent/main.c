@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "cgroup.h"
 #include "ctl.h"
 #include "events.h"
 #include "limits_agent.h"
@@ -117,16 +118,39 @@ static void print_exec(const struct policy *p)
 	       p->exec.anon_deny ? "; anonymous memory may not become executable (anon_exec: deny)" : "");
 }
 
+/* stockade check [--cgroup-root DIR] FILE|DIR...: the checks of a start
+ * and a reload, in their order. The limits check needs the cgroup tree
+ * the agent will run on, so it runs only when --cgroup-root names it:
+ * a policy is often checked on another machine (CI) than its node. */
 static int cmd_check(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "cgroup-root", required_argument, NULL, 'c' },
+		{ 0 }
+	};
 	struct policy_diag diag = { 0 };
 	struct policy_set set = { 0 };
+	const char *cgroot = NULL;
+	char root[4096];
 	size_t i;
-	int err;
+	int err, o;
 
+	optind = 0;	/* argv[0] is the first FILE: getopt skips it */
+	while ((o = getopt_long(argc + 1, argv - 1, "+", opts, NULL)) != -1) {
+		if (o != 'c')
+			return 2;
+		cgroot = optarg;
+	}
+	argc -= optind - 1;
+	argv += optind - 1;
 	if (argc < 1) {
 		fprintf(stderr, "stockade check: name at least one policy FILE or DIR\n");
 		return 2;
+	}
+	if (cgroot) {
+		/* It says what is wrong with cgroot. */
+		if (cgroup_root__find(cgroot, root, sizeof(root)))
+			return 2;
 	}
 	err = policy_set__load((const char *const *)argv, (size_t)argc, &set, &diag);
 	/* Compiling catches what only the kernel layout limits (port ranges
@@ -134,6 +158,8 @@ static int cmd_check(int argc, char **argv)
 	 * agree, every problem listed. */
 	if (!err)
 		err = rules__check_set(&set, &diag);
+	if (!err && cgroot)
+		err = limits__check_set(root, &set, &diag);
 	for (i = 0; i < diag.n; i++)
 		fprintf(stderr, "%s\n", diag.msgs[i]);
 	if (!err)

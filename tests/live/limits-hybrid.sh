@@ -114,6 +114,19 @@ else
 	else
 		ok "nothing applied: no record, no confinement, no state, no pins"
 	fi
+	# `stockade check --cgroup-root` runs the agent's limits check too,
+	# with the same words; plain `check` (no tree named) does not.
+	"$STOCKADE" check --cgroup-root "$CGROUP_ROOT" "$policy" > "$work/check.out" 2> "$work/check.err"
+	rc=$?
+	"$STOCKADE" check "$policy" > /dev/null 2>&1
+	rc_plain=$?
+	want="limits.memory: policy 'live-limits' cannot be applied on this host: it is a hybrid cgroup host"
+	if [ "$rc" = 1 ] && [ "$rc_plain" = 0 ] && grep -qF "$want" "$work/check.err" &&
+	   grep -qF "$policy:$(pos_of memory): " "$work/check.err"; then
+		ok "check --cgroup-root refuses the same limits at their positions (exit 1); plain check passes"
+	else
+		not_ok "check --cgroup-root" "exit $rc (plain $rc_plain), want 1 (0); stderr: $(head -c 600 "$work/check.err")"
+	fi
 fi
 
 # ---- the same policy without the limits the host cannot take ----
