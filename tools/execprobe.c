@@ -191,6 +191,23 @@ static int child_verdict(pid_t pid)
 	return !(WIFEXITED(st) && !WEXITSTATUS(st));
 }
 
+/* fork(); the child prints its own pid line first (its records are the
+ * ones judged). -1 after a setup error (printed). */
+static pid_t child_first(void)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		probe_setup_fail("fork");
+	if (pid == 0) {
+		probe_print_pid();
+		fflush(stdout);
+	}
+	return pid;
+}
+
 /* The child of brk-exec: exits 0 when personality() returned (its heap
  * then executable: the kernel's own doing outside anon_exec: deny). */
 static int brk_child(void)
@@ -199,8 +216,6 @@ static int brk_child(void)
 	FILE *f;
 	void *p;
 
-	probe_print_pid();
-	fflush(stdout);
 	if (personality(PER_LINUX | READ_IMPLIES_EXEC) < 0)
 		_exit(1);
 	p = sbrk(4096);
@@ -214,24 +229,40 @@ static int brk_child(void)
 	_exit(0);
 }
 
+/* Map path read-write (mflags: shared, or private and then written: a
+ * copied-on-write page), then mprotect it R+X. */
+static int rw_then_exec(const char *path, int oflags, int mflags)
+{
+	int fd = open(path, oflags | O_CLOEXEC);
+	char *p;
+
+	if (fd < 0)
+		return probe_setup_fail(path);
+	p = map(fd, 4096, PROT_READ | PROT_WRITE, mflags);
+	if (!p)
+		return probe_setup_fail("mmap");
+	if (mflags & MAP_PRIVATE)
+		*(volatile char *)p ^= 1;
+	probe_print_pid();
+	fflush(stdout);
+	return probe_result(mprotect(p, 4096, PROT_READ | PROT_EXEC));
+}
+
 static int ptrace_poke(void)
 {
 	pid_t pid;
 	long word;
 	int st;
 
-	fflush(stdout);
-	pid = fork();
+	pid = child_first();
 	if (pid < 0)
-		return probe_setup_fail("fork");
+		return 2;
 	if (pid == 0) {
-		probe_print_pid();
 		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL)) {
 			probe_result(-1);
 			fflush(stdout);
 			_exit(1);
 		}
-		fflush(stdout);
 		raise(SIGSTOP);
 		_exit(0);
 	}
@@ -348,15 +379,11 @@ static int run(const char *op, int argc, char **argv)
 		return probe_result(-1);
 	}
 	if (!strcmp(op, "spawn") && argc >= 1) {
-		pid_t pid;
+		pid_t pid = child_first();
 
-		fflush(stdout);
-		pid = fork();
 		if (pid < 0)
-			return probe_setup_fail("fork");
+			return 2;
 		if (pid == 0) {
-			probe_print_pid();
-			fflush(stdout);
 			execve(argv[0], argv_of(argv[0], argc - 1, argv + 1), environ);
 			_exit(127);
 		}
@@ -410,17 +437,8 @@ static int run(const char *op, int argc, char **argv)
 		shmctl(id, IPC_RMID, NULL);
 		return probe_result(p == (void *)-1 ? -1 : 0);
 	}
-	if (!strcmp(op, "shared-file-mprotect") && argc == 1) {
-		fd = open(argv[0], O_RDWR | O_CLOEXEC);
-		if (fd < 0)
-			return probe_setup_fail(argv[0]);
-		p = map(fd, 4096, PROT_READ | PROT_WRITE, MAP_SHARED);
-		if (!p)
-			return probe_setup_fail("mmap");
-		probe_print_pid();
-		fflush(stdout);
-		return probe_result(mprotect(p, 4096, PROT_READ | PROT_EXEC));
-	}
+	if (!strcmp(op, "shared-file-mprotect") && argc == 1)
+		return rw_then_exec(argv[0], O_RDWR, MAP_SHARED);
 	if (!strcmp(op, "devzero-exec") && argc == 0) {
 		fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
@@ -451,25 +469,13 @@ static int run(const char *op, int argc, char **argv)
 		return probe_result(mprotect(page_of(&data_page[4096]), 4096,
 					     PROT_READ | PROT_WRITE | PROT_EXEC));
 	}
-	if (!strcmp(op, "cow-mprotect") && argc == 1) {
-		fd = open(argv[0], O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return probe_setup_fail(argv[0]);
-		p = map(fd, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE);
-		if (!p)
-			return probe_setup_fail("mmap");
-		*(volatile char *)p ^= 1;	/* a private copy of the page */
-		probe_print_pid();
-		fflush(stdout);
-		return probe_result(mprotect(p, 4096, PROT_READ | PROT_EXEC));
-	}
+	if (!strcmp(op, "cow-mprotect") && argc == 1)
+		return rw_then_exec(argv[0], O_RDONLY, MAP_PRIVATE);
 	if (!strcmp(op, "brk-exec") && argc == 0) {
-		pid_t pid;
+		pid_t pid = child_first();
 
-		fflush(stdout);
-		pid = fork();
 		if (pid < 0)
-			return probe_setup_fail("fork");
+			return 2;
 		if (pid == 0)
 			return brk_child();
 		return child_verdict(pid);
