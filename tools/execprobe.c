@@ -209,11 +209,11 @@ static pid_t child_first(void)
 }
 
 /* The child of brk-exec: exits 0 when personality() returned (its heap
- * then executable: the kernel's own doing outside anon_exec: deny). */
+ * then executable: the kernel's own doing outside anon_exec: deny). No
+ * stdio after it: under the flag any mmap is PROT_EXEC, judged (and in
+ * audit mode recorded) again. */
 static int brk_child(void)
 {
-	char line[256];
-	FILE *f;
 	void *p;
 
 	if (personality(PER_LINUX | READ_IMPLIES_EXEC) < 0)
@@ -222,10 +222,6 @@ static int brk_child(void)
 	if (p == (void *)-1)
 		_exit(1);
 	*(volatile char *)p = 0;
-	f = fopen("/proc/self/maps", "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (strstr(line, "[heap]"))
-			fprintf(stderr, "execprobe: heap %s", line);
 	_exit(0);
 }
 
