@@ -423,7 +423,9 @@ static int run(const char *op, int argc, char **argv)
 		return probe_result(do_execveat(ro, argv_of(argv[1], argc - 2, argv + 2)));
 	}
 	if (!strcmp(op, "shmat-exec") && argc == 0) {
-		int id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+		/* 0700: SHM_EXEC asks for x permission; without it shmat
+		 * wants CAP_IPC_OWNER (a capability refusal of its own). */
+		int id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0700);
 
 		if (id < 0)
 			return probe_setup_fail("shmget");
