@@ -117,6 +117,7 @@ static const char *const op_names[] = {
 	[EV_OP_SETUP_DEADLINE] = "deadline", [EV_OP_SETUP_REFUSED] = "refused",
 	[EV_OP_SETUP_MOVED] = "moved",
 	[EV_OP_MMAP_EXEC] = "mmap_exec", [EV_OP_MPROTECT_EXEC] = "mprotect_exec",
+	[EV_OP_PERSONALITY] = "personality", [EV_OP_TRACEME] = "traceme",
 };
 
 static const char *const reason_names[] = {

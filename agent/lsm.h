@@ -24,6 +24,10 @@
 #include <stddef.h>
 
 #define LSM_MAX_ARGS	4
+/* A row whose hook starts so is an fentry program on that kernel
+ * function ("fentry/<func>", its section), not an LSM hook: probed by the
+ * function's BTF, attached and pinned with the LSM programs. */
+#define LSM_FENTRY	"fentry/"
 #define LSM_ARG_SCALAR	"="
 
 struct lsm_hook {

@@ -17,8 +17,15 @@
 #define S_IFMT			00170000
 #define S_IFBLK			0060000
 #define S_IFCHR			0020000
+#define PROT_WRITE		0x2
 #define PROT_EXEC		0x4
+#define MAP_SHARED		0x01	/* MAP_SHARED_VALIDATE has it too */
 #define VM_EXEC			0x4
+#define VM_SHARED		0x8
+#define READ_IMPLIES_EXEC	0x0400000
+#define SIGKILL			9
+/* /dev/zero: MKDEV(1, 5) in the kernel's dev_t (20 minor bits). */
+#define DEV_ZERO		((1U << 20) | 5)
 
 /*
  * bpf_d_path() for the hooks that may call it. Returns the path's length
@@ -298,40 +305,6 @@ static __always_inline int anon_exec(struct sandbox *sb,
 			NULL, NULL, 0, 0);
 }
 
-/*
- * A mapping of a file opened for exec is the kernel's ELF loader mapping
- * the binary or its interpreter (binfmt_elf: vm_mmap of bprm->file), or a
- * binfmt_misc interpreter given the binary's fd: judged when it was
- * opened (file_open), so judged once, with one record. A file opened any
- * other way has no FMODE_EXEC.
- */
-SEC("lsm/mmap_file")
-int BPF_PROG(stk_mmap_file, struct file *file, unsigned long reqprot,
-	     unsigned long prot, unsigned long flags)
-{
-	struct policy_conf *conf;
-	struct sandbox *sb, sb_snap;
-	__u64 cgid;
-
-	struct file *raw = NULL;
-
-	/* Every mmap on the host comes here: leave before any lookup. */
-	if (!(prot & PROT_EXEC))
-		return 0;
-	conf = lsm_current(&sb, &cgid, &sb_snap);
-	if (!conf)
-		return 0;
-	/* NULL for anonymous memory. The 6.12 verifier takes a hook's
-	 * pointer argument for non-NULL and drops an `if (!file)` branch
-	 * as dead, so the test reads the argument as a plain number. */
-	bpf_probe_read_kernel(&raw, sizeof(raw), &ctx[0]);
-	if (!raw)
-		return anon_exec(sb, conf, cgid, EV_OP_MMAP_EXEC);
-	if (is_exec_open(file))
-		return 0;
-	return judge_exec(sb, conf, cgid, file, EV_OP_MMAP_EXEC, false);
-}
-
 /* A MAP_SHARED|MAP_ANONYMOUS mapping's file: shmem_zero_setup() names it
  * "dev/zero" on the internal shm mount (a memfd is "memfd:NAME"). */
 static __always_inline bool is_shared_anon(struct file *file)
@@ -345,9 +318,92 @@ static __always_inline bool is_shared_anon(struct file *file)
 	return str_eq(name, "dev/zero", 9);
 }
 
-/* mprotect() adding PROT_EXEC: judged as an exec of the mapped file (its
+/* The /dev/zero device itself (any node of it): mmap_zero() turns a
+ * private mapping of it into anonymous memory, a shared one into shared
+ * anonymous memory; the device file is never what runs. */
+static __always_inline bool is_dev_zero(struct file *file)
+{
+	struct inode *ino = BPF_CORE_READ(file, f_inode);
+
+	return (BPF_CORE_READ(ino, i_mode) & S_IFMT) == S_IFCHR &&
+	       BPF_CORE_READ(ino, i_rdev) == DEV_ZERO;
+}
+
+static __always_inline bool anon_deny(struct policy_conf *conf)
+{
+	return conf->flags & SANDBOX_ANON_EXEC_DENY;
+}
+
+/* Under READ_IMPLIES_EXEC every readable mapping is executable, brk's
+ * heap and a new stack included (VM_DATA_DEFAULT_FLAGS), with no hook on
+ * the way; see stk_persona. */
+static __always_inline bool reads_imply_exec(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	return BPF_CORE_READ(t, personality) & READ_IMPLIES_EXEC;
+}
+
+/*
+ * A mapping of a file opened for exec is the kernel's ELF loader mapping
+ * the binary or its interpreter (binfmt_elf: vm_mmap of bprm->file), or a
+ * binfmt_misc interpreter given the binary's fd: judged when it was
+ * opened (file_open), so judged once, with one record. A file opened any
+ * other way has no FMODE_EXEC.
+ *
+ * Under anon_exec: deny, a private mapping that is both writable and
+ * executable is anonymous memory in all but name (written pages are
+ * private copies: code the sandbox wrote, whatever file is behind it),
+ * refused before the exec-open shortcut: an ELF with an RWX segment is
+ * refused too (README, "Execution").
+ */
+SEC("lsm/mmap_file")
+int BPF_PROG(stk_mmap_file, struct file *file, unsigned long reqprot,
+	     unsigned long prot, unsigned long flags)
+{
+	struct policy_conf *conf;
+	struct sandbox *sb, sb_snap;
+	__u64 cgid;
+
+	struct file *raw = NULL;
+
+	/* Every mmap on the host comes here: leave before any lookup. The
+	 * kernel has added PROT_EXEC for READ_IMPLIES_EXEC already. */
+	if (!(prot & PROT_EXEC))
+		return 0;
+	conf = lsm_current(&sb, &cgid, &sb_snap);
+	if (!conf)
+		return 0;
+	/* NULL for anonymous memory. Both tests, on purpose: the 6.12
+	 * verifier takes a plain hook pointer argument for non-NULL and
+	 * drops `!file` as dead code, hence the copy read as a number
+	 * (raw); kernels that declare it file__nullable make it maybe-NULL
+	 * and reject any use of file not guarded by `!file` itself. */
+	bpf_probe_read_kernel(&raw, sizeof(raw), &ctx[0]);
+	if (!raw || !file)
+		return anon_exec(sb, conf, cgid, EV_OP_MMAP_EXEC);
+	/* /dev/zero, and remap_file_pages() of a shared anonymous mapping
+	 * (its vm_file is shmem's "dev/zero"): anonymous memory. */
+	if (is_dev_zero(file) || is_shared_anon(file))
+		return anon_exec(sb, conf, cgid, EV_OP_MMAP_EXEC);
+	if (anon_deny(conf) &&
+	    (((prot & PROT_WRITE) && !(flags & MAP_SHARED)) || reads_imply_exec()))
+		return anon_exec(sb, conf, cgid, EV_OP_MMAP_EXEC);
+	if (is_exec_open(file))
+		return 0;
+	return judge_exec(sb, conf, cgid, file, EV_OP_MMAP_EXEC, false);
+}
+
+/*
+ * mprotect() adding PROT_EXEC: judged as an exec of the mapped file (its
  * vm_file), or as anonymous memory; a mapping already executable is not
- * judged again. */
+ * judged again. Under anon_exec: deny, first (before that shortcut and
+ * the exec-open one, which would pass a program's own .text or .data):
+ * a private mapping made writable and executable, and a private mapping
+ * made executable after it was written (an anon_vma: it holds COW'd
+ * pages, the sandbox's bytes, not the file's). TEXTREL libraries do the
+ * latter (README, "Execution").
+ */
 SEC("lsm/file_mprotect")
 int BPF_PROG(stk_file_mprotect, struct vm_area_struct *vma,
 	     unsigned long reqprot, unsigned long prot)
@@ -355,12 +411,20 @@ int BPF_PROG(stk_file_mprotect, struct vm_area_struct *vma,
 	struct policy_conf *conf;
 	struct sandbox *sb, sb_snap;
 	struct file *file;
+	__u64 vm_flags;
 	__u64 cgid;
 
-	if (!(prot & PROT_EXEC) || (BPF_CORE_READ(vma, vm_flags) & VM_EXEC))
+	if (!(prot & PROT_EXEC))
 		return 0;
+	vm_flags = BPF_CORE_READ(vma, vm_flags);
 	conf = lsm_current(&sb, &cgid, &sb_snap);
 	if (!conf)
+		return 0;
+	if (anon_deny(conf) && !(vm_flags & VM_SHARED) &&
+	    ((prot & PROT_WRITE) ||
+	     (!(vm_flags & VM_EXEC) && BPF_CORE_READ(vma, anon_vma))))
+		return anon_exec(sb, conf, cgid, EV_OP_MPROTECT_EXEC);
+	if (vm_flags & VM_EXEC)
 		return 0;
 	file = BPF_CORE_READ(vma, vm_file);
 	if (!file || is_shared_anon(file))
@@ -368,6 +432,48 @@ int BPF_PROG(stk_file_mprotect, struct vm_area_struct *vma,
 	if (is_exec_open(file))
 		return 0;
 	return judge_exec(sb, conf, cgid, file, EV_OP_MPROTECT_EXEC, true);
+}
+
+/*
+ * personality(READ_IMPLIES_EXEC) under anon_exec: deny. With it, brk()
+ * grows an executable heap (do_brk_flags() ORs VM_DATA_DEFAULT_FLAGS,
+ * VM_EXEC included) and no LSM hook is on that way, nor on personality()
+ * itself; and the syscall cannot be failed here: fmod_ret reaches
+ * syscalls only with CONFIG_FUNCTION_ERROR_INJECTION, which Debian's
+ * kernels lack. So the caller is killed (SIGKILL, delivered before it
+ * returns to user space: it never runs with the flag), with one record;
+ * audit mode records and lets it be. An exec of a 64-bit ELF clears the
+ * flag (set_personality_64bit()); a legacy 32-bit one may set it, and
+ * its first mapping is then refused (stk_mmap_file).
+ */
+static __always_inline int personality_judge(unsigned long persona)
+{
+	struct policy_conf *conf;
+	struct sandbox *sb, sb_snap;
+	__u64 cgid;
+
+	/* 0xffffffff only asks for the current value. */
+	if (!(persona & READ_IMPLIES_EXEC) || (__u32)persona == 0xffffffff)
+		return 0;
+	conf = lsm_current(&sb, &cgid, &sb_snap);
+	if (!conf || !anon_deny(conf))
+		return 0;
+	if (anon_exec(sb, conf, cgid, EV_OP_PERSONALITY))
+		bpf_send_signal(SIGKILL);
+	return 0;
+}
+
+SEC("fentry/__x64_sys_personality")
+int BPF_PROG(stk_persona, struct pt_regs *regs)
+{
+	return personality_judge(BPF_CORE_READ(regs, di));
+}
+
+/* int 0x80 from a 64-bit task reaches the ia32 entry: the same check. */
+SEC("fentry/__ia32_sys_personality")
+int BPF_PROG(stk_persona32, struct pt_regs *regs)
+{
+	return personality_judge(BPF_CORE_READ(regs, bx));
 }
 
 /* SCM_RIGHTS: a file the sandbox could not open itself is refused. */

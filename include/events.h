@@ -157,6 +157,8 @@ enum ev_op {
 	 * anonymous memory) */
 	EV_OP_MMAP_EXEC = 70,		/* mmap(PROT_EXEC), shmat(SHM_EXEC) */
 	EV_OP_MPROTECT_EXEC = 71,	/* mprotect() adding PROT_EXEC */
+	EV_OP_PERSONALITY = 72,		/* personality(READ_IMPLIES_EXEC) */
+	EV_OP_TRACEME = 73,		/* ptrace kind: PTRACE_TRACEME */
 };
 
 enum ev_reason {

@@ -31,6 +31,34 @@
  *   shared-anon-mprotect          MAP_SHARED|MAP_ANONYMOUS, then
  *                                 mprotect(+EXEC) (its file is shmem's
  *                                 "dev/zero": judged as anonymous memory)
+ * The reviewer's forms (README, "Execution"):
+ *   exec-env VAR=VAL PATH [ARGV...]  execve(PATH) with VAR=VAL added
+ *   spawn PATH [ARGV...]          fork; the child prints its pid and
+ *                                 execs PATH; OK when it exits 0, else
+ *                                 FAILED (ld.so run directly: its error
+ *                                 is a message and a status)
+ *   opath-exec PATH [ARGV...]     open(O_PATH), execveat(AT_EMPTY_PATH)
+ *   procfd-memfd SRC [ARGV...]    a memfd of SRC, execve("/proc/self/fd/N")
+ *   tmpfile-exec DIR SRC [ARGV...]  O_TMPFILE in DIR, SRC copied in,
+ *                                 reopened read-only, execveat
+ *   shmat-exec                    SysV shm, shmat(SHM_EXEC)
+ *   shared-file-mprotect PATH     open O_RDWR, MAP_SHARED RW, mprotect R+X
+ *   devzero-exec                  mmap("/dev/zero", PROT_READ|PROT_EXEC)
+ *   remap-shared-anon             shared anonymous RWX, remap_file_pages
+ * Writable and executable at once, or executable after a write (judged
+ * as anonymous memory under anon_exec: deny):
+ *   file-rwx PATH                 mmap(PATH, RWX, MAP_PRIVATE)
+ *   text-rwx                      mprotect(own text page, RWX)
+ *   data-rwx                      mprotect(own .data page, RWX)
+ *   cow-mprotect PATH             mmap(PATH, RW, MAP_PRIVATE), write a
+ *                                 byte, mprotect(R+X)
+ *   brk-exec                      a child: personality(READ_IMPLIES_EXEC),
+ *                                 then sbrk; the parent prints KILLED when
+ *                                 the child was killed, else its verdict
+ *   ptrace-poke                   a child: PTRACE_TRACEME (it prints its
+ *                                 pid and, refused, the errno); the parent
+ *                                 peeks and pokes back a word of its text
+ *   ptrace-attach-child           fork a sleeper, PTRACE_ATTACH it
  * --cgroup DIR joins that cgroup (writes cgroup.procs) before anything.
  * Output: "pid=N", then "OK" or the errno name. Exit status: 0 for OK, 1
  * otherwise, 2 for a usage or setup error (with a message on stderr).
@@ -40,9 +68,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/ipc.h>
 #include <sys/mman.h>
+#include <sys/personality.h>
+#include <sys/ptrace.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define PROBE_NAME "execprobe"
@@ -132,9 +166,143 @@ static int map_then_protect(int fd, int flags)
 	return probe_result(mprotect(p, 4096, PROT_READ | PROT_EXEC));
 }
 
+/* An initialised static array: in .data, the probe's own file-backed,
+ * private, writable mapping. */
+static char data_page[2 * 4096] = { 1 };
+
+static void *page_of(const void *p)
+{
+	return (void *)((unsigned long)p & ~4095UL);
+}
+
+/* A child's end as one line: OK for status 0, KILLED for SIGKILL,
+ * FAILED otherwise. */
+static int child_verdict(pid_t pid)
+{
+	int st;
+
+	if (waitpid(pid, &st, 0) != pid)
+		return probe_setup_fail("waitpid");
+	if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) {
+		printf("KILLED\n");
+		return 1;
+	}
+	printf(WIFEXITED(st) && !WEXITSTATUS(st) ? "OK\n" : "FAILED\n");
+	return !(WIFEXITED(st) && !WEXITSTATUS(st));
+}
+
+/* fork(); the child prints its own pid line first (its records are the
+ * ones judged). -1 after a setup error (printed). */
+static pid_t child_first(void)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		probe_setup_fail("fork");
+	if (pid == 0) {
+		probe_print_pid();
+		fflush(stdout);
+	}
+	return pid;
+}
+
+/* The child of brk-exec: exits 0 when personality() returned (its heap
+ * then executable: the kernel's own doing outside anon_exec: deny). No
+ * stdio after it: under the flag any mmap is PROT_EXEC, judged (and in
+ * audit mode recorded) again. */
+static int brk_child(void)
+{
+	void *p;
+
+	if (personality(PER_LINUX | READ_IMPLIES_EXEC) < 0)
+		_exit(1);
+	p = sbrk(4096);
+	if (p == (void *)-1)
+		_exit(1);
+	*(volatile char *)p = 0;
+	_exit(0);
+}
+
+/* Map path read-write (mflags: shared, or private and then written: a
+ * copied-on-write page), then mprotect it R+X. */
+static int rw_then_exec(const char *path, int oflags, int mflags)
+{
+	int fd = open(path, oflags | O_CLOEXEC);
+	char *p;
+
+	if (fd < 0)
+		return probe_setup_fail(path);
+	p = map(fd, 4096, PROT_READ | PROT_WRITE, mflags);
+	if (!p)
+		return probe_setup_fail("mmap");
+	if (mflags & MAP_PRIVATE)
+		*(volatile char *)p ^= 1;
+	probe_print_pid();
+	fflush(stdout);
+	return probe_result(mprotect(p, 4096, PROT_READ | PROT_EXEC));
+}
+
+static int ptrace_poke(void)
+{
+	pid_t pid;
+	long word;
+	int st;
+
+	pid = child_first();
+	if (pid < 0)
+		return 2;
+	if (pid == 0) {
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL)) {
+			probe_result(-1);
+			fflush(stdout);
+			_exit(1);
+		}
+		raise(SIGSTOP);
+		_exit(0);
+	}
+	if (waitpid(pid, &st, 0) != pid)
+		return probe_setup_fail("waitpid");
+	if (!WIFSTOPPED(st))
+		return WIFEXITED(st) && WEXITSTATUS(st) == 1 ? 1 : probe_setup_fail("child");
+	/* The same word back: proof of a write into the text, harmless. */
+	errno = 0;
+	word = ptrace(PTRACE_PEEKTEXT, pid, (void *)page_of((void *)ptrace_poke), NULL);
+	st = errno ? -1 : (int)ptrace(PTRACE_POKETEXT, pid,
+				       (void *)page_of((void *)ptrace_poke), (void *)word);
+	probe_result(st);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return st ? 1 : 0;
+}
+
+static int ptrace_attach_child(void)
+{
+	pid_t pid = fork();
+	int rc, st;
+
+	if (pid < 0)
+		return probe_setup_fail("fork");
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	probe_print_pid();
+	fflush(stdout);
+	rc = (int)ptrace(PTRACE_ATTACH, pid, NULL, NULL);
+	if (!rc)
+		waitpid(pid, &st, 0);
+	probe_result(rc);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return rc ? 1 : 0;
+}
+
 static int run(const char *op, int argc, char **argv)
 {
 	int fd;
+	void *p;
 
 	if (!strcmp(op, "exec") && argc >= 1) {
 		probe_print_pid();
@@ -198,11 +366,132 @@ static int run(const char *op, int argc, char **argv)
 		return probe_result(map(-1, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
 					MAP_PRIVATE) ? 0 : -1);
 	}
+	if (!strcmp(op, "exec-env") && argc >= 2) {
+		if (putenv(argv[0]))
+			return probe_setup_fail("putenv");
+		probe_print_pid();
+		fflush(stdout);
+		execve(argv[1], argv_of(argv[1], argc - 2, argv + 2), environ);
+		return probe_result(-1);
+	}
+	if (!strcmp(op, "spawn") && argc >= 1) {
+		pid_t pid = child_first();
+
+		if (pid < 0)
+			return 2;
+		if (pid == 0) {
+			execve(argv[0], argv_of(argv[0], argc - 1, argv + 1), environ);
+			_exit(127);
+		}
+		return child_verdict(pid);
+	}
+	if (!strcmp(op, "opath-exec") && argc >= 1) {
+		fd = open(argv[0], O_PATH | O_CLOEXEC);
+		if (fd < 0)
+			return probe_setup_fail(argv[0]);
+		probe_print_pid();
+		fflush(stdout);
+		return probe_result(do_execveat(fd, argv_of(argv[0], argc - 1, argv + 1)));
+	}
+	if (!strcmp(op, "procfd-memfd") && argc >= 1) {
+		char path[64];
+
+		fd = exec_memfd();
+		if (fd < 0 || copy_into(argv[0], fd))
+			return probe_setup_fail("memfd");
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		probe_print_pid();
+		fflush(stdout);
+		execve(path, argv_of(argv[0], argc - 1, argv + 1), environ);
+		return probe_result(-1);
+	}
+	if (!strcmp(op, "tmpfile-exec") && argc >= 2) {
+		char path[64];
+		int ro;
+
+		fd = open(argv[0], O_TMPFILE | O_RDWR, 0755);
+		if (fd < 0 || copy_into(argv[1], fd))
+			return probe_setup_fail("O_TMPFILE");
+		/* Read-only, the writer closed: else exec says ETXTBSY. */
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		ro = open(path, O_RDONLY);
+		if (ro < 0)
+			return probe_setup_fail(path);
+		close(fd);
+		probe_print_pid();
+		fflush(stdout);
+		return probe_result(do_execveat(ro, argv_of(argv[1], argc - 2, argv + 2)));
+	}
+	if (!strcmp(op, "shmat-exec") && argc == 0) {
+		/* 0700: SHM_EXEC asks for x permission; without it shmat
+		 * wants CAP_IPC_OWNER (a capability refusal of its own). */
+		int id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0700);
+
+		if (id < 0)
+			return probe_setup_fail("shmget");
+		probe_print_pid();
+		fflush(stdout);
+		p = shmat(id, NULL, SHM_EXEC);
+		shmctl(id, IPC_RMID, NULL);
+		return probe_result(p == (void *)-1 ? -1 : 0);
+	}
+	if (!strcmp(op, "shared-file-mprotect") && argc == 1)
+		return rw_then_exec(argv[0], O_RDWR, MAP_SHARED);
+	if (!strcmp(op, "devzero-exec") && argc == 0) {
+		fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return probe_setup_fail("/dev/zero");
+		probe_print_pid();
+		fflush(stdout);
+		return probe_result(map(fd, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE) ? 0 : -1);
+	}
+	if (!strcmp(op, "remap-shared-anon") && argc == 0) {
+		p = map(-1, 2 * 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_SHARED);
+		if (!p)
+			return probe_setup_fail("mmap");
+		probe_print_pid();
+		fflush(stdout);
+		return probe_result((int)syscall(SYS_remap_file_pages, p, 4096, 0, 1, 0));
+	}
+	if (!strcmp(op, "file-rwx") && argc == 1)
+		return file_map(argv[0], PROT_READ | PROT_WRITE | PROT_EXEC);
+	if (!strcmp(op, "text-rwx") && argc == 0) {
+		probe_print_pid();
+		fflush(stdout);
+		return probe_result(mprotect(page_of((void *)run), 4096,
+					     PROT_READ | PROT_WRITE | PROT_EXEC));
+	}
+	if (!strcmp(op, "data-rwx") && argc == 0) {
+		probe_print_pid();
+		fflush(stdout);
+		return probe_result(mprotect(page_of(&data_page[4096]), 4096,
+					     PROT_READ | PROT_WRITE | PROT_EXEC));
+	}
+	if (!strcmp(op, "cow-mprotect") && argc == 1)
+		return rw_then_exec(argv[0], O_RDONLY, MAP_PRIVATE);
+	if (!strcmp(op, "brk-exec") && argc == 0) {
+		pid_t pid = child_first();
+
+		if (pid < 0)
+			return 2;
+		if (pid == 0)
+			return brk_child();
+		return child_verdict(pid);
+	}
+	if (!strcmp(op, "ptrace-poke") && argc == 0)
+		return ptrace_poke();
+	if (!strcmp(op, "ptrace-attach-child") && argc == 0)
+		return ptrace_attach_child();
 	fprintf(stderr, "usage: execprobe [--cgroup DIR] OP ARGS...\n"
 		"  exec PATH [ARGV...]    copy-exec SRC DST [ARGV...]\n"
 		"  deleted-exec PATH [ARGV...]    memfd-exec SRC [ARGV...]\n"
 		"  memfd-fexecve SRC [ARGV...]    mmap-exec PATH    mprotect-exec PATH\n"
-		"  memfd-mmap    anon-mprotect    anon-mmap-exec    shared-anon-mprotect\n");
+		"  memfd-mmap    anon-mprotect    anon-mmap-exec    shared-anon-mprotect\n"
+		"  exec-env VAR=VAL PATH [ARGV...]    spawn PATH [ARGV...]\n"
+		"  opath-exec PATH [ARGV...]    procfd-memfd SRC [ARGV...]\n"
+		"  tmpfile-exec DIR SRC [ARGV...]    shmat-exec    shared-file-mprotect PATH\n"
+		"  devzero-exec    remap-shared-anon    file-rwx PATH    text-rwx    data-rwx\n"
+		"  cow-mprotect PATH    brk-exec    ptrace-poke    ptrace-attach-child\n");
 	return 2;
 }
 

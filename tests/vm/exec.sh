@@ -8,15 +8,16 @@
 # from a real process in a sandbox cgroup, and checks both results, the
 # errno and the log record.
 #
-# One agent, four policies (tests/vm/exec*.yaml):
+# One agent, five policies (tests/vm/exec*.yaml):
 #   exec          enforce, /exec-sbx: no `exec:` key (read minus write)
 #   exec-audit    its audit twin, /exec-audit
 #   exec-written  /exec-written: exec.allow_written
 #   exec-paths    /exec-paths: an exec list, anon_exec: deny
-# The default policy's cases run in three phases: enforce (the errno and
-# exactly one deny record), outside (from the root cgroup: OK, no record
-# at all), audit (OK and exactly one audit record). The other two
-# policies' cases run in their own sandbox. Every allowed case (a normal
+#   exec-paths-audit  its audit twin, /exec-paths-audit
+# The default and the exec-paths policies' cases run in three phases:
+# enforce (the errno and exactly one deny record), outside (from the root
+# cgroup: OK, no record at all), audit (OK and exactly one audit record).
+# exec-written's run in its own sandbox. Every allowed case (a normal
 # static busybox, a dynamically linked python3 through ld.so, #! scripts
 # in allowed places) must leave no record.
 #
@@ -35,6 +36,8 @@ cases=$work/cases
 bpffs=/sys/fs/bpf/exec
 bb=/bin/busybox
 py=/usr/bin/python3
+ldso=/lib64/ld-linux-x86-64.so.2	# python3's PT_INTERP (mkinitramfs.sh)
+libz=/lib/x86_64-linux-gnu/libz.so.1	# one of python3's libraries
 agent=
 
 rm -rf "$work" "$d"
@@ -44,7 +47,7 @@ set -f	# record fields are case patterns, never file globs
 
 cleanup() {
 	agent_kill
-	for _c in exec-sbx exec-audit exec-written exec-paths; do
+	for _c in exec-sbx exec-audit exec-written exec-paths exec-paths-audit; do
 		rmdir "$CGROUP_ROOT/$_c" 2>/dev/null
 	done
 	rm -rf "$d"
@@ -65,6 +68,9 @@ fixtures() {
 		printf '#!%s sh\necho OK\n' "${_s#*:}" > "${_s%%:*}"
 	done
 	echo 'print("OK")' > "$w/script.py"
+	# A dynamic program and a library the sandbox could have written.
+	[ ! -x "$py" ] || cp "$py" "$w/python3"
+	[ ! -f "$libz" ] || cp "$libz" "$w/libpre.so"
 	set +f
 	chmod 755 "$w"/* "$d"/ro/* "$d"/allowed/*
 	set -f
@@ -176,6 +182,46 @@ default_cases() {
 	kase anon-mprotect OK '' anon-mprotect
 	kase anon-mmap-exec OK '' anon-mmap-exec
 	kase shared-anon-mprotect OK '' shared-anon-mprotect
+	# The other ways in (they pass the same hooks):
+	kase opath-execveat EPERM "$(rec exec not_executable "$w/busybox")" \
+		opath-exec "$w/busybox" echo OK
+	kase procfd-memfd EPERM "$(rec exec memory_file '/memfd:execprobe*')" \
+		procfd-memfd "$bb" echo OK
+	# O_TMPFILE: d_path names it "#INO (deleted)".
+	kase tmpfile-exec EPERM "$(rec exec deleted_file "$w/#*")" \
+		tmpfile-exec "$w" "$bb" echo OK
+	# SysV shm: shmem's "SYSV<key>" file on its internal mount.
+	kase shmat-exec EPERM "$(rec mmap_exec memory_file '/SYSV*')" shmat-exec
+	kase shared-file-mprotect EPERM "$(rec mprotect_exec not_executable "$w/busybox")" \
+		shared-file-mprotect "$w/busybox"
+	# /dev/zero and remap_file_pages() of shared anonymous memory are
+	# anonymous memory: allowed here (anon_exec is).
+	kase devzero-exec OK '' devzero-exec
+	kase remap-shared-anon OK '' remap-shared-anon
+	# Without anon_exec: deny, writable+executable memory, the
+	# personality flag and ptrace within the sandbox stay as they were.
+	kase file-rwx OK '' file-rwx "$d/ro/busybox"
+	kase text-rwx OK '' text-rwx
+	kase data-rwx OK '' data-rwx
+	kase cow-mprotect OK '' cow-mprotect "$d/ro/busybox"
+	kase brk-exec OK '' brk-exec
+	kase ptrace-poke OK '' ptrace-poke
+	kase ptrace-attach OK '' ptrace-attach-child
+	if [ -x "$py" ] && [ -x "$ldso" ]; then
+		# ld.so run directly maps the program itself, PROT_EXEC.
+		kase ldso-direct FAILED "$(rec mmap_exec not_executable "$w/python3")" \
+			spawn "$ldso" ld.so "$w/python3" -B -c 'print("OK")'
+	else
+		t_skip "$T/$label/ldso-direct" "no $py or $ldso in this guest"
+	fi
+	if [ -x "$py" ] && [ -f "$libz" ]; then
+		# ld.so says the preload cannot be mapped and goes on without
+		# it (python3 then maps the real libz): OK, and one record.
+		kase preload OK "$(rec mmap_exec not_executable "$w/libpre.so")" \
+			exec-env "LD_PRELOAD=$w/libpre.so" "$py" python3 -B -c 'print("OK")'
+	else
+		t_skip "$T/$label/preload" "no $py or $libz in this guest"
+	fi
 	if [ -x "$py" ]; then
 		# Dynamically linked: ld.so maps libc and the rest PROT_EXEC.
 		# -B: no __pycache__ writes (refused outside the write folder,
@@ -220,9 +266,28 @@ paths_cases() {
 	kase anon-mmap-exec EPERM "$(rec mmap_exec anon_exec '')" anon-mmap-exec
 	kase shared-anon-mprotect EPERM "$(rec mprotect_exec anon_exec '')" \
 		shared-anon-mprotect
-	# CPython has no JIT: it runs with anonymous exec refused.
+	kase devzero-exec EPERM "$(rec mmap_exec anon_exec '')" devzero-exec
+	# Writable and executable file-backed private memory is anonymous
+	# memory in all but name; so is a private page written, then made
+	# executable.
+	kase file-rwx EPERM "$(rec mmap_exec anon_exec '')" file-rwx "$d/allowed/busybox"
+	kase text-rwx EPERM "$(rec mprotect_exec anon_exec '')" text-rwx
+	kase data-rwx EPERM "$(rec mprotect_exec anon_exec '')" data-rwx
+	kase cow-mprotect EPERM "$(rec mprotect_exec anon_exec '')" \
+		cow-mprotect "$d/allowed/busybox"
+	# personality(READ_IMPLIES_EXEC) would make brk's heap executable
+	# with no hook on the way: the caller is killed, one record.
+	kase brk-exec KILLED "$(rec personality anon_exec '')" brk-exec
+	# Writing code through ptrace within the sandbox.
+	kase ptrace-poke EPERM '"kind":"ptrace" "op":"traceme" "target_pid": "reason":"anon_exec"' \
+		ptrace-poke
+	kase ptrace-attach EPERM '"kind":"ptrace" "target_pid": "reason":"anon_exec"' \
+		ptrace-attach-child
+	# CPython has no JIT, ld.so only makes RELRO read-only: dynamic
+	# programs run with anonymous exec refused, with no record.
 	[ ! -x "$py" ] ||
 		kase dynamic-binary-runs OK '' exec "$py" python3 -B -c 'print("OK")'
+	kase busybox-sh-runs OK '' exec "$bb" sh -c 'echo OK'
 }
 
 # ---- the run ----
@@ -231,7 +296,7 @@ if [ ! -x "$probe" ]; then
 	t_fail $T/agent-ready "no probe at $probe (tools/execprobe.c, built static)"
 	exit 0
 fi
-for _c in exec-sbx exec-audit exec-written exec-paths; do
+for _c in exec-sbx exec-audit exec-written exec-paths exec-paths-audit; do
 	mkdir -p "$CGROUP_ROOT/$_c" || { t_fail $T/setup "cannot create $CGROUP_ROOT/$_c"; exit 0; }
 done
 fixtures
@@ -248,6 +313,7 @@ fi
 # shellcheck disable=SC2086
 "$STOCKADE" agent --policy tests/vm/exec.yaml --policy tests/vm/exec-audit.yaml \
 	--policy tests/vm/exec-written.yaml --policy tests/vm/exec-paths.yaml \
+	--policy tests/vm/exec-paths-audit.yaml \
 	--log "$log" --bpffs "$bpffs" --detach-on-exit ${STOCKADE_AGENT_FLAGS:-} \
 	> "$work/agent.out" 2> "$work/agent.err" &
 agent=$!
@@ -286,6 +352,14 @@ written_cases
 judge
 fixtures
 set_phase enforce exec-paths exec-paths paths
+paths_cases
+judge
+fixtures
+set_phase outside '' '' paths-outside
+paths_cases
+judge
+fixtures
+set_phase audit exec-paths-audit exec-paths-audit paths-audit
 paths_cases
 judge
 

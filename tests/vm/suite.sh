@@ -183,10 +183,10 @@ fi
 # files, exec lists, #! scripts, anonymous executable memory.
 if want exec; then
 echo "suite: exec at $(cut -d' ' -f1 /proc/uptime) s"
-timeout -s KILL 150 sh tests/vm/exec.sh
+timeout -s KILL 300 sh tests/vm/exec.sh
 rc=$?
 if [ $rc = 137 ]; then
-	t_fail exec/run "killed after 150 s; the results above are partial"
+	t_fail exec/run "killed after 300 s; the results above are partial"
 elif [ $rc != 0 ]; then
 	t_fail exec/run "exited with status $rc before its end; the results above are partial (see the console)"
 fi
