@@ -1,47 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The daemon, as main() sees it: its options and its entry points. Its
+ * state (struct agent) is in agent/daemon.h, which only the daemon's rooms
+ * include.
+ */
 #ifndef STOCKADE_AGENT_H
 #define STOCKADE_AGENT_H
 
-#include <limits.h>
 #include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-
-#include "json.h"
-#include "lifecycle.h"
-#include "policy.h"
-#include "sandbox.h"
-#include "names.h"
-#include "sandbox_table.h"
-
-struct stockade;	/* the BPF skeleton */
-struct evring;		/* agent/events.c */
-struct bpf_link;
-struct cgroup_paths;
-struct replace;		/* agent/replace.c */
-struct loop;		/* agent/loop.c */
-
-
-/*
- * A watched directory (include/sandbox.h, zero window): a selector's
- * deepest existing directory above its first wildcard ("top": the watch
- * links are attached there), or a directory below one that a selector can
- * still select below ("intermediate": only its WATCHED entry, for its own
- * candidate). Each has an inotify watch, so new cgroups are classified as
- * they appear.
- */
-#define WATCH_N_LINKS	7
-struct watch_dir {
-	char *path;		/* relative to the cgroup2 mount; "" the root */
-	uint64_t id;
-	int wd;			/* inotify watch, or -1 */
-	uint32_t slot;		/* the candidate its entry holds */
-	bool top;
-	bool armed;		/* entry written (and links, when top) */
-	bool entry;		/* the WATCHED entry is ours (not confined) */
-	unsigned int seen;	/* scan generation that last wanted it */
-	struct bpf_link *links[WATCH_N_LINKS];
-};
+#include <stddef.h>
 
 struct agent_opts {
 	const char **policy_paths;
@@ -58,137 +25,10 @@ struct agent_opts {
 	bool detach_on_exit;
 };
 
-/* The BPF-LSM programs: at most this many links. */
-#define AGENT_MAX_LSM	128
-
-/* Rule-map keys written by this agent: entries of the pinned maps that are
- * not among them are stale and go once the new ones are in. */
-struct key_set {
-	unsigned char *v;
-	size_t n, cap, size;	/* size: bytes of one key */
-};
-
-struct agent {
-	struct agent_opts opt;
-	struct stockade *skel;
-	struct evring *ring;
-	struct policy_set set;
-	char cgroot[PATH_MAX];
-
-	/* The pin directory (include/lifecycle.h), flock()ed while we run. */
-	int pin_fd;
-	bool adopting;		/* it held state from an earlier agent */
-	/* Replacing the state of an incompatible build (agent/replace.c);
-	 * NULL otherwise. While it is set, opt.bpffs names the staging
-	 * directory the new state is pinned in. */
-	struct replace *rep;
-	bool running;		/* agent_meta names us */
-	int64_t started_ns;
-	int64_t started_boot_ns;	/* CLOCK_BOOTTIME at the start */
-	struct bpf_link *lsm_links[AGENT_MAX_LSM];
-	size_t n_lsm_links;
-	unsigned int lsm_adopted, lsm_replaced, lsm_attached;
-
-	/* Policy ids are kept per name across restarts: pol_id[i] is the id
-	 * of set.v[i], by_id[id] is i + 1 (0: none). old[] is what the pins
-	 * said before this agent wrote anything (names of records left in
-	 * the ring, generations). */
-	uint32_t pol_id[POLICY_MAX];
-	uint16_t by_id[POLICY_MAX];
-	struct policy_info info[POLICY_MAX];	/* by set index */
-	struct policy_info *old;		/* by id; NULL on a fresh start */
-	/* Slots (include/sandbox.h): pol_slot[i] is the slot of set.v[i];
-	 * slot_id[] mirrors the `policy_slots` map (0: free, or conflict). */
-	uint32_t pol_slot[POLICY_MAX];
-	uint32_t slot_id[POLICY_SLOTS];
-	int64_t switch_ns[POLICY_MAX];		/* by set index: last slot flip */
-	struct key_set keys_allow, keys_meta, keys_file, keys_unix;
-	struct cgroup_paths *drain_paths;
-
-	/* Reload (SIGHUP, `stockade reload`, a policy file changed). */
-	bool reselect;		/* this scan re-judges tracked cgroups too */
-	bool confined_more;	/* ... and confined one more: bump sandbox_gen */
-	uint32_t next_id;	/* round robin over free policy ids */
-	uint64_t reloads;
-	uint32_t reload_result;	/* enum reload_result */
-	uint32_t reload_problems;	/* written to reload_msgs */
-	int ino_fd;		/* inotify on the policy paths, or -1 */
-	int64_t reload_at_ms;	/* CLOCK_MONOTONIC ms of a pending reload */
-	/* `detached` as read at the start of a scan; seen: still exists. */
-	uint64_t *det;
-	bool *det_seen;
-	size_t n_det;
-
-	struct sandbox_table cgt;	/* the confined cgroups */
-	/* cgt and the policy names, for the rooms outside the daemon */
-	struct names names;
-	struct bpf_link *born_link;	/* cgroup_mkdir times (pending_ms) */
-	/* Watched directories and the OUTSIDE entries written below them. */
-	struct watch_dir *wds;
-	size_t n_wds, cap_wds;
-	int cg_ino_fd;		/* inotify on the watched directories, or -1 */
-	struct outside_cg {
-		uint64_t id;
-		unsigned int seen;
-	} *outs;		/* cgroup ids with an OUTSIDE entry */
-	size_t n_outs, cap_outs;
-	uint64_t scan_found;	/* new cgroups the safety scan found first */
-	uint64_t scan_found_seen;	/* ... already reported (scan_found records) */
-	bool in_inotify;	/* classifying from an inotify event */
-	bool rescan;		/* the inotify queue overflowed: scan now */
-	unsigned int scan_gen;
-
-	/* Guarantees this kernel cannot give (no BPF-LSM). */
-	const char *degraded[32];
-	size_t n_degraded;
-
-	struct json j;
-	FILE *log;
-	uint64_t lost_seen;	/* losses already reported */
-	uint64_t retries_seen;	/* bpfutil_enomem_retries already reported */
-	uint64_t lost_agent;	/* records received but not written out */
-	uint64_t logged;	/* kernel records written out */
-	int64_t boot_to_real_ns;
-
-	struct limits_state *lim;	/* agent/limits.c */
-};
-
-/* agent/events.c */
-int events__open(struct agent *a);
-/* Before the load: the ring buffer's size in bytes (--ring-size). */
-struct stockade;
-void events__set_ring_size(struct stockade *skel, unsigned int bytes);
-void events__close(struct agent *a);
-/* Read the ring from the main loop (agent/loop.h): its fd, and the
- * coalescing timer. */
-int events__loop_add(struct agent *a, struct loop *l);
-/* Write what the ring still holds, and stop reading it. */
-void events__close_ring(struct agent *a);
-/* Write what the ring holds now (records from before this agent). */
-int events__drain(struct agent *a);
-/* Write what another ring buffer holds (a replaced state's, agent/replace.c);
- * the number of records, or a negative errno. */
-int events__drain_map(struct agent *a, int map_fd);
-/* Write agent_meta: our pid (while a->running), losses reported. */
-void events__meta_update(struct agent *a);
-/* Start an agent-side record (takes a sequence number); finish with
- * events__emit(). */
-void events__begin(struct agent *a, const char *event);
-void events__emit(struct agent *a);
-void events__cgroup_fields(struct agent *a, const struct sandbox_cg *cg);
-
-/* agent/agent.c */
+/* agent/daemon.c */
 /* Block SIGHUP, SIGINT and SIGTERM for good (first thing in main()):
  * the main loop reads them from a signalfd once start-up is over. */
 void agent__signals_init(void);
 int agent__run(const struct agent_opts *opt);
-const struct sandbox_cg *agent__find_cg(struct agent *a, uint64_t id);
-/* Is id one of this agent's watched directories (zero window)? */
-bool agent__watched(struct agent *a, uint64_t id);
-const char *agent__policy_name(struct agent *a, uint32_t policy_id);
-struct bpf_link;
-struct bpf_program;
-/* Is the program behind link the one prog holds (same tag)? */
-bool agent__same_prog(struct bpf_link *link, const struct bpf_program *prog);
 
 #endif

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -8,16 +10,11 @@
 
 #define RETRY_FIRST_MS	1
 #define RETRY_LAST_MS	1024
+/* The largest map key the walks below copy (a file_rules key is the
+ * largest of ours). */
+#define KEY_MAX		1024
 
 uint64_t bpfutil_enomem_retries;
-
-int64_t clock_now_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 int bpf_rcu_sync(int sync_fd, int inner_fd)
 {
@@ -47,4 +44,104 @@ int map_update_retry(int fd, const void *key, const void *value,
 		nanosleep(&ts, NULL);
 		ms *= 2;
 	}
+}
+
+int key_set_add(struct key_set *ks, const void *key, size_t size)
+{
+	if (ks->n == ks->cap) {
+		size_t cap = ks->cap ? ks->cap * 2 : 256;
+		unsigned char *v = realloc(ks->v, cap * size);
+
+		if (!v)
+			return -ENOMEM;
+		ks->v = v;
+		ks->cap = cap;
+	}
+	ks->size = size;
+	memcpy(ks->v + ks->n++ * size, key, size);
+	return 0;
+}
+
+void key_set_free(struct key_set *ks)
+{
+	free(ks->v);
+	memset(ks, 0, sizeof(*ks));
+}
+
+/*
+ * Delete the keys of fd that doomed() marks; the number deleted. They are
+ * collected first: a deletion during bpf_map_get_next_key()'s walk would
+ * send it back to the start of a hash map. Out of memory: the walk stops,
+ * and what it collected goes.
+ */
+static size_t delete_keys(int fd, size_t size,
+			  bool (*doomed)(const void *key, const void *ctx),
+			  const void *ctx)
+{
+	unsigned char cur[KEY_MAX], next[KEY_MAX];
+	struct key_set gone = { 0 };
+	size_t i, n = 0;
+	int err;
+
+	if (size > sizeof(cur))
+		return 0;
+	err = bpf_map_get_next_key(fd, NULL, next);
+	while (!err) {
+		if (doomed(next, ctx) && key_set_add(&gone, next, size))
+			break;
+		memcpy(cur, next, size);
+		err = bpf_map_get_next_key(fd, cur, next);
+	}
+	for (i = 0; i < gone.n; i++)
+		if (!bpf_map_delete_elem(fd, gone.v + i * size))
+			n++;
+	key_set_free(&gone);
+	return n;
+}
+
+static size_t key_cmp_size;
+
+static int key_cmp(const void *x, const void *y)
+{
+	return memcmp(x, y, key_cmp_size);
+}
+
+static bool not_in_set(const void *key, const void *ctx)
+{
+	const struct key_set *ks = ctx;
+
+	return !ks->n || !bsearch(key, ks->v, ks->n, key_cmp_size, key_cmp);
+}
+
+size_t sweep_keys(int fd, struct key_set *ks, size_t size)
+{
+	if (size > KEY_MAX)
+		return 0;
+	key_cmp_size = size;
+	if (ks->n)
+		qsort(ks->v, ks->n, size, key_cmp);
+	return delete_keys(fd, size, not_in_set, ks);
+}
+
+struct retired_ids {
+	const bool *retired;
+	size_t id_off;
+	uint32_t n_ids;
+};
+
+static bool id_retired(const void *key, const void *ctx)
+{
+	const struct retired_ids *r = ctx;
+	__u32 id;
+
+	memcpy(&id, (const unsigned char *)key + r->id_off, sizeof(id));
+	return id < r->n_ids && r->retired[id];
+}
+
+void retire_keys(int fd, size_t size, size_t id_off, const bool *retired,
+		 uint32_t n_ids)
+{
+	struct retired_ids r = { .retired = retired, .id_off = id_off, .n_ids = n_ids };
+
+	delete_keys(fd, size, id_retired, &r);
 }

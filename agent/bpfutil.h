@@ -5,8 +5,12 @@
 #ifndef STOCKADE_BPFUTIL_H
 #define STOCKADE_BPFUTIL_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+
+#include "clock.h"
 
 /*
  * bpf_map_update_elem(), retried on ENOMEM with a short backoff.
@@ -32,8 +36,6 @@ int map_update_retry(int fd, const void *key, const void *value,
 
 extern uint64_t bpfutil_enomem_retries;
 
-/* Nanoseconds of clock c (CLOCK_REALTIME, CLOCK_MONOTONIC...). */
-int64_t clock_now_ns(clockid_t c);
 
 /*
  * Wait until every BPF program already running has finished: a write to
@@ -43,5 +45,29 @@ int64_t clock_now_ns(clockid_t c);
  * for the caller to say so.
  */
 int bpf_rcu_sync(int sync_fd, int inner_fd);
+
+/* A set of map keys of one size: those this agent wrote (entries of a
+ * pinned map that are not among them are stale), or those a walk found. */
+struct key_set {
+	unsigned char *v;
+	size_t n, cap, size;	/* size: bytes of one key */
+};
+
+/* 0 or -ENOMEM (the set as it was). */
+int key_set_add(struct key_set *ks, const void *key, size_t size);
+void key_set_free(struct key_set *ks);
+
+/*
+ * Delete every entry of a pinned map whose key (size bytes) is not in ks:
+ * what an earlier agent wrote. Called once the new entries are in, so no
+ * entry disappears before its replacement is there. Sorts ks. The number
+ * deleted.
+ */
+size_t sweep_keys(int fd, struct key_set *ks, size_t size);
+
+/* Delete every entry of a rule map whose policy id (a __u32 at id_off in
+ * its key of size bytes) is below n_ids and marked in retired[]. */
+void retire_keys(int fd, size_t size, size_t id_off, const bool *retired,
+		 uint32_t n_ids);
 
 #endif /* STOCKADE_BPFUTIL_H */

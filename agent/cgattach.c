@@ -23,8 +23,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "agent.h"
-#include "agent_int.h"
+#include "daemon.h"
 #include "bpfutil.h"
 #include "cgroup.h"
 #include "limits_agent.h"
@@ -63,7 +62,7 @@ int cg_link_path(struct agent *a, uint64_t id, const struct bpf_program *prog,
 
 	snprintf(name, sizeof(name), "cg-%llu-%s", (unsigned long long)id,
 		 bpf_program__name(prog));
-	return pin__link_path(path, len, a->opt.bpffs, name);
+	return pin__link_path(path, len, a->pin_dir, name);
 }
 
 /*
@@ -116,7 +115,7 @@ int attach_links(struct agent *a, uint64_t id, const char *rel,
 			link = NULL;
 		}
 		if (link) {
-			if (agent__same_prog(link, progs[i])) {
+			if (pin__same_prog(link, progs[i])) {
 				adopted++;
 			} else if ((err = bpf_link__update_program(link, progs[i]))) {
 				pr_err("cgroup", "switching %s of %s to this build's program failed: %s; the old program stays",
@@ -213,13 +212,13 @@ void detach_cg(struct agent *a, struct sandbox_cg *cg, const char *why)
 	sandbox_entry_delete(a, cg->id);
 	/* Its counters, and the limit values found put back: enforcement
 	 * is removed, limits are enforcement too. */
-	limits__detach(a, cg, why ?: "detach_command");
+	limits__detach(a->lim, cg, why ?: "detach_command");
 	if (!why)
 		return;
-	events__begin(a, "detach");
-	records__detach(&a->j, agent__policy_name(a, cg->policy_id), cg->path,
+	events__begin(&a->ev, "detach");
+	records__detach(&a->ev.j, agent__policy_name(a, cg->policy_id), cg->path,
 			cg->id, why);
-	events__emit(a);
+	events__emit(&a->ev);
 }
 
 /* Forget a->cgt.v[i] (its links and entries are handled by the caller). */
@@ -227,6 +226,6 @@ void untrack(struct agent *a, size_t i)
 {
 	if (a->cgt.v[i].wd >= 0 && a->cg_ino_fd >= 0)
 		inotify_rm_watch(a->cg_ino_fd, a->cgt.v[i].wd);
-	setup__revoke(a, a->cgt.v[i].id);
+	setup__revoke(&a->setup, a->cgt.v[i].id);
 	sandbox_table__remove(&a->cgt, i);
 	}

@@ -24,8 +24,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "agent.h"
-#include "agent_int.h"
+#include "daemon.h"
 #include "bpfutil.h"
 #include "cgroup.h"
 #include "limits_agent.h"
@@ -56,12 +55,12 @@ int64_t selected_by(struct agent *a, const char *rel)
 		for (j = 0; j < p->n_cgroups; j++) {
 			if (!cgroup__match(p->cgroups[j], rel))
 				continue;
-			if (found >= 0 && found != (int64_t)a->pol_id[i]) {
+			if (found >= 0 && found != (int64_t)a->pt.pol_id[i]) {
 				pr_err("cgroup", "%s is selected by both %s and %s; it is confined deny-all until the policies are fixed",
 				       rel, agent__policy_name(a, (uint32_t)found), p->name);
 				return POLICY_ID_CONFLICT;
 			}
-			found = (int64_t)a->pol_id[i];
+			found = (int64_t)a->pt.pol_id[i];
 		}
 	}
 	return found;
@@ -154,20 +153,20 @@ static bool pin_has_cg_links(struct agent *a, uint64_t id)
 static void emit_attach(struct agent *a, const struct sandbox_cg *cg,
 			const char *parent, const char *how)
 {
-	events__begin(a, "attach");
-	events__cgroup_fields(a, cg);
-	json_str(&a->j, "via", cg->direct ? "selector" : "inherited");
+	events__begin(&a->ev, "attach");
+	events__cgroup_fields(&a->ev, cg);
+	json_str(&a->ev.j, "via", cg->direct ? "selector" : "inherited");
 	if (parent)
-		json_str_raw(&a->j, "parent", parent, strlen(parent));
+		json_str_raw(&a->ev.j, "parent", parent, strlen(parent));
 	if (how)
-		json_str(&a->j, "links", how);
+		json_str(&a->ev.j, "links", how);
 	if (cg->pending_us >= 0) {
 		/* Created below a watched directory while the agent ran. */
-		json_u64(&a->j, "pending_ms", (uint64_t)cg->pending_us / 1000);
-		json_u64(&a->j, "pending_us", (uint64_t)cg->pending_us);
-		json_str(&a->j, "classified_by", a->in_inotify ? "inotify" : "scan");
+		json_u64(&a->ev.j, "pending_ms", (uint64_t)cg->pending_us / 1000);
+		json_u64(&a->ev.j, "pending_us", (uint64_t)cg->pending_us);
+		json_str(&a->ev.j, "classified_by", a->in_inotify ? "inotify" : "scan");
 	}
-	events__emit(a);
+	events__emit(&a->ev);
 }
 
 /*
@@ -205,7 +204,7 @@ static void *reselect_one(struct scan_ctx *ctx, struct sandbox_cg *cg,
 		return NULL;
 	}
 	policy_id = direct ? (uint32_t)sel : parent->policy_id;
-	sb.slot = direct ? slot_of(a, policy_id) : parent->slot;
+	sb.slot = direct ? policy_table__slot_of(&a->pt, policy_id) : parent->slot;
 	sb.root_id = direct ? cg->id : parent->root_id;
 	if (direct && !was_direct) {
 		/* Its own programs first; they judge by its current entry (its
@@ -217,7 +216,7 @@ static void *reselect_one(struct scan_ctx *ctx, struct sandbox_cg *cg,
 			ctx->err = ctx->err ?: err;
 			return (void *)(uintptr_t)(cg - a->cgt.v + 1);
 		}
-		limits__counters_reset(a, cg->id);
+		limits__counters_reset(a->lim, cg->id);
 	}
 	/* A policy whose content changed switched with its slot already
 	 * (flip_slots()); only a cgroup that moves to another policy (or
@@ -227,23 +226,92 @@ static void *reselect_one(struct scan_ctx *ctx, struct sandbox_cg *cg,
 			ctx->err = ctx->err ?: -errno;
 			pr_err("cgroup", "switching %s to its new policy failed: %s; it keeps the old one",
 			       rel, strerror(errno));
-			cg->policy_id = a->slot_id[cg->slot];
+			cg->policy_id = a->pt.slot_id[cg->slot];
 			return (void *)(uintptr_t)(cg - a->cgt.v + 1);
 		}
 		cg->slot = sb.slot;
 		cg->root_id = sb.root_id;
 		a->confined_more = true;
 	}
-	cg->policy_id = a->slot_id[cg->slot];
+	cg->policy_id = a->pt.slot_id[cg->slot];
 	if (!direct && was_direct) {
 		/* Confined through its parent's programs now: drop its own. */
 		detach_cg_links(a, cg);
-		limits__counters_drop(a, cg->id);
+		limits__counters_drop(a->lim, cg->id);
 		cg->direct = false;
 	}
 	if (direct != was_direct || strcmp(old_name, agent__policy_name(a, policy_id)))
 		emit_attach(a, cg, parent ? parent->path : NULL, how);
 	return (void *)(uintptr_t)(cg - a->cgt.v + 1);
+}
+
+/*
+ * A new cgroup's counters and limits (agent/limits.c) first, then its
+ * entry before its links, so that the programs find all they need at
+ * once. own: it gets links of its own (directly selected, no confined
+ * ancestor); links_first: pending until now (below a watched directory
+ * with its mark, under), so its links go before the entry that ends the
+ * pending state.
+ */
+static int confine_new(struct agent *a, struct sandbox_cg *cg, const char *rel,
+		       bool own, bool links_first, const struct watch_dir *under,
+		       const char **how)
+{
+	struct sandbox sb = { .slot = cg->slot, .root_id = cg->root_id };
+	int err;
+
+	err = limits__attach(a->lim, cg);
+	if (!err && links_first)
+		err = attach_cg(a, cg, how);
+	if (!err && bpf_map_update_elem(bpf_map__fd(a->skel->maps.sandboxes),
+					&cg->id, &sb, BPF_ANY)) {
+		err = -errno;
+		pr_err("cgroup", "recording %s in the sandbox map failed: %s (map full? at most %d cgroups)",
+		       rel, strerror(errno), SANDBOX_MAX_CGROUPS);
+	} else if (!err && under && under->armed && under->entry) {
+		/* Its entry ends the pending state: now it is classified. */
+		cg->pending_us = pending_us_of(a, rel, cg->id);
+	}
+	if (!err && own && !links_first) {
+		/* Nested in a confined cgroup, the ancestor's programs already
+		 * run here and pick this entry (nearest wins); links of its
+		 * own would judge, and log, every denial twice. Replacing
+		 * another build's state: its counters first, its old links
+		 * only once the new ones are pinned (agent/replace.c). */
+		if (a->rep)
+			replace__cg_before(a->rep, cg);
+		err = attach_cg(a, cg, how);
+		if (!err && a->rep && replace__cg_after(a->rep, cg))
+			*how = "replaced";
+	}
+	return err;
+}
+
+/* confine_new() failed: forget cg, the table's last entry. */
+static void confine_undo(struct agent *a, struct sandbox_cg *cg)
+{
+	/* Keep the entry (and its counters and limits) of a cgroup whose
+	 * pinned links confine it. */
+	if (!cg->direct || !pin_has_cg_links(a, cg->id)) {
+		limits__detach(a->lim, cg, "attach_failed");
+		bpf_map_delete_elem(bpf_map__fd(a->skel->maps.sandboxes), &cg->id);
+	} else {
+		limits__forget(a->lim, cg);
+	}
+	sandbox_table__remove(&a->cgt, (size_t)(cg - a->cgt.v));
+}
+
+/* Its children are confined by inheritance from the moment they exist;
+ * the watch only tells the agent at once (status, detach, their attach
+ * records), instead of at the next scan. */
+static void watch_children(struct agent *a, struct sandbox_cg *cg, const char *rel)
+{
+	char dir[2 * PATH_MAX];
+
+	if (a->cg_ino_fd < 0)
+		return;
+	snprintf(dir, sizeof(dir), "%s%s", a->cgroot, rel);
+	cg->wd = inotify_add_watch(a->cg_ino_fd, dir, IN_CREATE | IN_ONLYDIR);
 }
 
 /*
@@ -256,7 +324,6 @@ void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	struct agent *a = ctx->a;
 	const struct sandbox_cg *found = agent__find_cg(a, id);
 	struct sandbox_cg *cg;
-	struct sandbox sb = { 0 };
 	const char *how = NULL;
 	int64_t sel;
 	uintptr_t pidx = (uintptr_t)parent;
@@ -300,67 +367,23 @@ void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	cg->pending_us = -1;
 	if (under && under->armed && under->entry && !a->in_inotify)
 		a->scan_found++;	/* inotify missed it */
-	cg->slot = direct ? slot_of(a, (uint32_t)sel) : a->cgt.v[pidx - 1].slot;
-	cg->policy_id = a->slot_id[cg->slot];
+	cg->slot = direct ? policy_table__slot_of(&a->pt, (uint32_t)sel) : a->cgt.v[pidx - 1].slot;
+	cg->policy_id = a->pt.slot_id[cg->slot];
 	cg->root_id = direct ? id : a->cgt.v[pidx - 1].root_id;
-	sb.slot = cg->slot;
-	sb.root_id = cg->root_id;
 	/* Its setup grant before its entry: while pending, a runtime's move
 	 * into it was granted by the watched directory's (agent/setup.c). */
-	cg->fresh = setup__is_fresh(a, rel, id);
-	setup__grant_cg(a, cg);
-	/* Counters and limits (agent/limits.c) first, then the entry before
-	 * the links, so the programs find all they need at once. */
-	err = limits__attach(a, cg);
-	if (!err && links_first)
-		err = attach_cg(a, cg, &how);
-	if (!err && bpf_map_update_elem(bpf_map__fd(a->skel->maps.sandboxes),
-					&id, &sb, BPF_ANY)) {
-		err = -errno;
-		pr_err("cgroup", "recording %s in the sandbox map failed: %s (map full? at most %d cgroups)",
-		       rel, strerror(errno), SANDBOX_MAX_CGROUPS);
-	} else if (!err && under && under->armed && under->entry) {
-		/* Its entry ends the pending state: now it is classified. */
-		cg->pending_us = pending_us_of(a, rel, id);
-	}
-	if (!err && direct && !pidx && !links_first) {
-		/* Nested in a confined cgroup, the ancestor's programs already
-		 * run here and pick this entry (nearest wins); links of its
-		 * own would judge, and log, every denial twice. Replacing
-		 * another build's state: its counters first, its old links
-		 * only once the new ones are pinned (agent/replace.c). */
-		if (a->rep)
-			replace__cg_before(a, cg);
-		err = attach_cg(a, cg, &how);
-		if (!err && a->rep && replace__cg_after(a, cg))
-			how = "replaced";
-	}
+	cg->fresh = cg_is_fresh(a, rel, id);
+	setup__grant_cg(&a->setup, cg);
+	err = confine_new(a, cg, rel, direct && !pidx, links_first, under, &how);
 	if (err) {
 		ctx->err = ctx->err ?: err;
-		/* Keep the entry (and its counters and limits) of a cgroup
-		 * whose pinned links confine it. */
-		if (!direct || !pin_has_cg_links(a, id)) {
-			limits__detach(a, cg, "attach_failed");
-			bpf_map_delete_elem(bpf_map__fd(a->skel->maps.sandboxes), &id);
-		} else {
-			limits__forget(a, cg);
-		}
-		/* The entry just added is the last one. */
-		sandbox_table__remove(&a->cgt, (size_t)(cg - a->cgt.v));
+		confine_undo(a, cg);
 		return NULL;
 	}
 	/* After the entry exists: invalidates "outside" cached by the LSM
 	 * programs for this cgroup and its descendants (include/sandbox.h). */
 	__atomic_fetch_add(&a->skel->data->sandbox_gen, 1, __ATOMIC_SEQ_CST);
-	/* Its children are confined by inheritance from the moment they
-	 * exist; the watch only tells the agent at once (status, detach,
-	 * their attach records), instead of at the next scan. */
-	if (a->cg_ino_fd >= 0) {
-		char dir[2 * PATH_MAX];
-
-		snprintf(dir, sizeof(dir), "%s%s", a->cgroot, rel);
-		cg->wd = inotify_add_watch(a->cg_ino_fd, dir, IN_CREATE | IN_ONLYDIR);
-	}
+	watch_children(a, cg, rel);
 	emit_attach(a, cg, pidx ? a->cgt.v[pidx - 1].path : NULL, how);
 	return (void *)(uintptr_t)(cg - a->cgt.v + 1);
 }
@@ -433,21 +456,14 @@ int scan(struct agent *a)
 					    &a->det[i]);
 	/* Setup grants follow the policies (a reload) and the cgroups. */
 	if (a->reselect)
-		setup__regrant(a);
-	setup__sweep(a);
+		setup__regrant(&a->setup);
+	setup__sweep(&a->setup);
 		drain_cg_inotify(a);
 	return ctx.err;
 }
 
 
 /* Does id root a sandbox this agent confines (its counters stay)? */
-static bool is_sandbox_root(struct agent *a, uint64_t id)
-{
-	const struct sandbox_cg *cg = agent__find_cg(a, id);
-
-	return cg && cg->direct;
-}
-
 /*
  * After the first scan of an agent that adopted pins: remove what the
  * earlier agent confined that the new policy set does not, then rules of
@@ -466,7 +482,7 @@ static size_t sweep_links(struct agent *a)
 	DIR *d;
 	int fd;
 
-	snprintf(dir, sizeof(dir), "%s/links", a->opt.bpffs);
+	snprintf(dir, sizeof(dir), "%s/links", a->pin_dir);
 	d = opendir(dir);
 	while (d && (de = readdir(d))) {
 		const char *pname;
@@ -496,10 +512,10 @@ static size_t sweep_links(struct agent *a)
 			 * anything else (another build's hook, a "-new" left
 			 * by a killed agent, a program not loaded because its
 			 * hook is missing here) is stale. */
-			ours = a->n_degraded > 0 && !a->n_lsm_links;
+			ours = lsm__off(&a->lsm);
 			bpf_object__for_each_program(prog, a->skel->obj)
 				if (lsm__is_ours(prog) &&
-				    a->n_lsm_links && bpf_program__autoload(prog) &&
+				    lsm__n_links(&a->lsm) && bpf_program__autoload(prog) &&
 				    !strcmp(bpf_program__name(prog), de->d_name + 4))
 					ours = true;
 		} else {
@@ -507,7 +523,7 @@ static size_t sweep_links(struct agent *a)
 		}
 		if (ours)
 			continue;
-		if (pin__link_path(pin, sizeof(pin), a->opt.bpffs, de->d_name))
+		if (pin__link_path(pin, sizeof(pin), a->pin_dir, de->d_name))
 			continue;
 		fd = bpf_obj_get(pin);
 		if (fd >= 0) {
@@ -557,16 +573,14 @@ static void sweep_entries(struct agent *a)
 		if (sb.policy_id != SANDBOX_ENTRY_SANDBOX)
 			continue;	/* a watched or outside mark: no sandbox */
 		path = cgroup_paths__find(&paths, id);
-		events__begin(a, "detach");
-		records__detach(&a->j, agent__policy_name(a, sb.slot < POLICY_SLOTS ?
-							  a->slot_id[sb.slot] :
-							  POLICY_ID_CONFLICT),
+		events__begin(&a->ev, "detach");
+		records__detach(&a->ev.j, agent__policy_name(a, policy_table__slot_id(&a->pt, sb.slot)),
 				path ?: "", id, path ? "not_selected" : "cgroup_removed");
-		events__emit(a);
+		events__emit(&a->ev);
 	}
 	key_set_free(&gone);
 	/* Their limits too: the values found go back (agent/limits.c). */
-	limits__sweep(a, &paths);
+	limits__sweep(a->lim, &paths);
 	cgroup_paths__free(&paths);
 }
 
@@ -580,7 +594,7 @@ void sweep(struct agent *a)
 	/* 2. Sandbox entries of cgroups we do not confine now. */
 	sweep_entries(a);
 	/* 3. Counters of sandboxes that are no more. */
-	limits__counters_sweep(a, is_sandbox_root);
+	limits__counters_sweep(a->lim);
 	/* 4. Rules no policy in force wrote, once no program still running
 	 * can have read an entry that pointed at them; 5. then the slots and
 	 * ids of removed policies (agent/policy_maps.c). */

@@ -21,6 +21,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpfutil.h"
 #include "cgroup.h"
 #include "ctl.h"
 #include "limits_agent.h"
@@ -263,12 +264,10 @@ static int detach_roots(struct ctl *c, const struct entry *v, size_t n,
 static int release_roots(struct ctl *c, const uint64_t *roots, size_t n_roots,
 			 const struct entry *v, size_t n, size_t *released)
 {
-	struct timespec now;
+	__u64 when = (__u64)clock_now_ns(CLOCK_REALTIME);
 	size_t i;
 
-	clock_gettime(CLOCK_REALTIME, &now);
 	for (i = 0; i < n_roots; i++) {
-		__u64 when = (__u64)now.tv_sec * 1000000000 + (__u64)now.tv_nsec;
 
 		/* First: a running agent must not attach it again. */
 		if (!c->all && bpf_map_update_elem(c->det_fd, &roots[i], &when, BPF_ANY)) {

@@ -2,7 +2,9 @@
 /*
  * The event pipeline's userspace half: drain the ring buffer, write one
  * JSON object per line (stdout, and --log FILE), and turn the kernel's
- * loss counter into `event: lost` records (include/events.h).
+ * loss counter into `event: lost` records (include/events.h). Its state is
+ * its own (struct events, agent/events_agent.h); it names cgroups and
+ * policies through agent/names.h, not through the daemon's state.
  *
  * The ring buffer is pinned and outlives the agent (include/lifecycle.h),
  * so it is read here directly rather than with libbpf's ring_buffer: the
@@ -24,11 +26,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "agent.h"
 #include "cgroup.h"
 #include "events.h"
+#include "events_agent.h"
 #include "exec_agent.h"
 #include "limits_util.h"
+#include "names.h"
 #include "policy.h"
 #include "lifecycle.h"
 #include "log.h"
@@ -114,6 +117,8 @@ static const char *const op_names[] = {
 	[EV_OP_SETUP_BEGIN] = "begin", [EV_OP_SETUP_EXEC] = "exec",
 	[EV_OP_SETUP_DEADLINE] = "deadline", [EV_OP_SETUP_REFUSED] = "refused",
 	[EV_OP_SETUP_MOVED] = "moved",
+	[EV_OP_MMAP_EXEC] = "mmap_exec", [EV_OP_MPROTECT_EXEC] = "mprotect_exec",
+	[EV_OP_PERSONALITY] = "personality", [EV_OP_TRACEME] = "traceme",
 };
 
 static const char *const reason_names[] = {
@@ -143,6 +148,10 @@ static const char *const reason_names[] = {
 	[EV_REASON_TABLE_FULL] = "table_full",
 	[EV_REASON_PERF_NOT_ALLOWED] = "perf_not_allowed",
 	[EV_REASON_IN_SETUP] = "in_setup",
+	[EV_REASON_NOT_EXECUTABLE] = "not_executable",
+	[EV_REASON_MEMORY_FILE] = "memory_file",
+	[EV_REASON_DELETED_FILE] = "deleted_file",
+	[EV_REASON_ANON_EXEC] = "anon_exec",
 };
 
 
@@ -186,16 +195,16 @@ static void ts_field(struct json *j, int64_t real_ns)
 	json_str(j, "ts", buf);
 }
 
-static void write_line(struct agent *a)
+static void write_line(struct events *ev)
 {
-	if (a->j.oom) {
+	if (ev->j.oom) {
 		pr_err("events", "out of memory formatting a record; it is counted in the next lost record");
-		a->lost_agent++;
+		ev->lost_agent++;
 		return;
 	}
-	fwrite(a->j.buf, 1, a->j.len, stdout);
-	if (a->log)
-		fwrite(a->j.buf, 1, a->j.len, a->log);
+	fwrite(ev->j.buf, 1, ev->j.len, stdout);
+	if (ev->log)
+		fwrite(ev->j.buf, 1, ev->j.len, ev->log);
 }
 
 static void common_fields_j(struct json *j, int64_t real_ns, uint64_t seq,
@@ -207,10 +216,10 @@ static void common_fields_j(struct json *j, int64_t real_ns, uint64_t seq,
 	json_str(j, "event", event);
 }
 
-static void common_fields(struct agent *a, int64_t real_ns, uint64_t seq,
+static void common_fields(struct events *ev, int64_t real_ns, uint64_t seq,
 			  const char *event)
 {
-	common_fields_j(&a->j, real_ns, seq, event);
+	common_fields_j(&ev->j, real_ns, seq, event);
 }
 
 void events__json_begin(struct json *j, uint64_t seq, const char *event)
@@ -218,28 +227,27 @@ void events__json_begin(struct json *j, uint64_t seq, const char *event)
 	common_fields_j(j, clock_now_ns(CLOCK_REALTIME), seq, event);
 }
 
-void events__begin(struct agent *a, const char *event)
+void events__begin(struct events *ev, const char *event)
 {
-	uint64_t seq = __atomic_fetch_add(&a->skel->data->ev_seq, 1,
-					  __ATOMIC_RELAXED);
+	uint64_t seq = __atomic_fetch_add(ev->seq, 1, __ATOMIC_RELAXED);
 
-	common_fields(a, clock_now_ns(CLOCK_REALTIME), seq, event);
+	common_fields(ev, clock_now_ns(CLOCK_REALTIME), seq, event);
 }
 
-void events__emit(struct agent *a)
+void events__emit(struct events *ev)
 {
-	json_end(&a->j);
-	write_line(a);
+	json_end(&ev->j);
+	write_line(ev);
 	fflush(stdout);
-	if (a->log)
-		fflush(a->log);
+	if (ev->log)
+		fflush(ev->log);
 }
 
-void events__cgroup_fields(struct agent *a, const struct sandbox_cg *cg)
+void events__cgroup_fields(struct events *ev, const struct sandbox_cg *cg)
 {
-	json_str(&a->j, "policy", agent__policy_name(a, cg->policy_id));
-	json_str_raw(&a->j, "cgroup", cg->path, strlen(cg->path));
-	json_u64(&a->j, "cgroup_id", cg->id);
+	json_str(&ev->j, "policy", names__policy_name(ev->cfg.names, cg->policy_id));
+	json_str_raw(&ev->j, "cgroup", cg->path, strlen(cg->path));
+	json_u64(&ev->j, "cgroup_id", cg->id);
 }
 
 static void addr_fields(struct json *j, const struct event *e)
@@ -361,7 +369,7 @@ static void setup_fields(struct json *j, const struct file_event *fe)
 
 static int handle_event(void *ctx, void *data, size_t size)
 {
-	struct agent *a = ctx;
+	struct events *ev = ctx;
 	const struct event *e = data;
 	const struct sandbox_cg *cg;
 	bool lsm_record = size >= sizeof(struct event) && !ev_kind_is_net(e->kind);
@@ -369,63 +377,63 @@ static int handle_event(void *ctx, void *data, size_t size)
 
 	/* Exec and exit records (agent/exec.c): not refusals. */
 	if (size >= sizeof(*e) && exec__event(e->type)) {
-		const struct sandbox_cg *xcg = agent__find_cg(a, e->cgroup_id);
+		const struct sandbox_cg *xcg = names__cg(ev->cfg.names, e->cgroup_id);
 		const char *p = xcg ? xcg->path : "";
 
-		if (!xcg && a->drain_paths)
-			p = cgroup_paths__find(a->drain_paths, e->cgroup_id) ?: "";
-		common_fields(a, (int64_t)e->ts_boot_ns + a->boot_to_real_ns, e->seq,
+		if (!xcg && ev->drain_paths)
+			p = cgroup_paths__find(ev->drain_paths, e->cgroup_id) ?: "";
+		common_fields(ev, (int64_t)e->ts_boot_ns + ev->boot_to_real_ns, e->seq,
 			      exec__event(e->type));
-		if (exec__json(&a->j, data, size, &a->names, p)) {
+		if (exec__json(&ev->j, data, size, ev->cfg.names, p)) {
 			pr_warn("events", "short exec record (%zu bytes) from the kernel; counted as lost", size);
-			a->lost_agent++;
+			ev->lost_agent++;
 			return 0;
 		}
 		goto end;
 	}
 	if (size < sizeof(*e) || (lsm_record && size < sizeof(struct file_event))) {
 		pr_warn("events", "short record (%zu bytes) from the kernel; counted as lost", size);
-		a->lost_agent++;
+		ev->lost_agent++;
 		return 0;
 	}
 	setup = lsm_record && (e->type & ~EV_TYPE_PENDING) == EV_SETUP &&
 		e->kind == EV_KIND_SETUP;
-	common_fields(a, (int64_t)e->ts_boot_ns + a->boot_to_real_ns, e->seq,
+	common_fields(ev, (int64_t)e->ts_boot_ns + ev->boot_to_real_ns, e->seq,
 		      setup ? "setup" :
 		      (e->type & ~EV_TYPE_PENDING) == EV_AUDIT ? "audit" : "deny");
-	json_str(&a->j, "kind", setup ? "setup" : limits_kind_name(e->kind) ?: "unknown");
-	json_str(&a->j, "policy", agent__policy_name(a, e->policy_id));
-	cg = agent__find_cg(a, e->cgroup_id);
+	json_str(&ev->j, "kind", setup ? "setup" : limits_kind_name(e->kind) ?: "unknown");
+	json_str(&ev->j, "policy", names__policy_name(ev->cfg.names, e->policy_id));
+	cg = names__cg(ev->cfg.names, e->cgroup_id);
 	/* A cgroup created since the last scan: name it by id only; records
 	 * left from before this agent started are named by a one-off walk. */
 	{
 		const char *p = cg ? cg->path : "";
 
-		if (!cg && a->drain_paths)
-			p = cgroup_paths__find(a->drain_paths, e->cgroup_id) ?: "";
-		json_str_raw(&a->j, "cgroup", p, strlen(p));
+		if (!cg && ev->drain_paths)
+			p = cgroup_paths__find(ev->drain_paths, e->cgroup_id) ?: "";
+		json_str_raw(&ev->j, "cgroup", p, strlen(p));
 	}
-	json_u64(&a->j, "cgroup_id", e->cgroup_id);
-	json_u64(&a->j, "pid", e->pid);
-	json_u64(&a->j, "tid", e->tid);
-	json_u64(&a->j, "uid", e->uid);
-	json_str_raw(&a->j, "comm", e->comm, strnlen(e->comm, sizeof(e->comm)));
+	json_u64(&ev->j, "cgroup_id", e->cgroup_id);
+	json_u64(&ev->j, "pid", e->pid);
+	json_u64(&ev->j, "tid", e->tid);
+	json_u64(&ev->j, "uid", e->uid);
+	json_str_raw(&ev->j, "comm", e->comm, strnlen(e->comm, sizeof(e->comm)));
 	if (setup) {
-		setup_fields(&a->j, data);
+		setup_fields(&ev->j, data);
 		goto end;
 	}
 	if (lsm_record)
-		lsm_fields(&a->j, data);
+		lsm_fields(&ev->j, data);
 	else
-		addr_fields(&a->j, e);
-	json_str(&a->j, "reason", NAME(reason_names, e->reason));
+		addr_fields(&ev->j, e);
+	json_str(&ev->j, "reason", NAME(reason_names, e->reason));
 	if (e->type & EV_TYPE_PENDING)
-		json_bool(&a->j, "pending", true);
+		json_bool(&ev->j, "pending", true);
 end:
-	json_end(&a->j);
-	if (!a->j.oom)
-		a->logged++;
-	write_line(a);
+	json_end(&ev->j);
+	if (!ev->j.oom)
+		ev->logged++;
+	write_line(ev);
 	return 0;
 }
 
@@ -433,39 +441,39 @@ end:
  * Turn growth of the kernel's loss counter, plus records the kernel
  * delivered that the agent could not write out, into one `lost` record.
  */
-static void report_lost(struct agent *a)
+static void report_lost(struct events *ev)
 {
-	uint64_t lost = __atomic_load_n(&a->skel->bss->ev_lost,
-					__ATOMIC_RELAXED) + a->lost_agent;
+	uint64_t lost = __atomic_load_n(ev->kernel_lost, __ATOMIC_RELAXED) +
+			ev->lost_agent;
 
-	if (lost == a->lost_seen)
+	if (lost == ev->lost_seen)
 		return;
-	events__begin(a, "lost");
-	records__lost(&a->j, lost - a->lost_seen, lost, NULL);
-	a->lost_seen = lost;
-	events__emit(a);
-	events__meta_update(a);
+	events__begin(ev, "lost");
+	records__lost(&ev->j, lost - ev->lost_seen, lost, NULL);
+	ev->lost_seen = lost;
+	events__emit(ev);
+	events__meta_update(ev);
 }
 
-static void out_flush(struct agent *a)
+static void out_flush(struct events *ev)
 {
 	fflush(stdout);
-	if (a->log)
-		fflush(a->log);
+	if (ev->log)
+		fflush(ev->log);
 }
 
 /* Written out, so the kernel may reuse the space. */
-static void ring_commit(struct agent *a, unsigned long cons)
+static void ring_commit(struct events *ev, unsigned long cons)
 {
-	out_flush(a);
-	__atomic_store_n(a->ring->cons, cons, __ATOMIC_RELEASE);
+	out_flush(ev);
+	__atomic_store_n(ev->ring->cons, cons, __ATOMIC_RELEASE);
 }
 
 /* Everything committed so far, oldest first (kernel/bpf/ringbuf.c's
  * layout: an 8-byte header, BUSY until committed, DISCARD if dropped). */
-static int ring_consume(struct agent *a, int max)
+static int ring_consume(struct events *ev, int max)
 {
-	struct evring *r = a->ring;
+	struct evring *r = ev->ring;
 	unsigned long cons, prod;
 	int n = 0, batch = 0;
 	__u32 len, *hdr;
@@ -484,29 +492,29 @@ static int ring_consume(struct agent *a, int max)
 						  BPF_RINGBUF_DISCARD_BIT)) +
 				 BPF_RINGBUF_HDR_SZ + 7) & ~7UL;
 			if (!(len & BPF_RINGBUF_DISCARD_BIT)) {
-				handle_event(a, hdr + 2, len & ~(__u32)BPF_RINGBUF_DISCARD_BIT);
+				handle_event(ev, hdr + 2, len & ~(__u32)BPF_RINGBUF_DISCARD_BIT);
 				n++;
 			}
 			if (++batch == RING_BATCH) {
-				ring_commit(a, cons);
+				ring_commit(ev, cons);
 				batch = 0;
 			}
 		}
-		ring_commit(a, cons);
+		ring_commit(ev, cons);
 		batch = 0;
 	}
 out:
-	ring_commit(a, cons);
+	ring_commit(ev, cons);
 	return n;
 }
 
 /* One turn's read: at most RING_MAX_PER_TURN records, then the losses. */
-static int ring_turn(struct agent *a)
+static int ring_turn(struct events *ev)
 {
-	int n = ring_consume(a, RING_MAX_PER_TURN);
+	int n = ring_consume(ev, RING_MAX_PER_TURN);
 
-	report_lost(a);
-	out_flush(a);
+	report_lost(ev);
+	out_flush(ev);
 	return n;
 }
 
@@ -515,9 +523,9 @@ static int ring_turn(struct agent *a)
  * at once if this turn left records behind (its limit), or after the
  * coalescing delay. Until a read finds nothing, the fd stays unwatched.
  */
-static int ring_coalesce(struct agent *a, int n)
+static int ring_coalesce(struct events *ev, int n)
 {
-	struct evring *r = a->ring;
+	struct evring *r = ev->ring;
 	int err;
 
 	err = loop__io_enable(r->src, false);
@@ -532,44 +540,44 @@ static int ring_coalesce(struct agent *a, int n)
 
 static int on_ring(struct loop_source *s, uint32_t revents, void *userdata)
 {
-	struct agent *a = userdata;
+	struct events *ev = userdata;
 	int n;
 
 	(void)s;
 	(void)revents;
 	/* Whatever the wakeup said: a record committed while the consumer
 	 * lagged behind brings no wakeup of its own. */
-	n = ring_turn(a);
-	return n > 0 ? ring_coalesce(a, n) : 0;
+	n = ring_turn(ev);
+	return n > 0 ? ring_coalesce(ev, n) : 0;
 }
 
 static int on_coalesce(struct loop_source *s, uint32_t revents, void *userdata)
 {
-	struct agent *a = userdata;
+	struct events *ev = userdata;
 	int n, err;
 
 	(void)s;
 	(void)revents;
-	n = ring_turn(a);
+	n = ring_turn(ev);
 	if (n > 0)
-		return ring_coalesce(a, n);
+		return ring_coalesce(ev, n);
 	/* Quiet again: the next record wakes the loop. */
-	err = loop__io_enable(a->ring->src, true);
+	err = loop__io_enable(ev->ring->src, true);
 	if (err)
 		pr_err("events", "watching the ring buffer again failed: %s",
 		       strerror(-err));
 	return err;
 }
 
-int events__loop_add(struct agent *a, struct loop *l)
+int events__loop_add(struct events *ev, struct loop *l)
 {
-	struct evring *r = a->ring;
+	struct evring *r = ev->ring;
 	int err;
 
-	r->src = loop__add_io(l, r->map_fd, RING_PRIO, on_ring, a);
+	r->src = loop__add_io(l, r->map_fd, RING_PRIO, on_ring, ev);
 	if (!r->src)
 		goto fail;
-	r->coalesce = loop__add_timer(l, RING_PRIO, on_coalesce, a);
+	r->coalesce = loop__add_timer(l, RING_PRIO, on_coalesce, ev);
 	if (!r->coalesce)
 		goto fail;
 	return 0;
@@ -579,26 +587,21 @@ fail:
 	return err;
 }
 
-void events__meta_update(struct agent *a)
+void events__meta_update(struct events *ev)
 {
-	struct agent_meta m = {
-		.pid = a->running ? (__u32)getpid() : 0,
-		.layout = PIN_LAYOUT_VERSION,
-		.lost_reported = a->lost_seen,
-		.started_ns = (__u64)a->started_ns,
-		.reloads = a->reloads,
-		.reload_result = a->reload_result,
-		.reload_problems = a->reload_problems,
-	};
+	struct agent_meta m = { 0 };
 	__u32 zero = 0;
 
-	if (bpf_map_update_elem(bpf_map__fd(a->skel->maps.agent_meta), &zero, &m,
-				BPF_ANY))
+	if (ev->cfg.meta)
+		ev->cfg.meta(ev->cfg.ctx, &m);
+	m.layout = PIN_LAYOUT_VERSION;
+	m.lost_reported = ev->lost_seen;
+	if (bpf_map_update_elem(ev->meta_fd, &zero, &m, BPF_ANY))
 		pr_warn("events", "updating the pinned agent_meta failed: %s",
 			strerror(errno));
 }
 
-static int ring_open(struct agent *a, int map_fd)
+static int ring_open(struct events *ev, int map_fd)
 {
 	struct bpf_map_info info;
 	__u32 len = sizeof(info);
@@ -607,7 +610,7 @@ static int ring_open(struct agent *a, int map_fd)
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	a->ring = r;
+	ev->ring = r;
 	r->map_fd = map_fd;
 	memset(&info, 0, sizeof(info));
 	if (bpf_obj_get_info_by_fd(r->map_fd, &info, &len))
@@ -631,9 +634,9 @@ static int ring_open(struct agent *a, int map_fd)
 	return 0;
 }
 
-static void ring_close(struct agent *a)
+static void ring_close(struct events *ev)
 {
-	struct evring *r = a->ring;
+	struct evring *r = ev->ring;
 
 	if (!r)
 		return;
@@ -642,47 +645,47 @@ static void ring_close(struct agent *a)
 	if (r->prod_map)
 		munmap(r->prod_map, r->page + 2 * r->size);
 	free(r);
-	a->ring = NULL;
+	ev->ring = NULL;
 }
 
-int events__drain(struct agent *a)
+int events__drain(struct events *ev)
 {
 	struct cgroup_paths paths;
 	int n;
 
 	/* Name the cgroups of records left from before this agent. */
-	if (!cgroup_paths__load(a->cgroot, &paths))
-		a->drain_paths = &paths;
-	n = ring_consume(a, RING_MAX_PER_POLL);
-	report_lost(a);
-	out_flush(a);
-	if (a->drain_paths)
+	if (!cgroup_paths__load(ev->cfg.cgroot, &paths))
+		ev->drain_paths = &paths;
+	n = ring_consume(ev, RING_MAX_PER_POLL);
+	report_lost(ev);
+	out_flush(ev);
+	if (ev->drain_paths)
 		cgroup_paths__free(&paths);
-	a->drain_paths = NULL;
+	ev->drain_paths = NULL;
 	return n;
 }
 
-int events__drain_map(struct agent *a, int map_fd)
+int events__drain_map(struct events *ev, int map_fd)
 {
-	struct evring *ours = a->ring;
+	struct evring *ours = ev->ring;
 	struct cgroup_paths paths;
 	int n;
 
 	/* Read it as our own ring for a moment: the same layout, the same
 	 * commit-after-write rule. */
-	a->ring = NULL;
-	n = ring_open(a, map_fd);
+	ev->ring = NULL;
+	n = ring_open(ev, map_fd);
 	if (!n) {
-		if (!cgroup_paths__load(a->cgroot, &paths))
-			a->drain_paths = &paths;
-		n = ring_consume(a, RING_MAX_PER_POLL);
-		out_flush(a);
-		if (a->drain_paths)
+		if (!cgroup_paths__load(ev->cfg.cgroot, &paths))
+			ev->drain_paths = &paths;
+		n = ring_consume(ev, RING_MAX_PER_POLL);
+		out_flush(ev);
+		if (ev->drain_paths)
 			cgroup_paths__free(&paths);
-		a->drain_paths = NULL;
+		ev->drain_paths = NULL;
 	}
-	ring_close(a);
-	a->ring = ours;
+	ring_close(ev);
+	ev->ring = ours;
 	return n;
 }
 
@@ -691,16 +694,22 @@ void events__set_ring_size(struct stockade *skel, unsigned int bytes)
 	bpf_map__set_max_entries(skel->maps.rb, bytes);
 }
 
-int events__open(struct agent *a)
+int events__open(struct events *ev, struct stockade *skel,
+		 const struct events_cfg *cfg)
 {
 	int err;
 
-	a->boot_to_real_ns = clock_now_ns(CLOCK_REALTIME) - clock_now_ns(CLOCK_BOOTTIME);
+	ev->cfg = *cfg;
+	/* Shared with the BPF programs: their mmapped .data and .bss. */
+	ev->seq = &skel->data->ev_seq;
+	ev->kernel_lost = &skel->bss->ev_lost;
+	ev->meta_fd = bpf_map__fd(skel->maps.agent_meta);
+	ev->boot_to_real_ns = clock_now_ns(CLOCK_REALTIME) - clock_now_ns(CLOCK_BOOTTIME);
 	err = exec__read_boot_id();
 	if (err)
 		pr_warn("events", "reading /proc/sys/kernel/random/boot_id failed: %s; exec_ids carry a boot id of zeros, unique on this boot only",
 			strerror(-err));
-	json_init(&a->j);
+	json_init(&ev->j);
 	/*
 	 * Records go out in batches (ring_commit flushes each one, and every
 	 * poll), so stdio's default 4 KiB buffer only multiplies write()s:
@@ -709,21 +718,21 @@ int events__open(struct agent *a)
 	 */
 	if (!isatty(STDOUT_FILENO))
 		setvbuf(stdout, NULL, _IOFBF, OUT_BUF);
-	if (a->opt.log_path) {
-		a->log = fopen(a->opt.log_path, "ae");
-		if (!a->log) {
+	if (cfg->log_path) {
+		ev->log = fopen(cfg->log_path, "ae");
+		if (!ev->log) {
 			err = -errno;
-			pr_err("events", "cannot open --log %s: %s", a->opt.log_path,
+			pr_err("events", "cannot open --log %s: %s", cfg->log_path,
 			       strerror(errno));
 			return err;
 		}
-		setvbuf(a->log, NULL, _IOFBF, OUT_BUF);
+		setvbuf(ev->log, NULL, _IOFBF, OUT_BUF);
 	}
-	err = ring_open(a, bpf_map__fd(a->skel->maps.rb));
+	err = ring_open(ev, bpf_map__fd(skel->maps.rb));
 	if (err) {
 		pr_err("events", "cannot set up the ring buffer reader: %s",
 		       strerror(-err));
-		ring_close(a);
+		ring_close(ev);
 		return err;
 	}
 	/* Losses an earlier agent already reported are not reported again. */
@@ -731,30 +740,34 @@ int events__open(struct agent *a)
 		struct agent_meta m = { 0 };
 		__u32 zero = 0;
 
-		if (!bpf_map_lookup_elem(bpf_map__fd(a->skel->maps.agent_meta),
-					 &zero, &m))
-			a->lost_seen = m.lost_reported;
+		if (!bpf_map_lookup_elem(ev->meta_fd, &zero, &m))
+			ev->lost_seen = m.lost_reported;
 	}
 	return 0;
 }
 
-void events__close_ring(struct agent *a)
+bool events__reading(const struct events *ev)
 {
-	if (a->ring) {
+	return ev->ring != NULL;
+}
+
+void events__close_ring(struct events *ev)
+{
+	if (ev->ring) {
 		/* Whatever the kernel wrote so far still goes out. */
-		ring_consume(a, RING_MAX_PER_POLL);
-		report_lost(a);
-		ring_close(a);
+		ring_consume(ev, RING_MAX_PER_POLL);
+		report_lost(ev);
+		ring_close(ev);
 	}
 }
 
-void events__close(struct agent *a)
+void events__close(struct events *ev)
 {
-	events__close_ring(a);
+	events__close_ring(ev);
 	fflush(stdout);
-	if (a->log) {
-		fclose(a->log);
-		a->log = NULL;
+	if (ev->log) {
+		fclose(ev->log);
+		ev->log = NULL;
 	}
-	json_free(&a->j);
+	json_free(&ev->j);
 }

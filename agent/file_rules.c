@@ -15,6 +15,7 @@ enum src {
 	SRC_OVERRIDE = 1 << 4,
 	SRC_SINK = 1 << 5,
 	SRC_ANCESTOR = 1 << 6,	/* above a deny or protected boundary */
+	SRC_EXEC = 1 << 7,	/* an exec.paths entry */
 };
 
 /*
@@ -106,7 +107,7 @@ static unsigned int covering(const struct bset *b, const char *path,
 	for (;;) {
 		hit = bset_find(b, buf);
 		if (hit) {
-			src |= hit->src & (SRC_READ | SRC_WRITE | SRC_DENY);
+			src |= hit->src & (SRC_READ | SRC_WRITE | SRC_DENY | SRC_EXEC);
 			if (!decided && (hit->src & (SRC_PROTECTED | SRC_OVERRIDE))) {
 				/* An override opens its subtree, even when it
 				 * names the protected path itself. */
@@ -149,29 +150,48 @@ static int add_list(struct bset *b, const struct policy_path *v, size_t n,
 	return err;
 }
 
-int file_rules__compile(const struct policy *p, __u32 policy_id,
-			const char *const *homes, size_t n_homes,
-			struct file_compiled *out, char *err, size_t errlen)
+/*
+ * May a file under an entry with these covering sources and these flags
+ * be executed or mapped executable? Readable, under `exec.paths` when
+ * the policy lists them, and (W^X) not writable unless
+ * exec.allow_written. Protected and denied paths keep FILE_EXEC off too,
+ * though judge_ex() refuses them before it looks.
+ */
+static bool exec_allowed(const struct policy *p, unsigned int src,
+			 unsigned int flags)
 {
-	struct bset b = { 0 };
+	if (!(flags & FILE_READ) || (flags & (FILE_DENY | FILE_PROTECTED)))
+		return false;
+	if (p->exec.has_paths && !(src & SRC_EXEC))
+		return false;
+	return p->exec.allow_written || !(flags & FILE_WRITE);
+}
+
+/* Every boundary of p: its lists, the sinks, the protected paths (and
+ * those below each home). */
+static int add_bounds(struct bset *b, const struct policy *p,
+		      const char *const *homes, size_t n_homes, char *err,
+		      size_t errlen)
+{
 	char path[PATH_MAX];
-	size_t i, j, n_before;
+	size_t i, j;
 	int ret;
 
-	memset(out, 0, sizeof(*out));
-	ret = bset_add(&b, "/", 0);
+	ret = bset_add(b, "/", 0);
 	if (!ret)
-		ret = add_list(&b, p->files.read, p->files.n_read, SRC_READ);
+		ret = add_list(b, p->files.read, p->files.n_read, SRC_READ);
 	if (!ret)
-		ret = add_list(&b, p->files.write, p->files.n_write, SRC_WRITE);
+		ret = add_list(b, p->files.write, p->files.n_write, SRC_WRITE);
 	if (!ret)
-		ret = add_list(&b, p->files.deny, p->files.n_deny, SRC_DENY);
+		ret = add_list(b, p->files.deny, p->files.n_deny, SRC_DENY);
+	if (!ret)
+		ret = add_list(b, p->exec.paths, p->exec.n_paths, SRC_EXEC);
 	for (i = 0; !ret && i < p->files.n_overrides; i++)
-		ret = bset_add(&b, p->files.overrides[i].path, SRC_OVERRIDE);
+		ret = bset_add(b, p->files.overrides[i].path, SRC_OVERRIDE);
 	for (i = 0; !ret && i < sizeof(sinks) / sizeof(sinks[0]); i++)
-		ret = bset_add(&b, sinks[i], SRC_SINK);
+		ret = bset_add(b, sinks[i], SRC_SINK);
 	for (i = 0; !ret && i < policy_n_protected_paths; i++)
-		ret = bset_add(&b, policy_protected_paths[i], SRC_PROTECTED);
+		ret = bset_add(b, policy_protected_paths[i], SRC_PROTECTED);
 	for (i = 0; !ret && i < n_homes; i++) {
 		for (j = 0; !ret && j < policy_n_protected_home; j++) {
 			snprintf(path, sizeof(path), "%s/%s", homes[i],
@@ -182,67 +202,83 @@ int file_rules__compile(const struct policy *p, __u32 policy_id,
 				ret = -ENAMETOOLONG;
 				break;
 			}
-			ret = bset_add(&b, path, SRC_PROTECTED);
+			ret = bset_add(b, path, SRC_PROTECTED);
 		}
 	}
-	if (ret)
-		goto cleanup;
-	bset_sort(&b);
-	/* Every directory above a deny or protected path is an entry of its
-	 * own, flagged, so that renaming it can be refused. */
-	n_before = b.n;
+	return ret;
+}
+
+/* Every directory above a deny or protected path is an entry of its own,
+ * flagged, so that renaming it can be refused. b is sorted. */
+static int add_ancestors(struct bset *b)
+{
+	char path[PATH_MAX];
+	size_t i, n_before = b->n;
+	int ret = 0;
+
 	for (i = 0; !ret && i < n_before; i++) {
 		size_t len;
 
-		if (!(b.v[i].src & (SRC_DENY | SRC_PROTECTED)))
+		if (!(b->v[i].src & (SRC_DENY | SRC_PROTECTED)))
 			continue;
-		snprintf(path, sizeof(path), "%s", b.v[i].path);
+		snprintf(path, sizeof(path), "%s", b->v[i].path);
 		for (len = strlen(path); !ret && len > 1;) {
 			while (len > 1 && path[len - 1] != '/')
 				len--;
 			if (len > 1)
 				len--;
 			path[len] = '\0';
-			ret = bset_add(&b, path, SRC_ANCESTOR);
+			ret = bset_add(b, path, SRC_ANCESTOR);
 		}
 	}
-	if (ret)
-		goto cleanup;
-	bset_sort(&b);
+	return ret;
+}
 
-	out->v = calloc(b.n, sizeof(*out->v));
-	if (!out->v) {
-		ret = -ENOMEM;
-		goto cleanup;
-	}
-	for (i = 0; i < b.n; i++) {
+/* One file_rules entry per boundary of the sorted b. */
+static int add_entries(const struct bset *b, const struct policy *p,
+		       __u32 policy_id, struct file_compiled *out)
+{
+	size_t i;
+
+	out->v = calloc(b->n, sizeof(*out->v));
+	if (!out->v)
+		return -ENOMEM;
+	for (i = 0; i < b->n; i++) {
 		struct file_entry *e = &out->v[out->n++];
 		bool protected;
-		unsigned int src = covering(&b, b.v[i].path, &protected);
+		unsigned int src = covering(b, b->v[i].path, &protected);
 
-		key_of(&e->key, policy_id, b.v[i].path);
+		key_of(&e->key, policy_id, b->v[i].path);
 		e->val.flags = 0;
 		if (!p->files.has_read || (src & (SRC_READ | SRC_WRITE)))
 			e->val.flags |= FILE_READ;
 		if (src & SRC_WRITE)
 			e->val.flags |= FILE_WRITE;
-		if (b.v[i].src & SRC_SINK)
+		if (b->v[i].src & SRC_SINK)
 			e->val.flags |= FILE_READ | FILE_WRITE;
-		if (b.v[i].src & SRC_ANCESTOR)
+		if (b->v[i].src & SRC_ANCESTOR)
 			e->val.flags |= FILE_GUARDED_BELOW;
-		e->val.len = (__u16)strlen(b.v[i].path);
+		e->val.len = (__u16)strlen(b->v[i].path);
 		if (src & SRC_DENY)
 			e->val.flags |= FILE_DENY;
 		if (protected)
 			e->val.flags |= FILE_PROTECTED;
+		if (exec_allowed(p, src, e->val.flags))
+			e->val.flags |= FILE_EXEC;
 	}
+	return 0;
+}
+
+/* The unix_allow keys of p's net.unix_allow paths. */
+static int add_unix(const struct policy *p, __u32 policy_id,
+		    struct file_compiled *out)
+{
+	size_t i;
 
 	if (p->net.n_unix_allow) {
 		out->unix_keys = calloc(p->net.n_unix_allow, sizeof(*out->unix_keys));
-		if (!out->unix_keys) {
-			ret = -ENOMEM;
-			goto cleanup;
-		}
+		if (!out->unix_keys)
+			return -ENOMEM;
 	}
 	for (i = 0; i < p->net.n_unix_allow; i++) {
 		struct unix_key *k = &out->unix_keys[out->n_unix++];
@@ -256,7 +292,29 @@ int file_rules__compile(const struct policy *p, __u32 policy_id,
 		else
 			memcpy(k->path, s, strnlen(s, sizeof(k->path)));
 	}
-cleanup:
+	return 0;
+}
+
+int file_rules__compile(const struct policy *p, __u32 policy_id,
+			const char *const *homes, size_t n_homes,
+			struct file_compiled *out, char *err, size_t errlen)
+{
+	struct bset b = { 0 };
+	size_t i;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	ret = add_bounds(&b, p, homes, n_homes, err, errlen);
+	if (!ret) {
+		bset_sort(&b);
+		ret = add_ancestors(&b);
+	}
+	if (!ret) {
+		bset_sort(&b);
+		ret = add_entries(&b, p, policy_id, out);
+	}
+	if (!ret)
+		ret = add_unix(p, policy_id, out);
 	if (ret == -ENOMEM)
 		snprintf(err, errlen, "compiling file rules: out of memory");
 	if (ret)

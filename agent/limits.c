@@ -38,13 +38,16 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "agent.h"
 #include "cgroup.h"
 #include "bpfutil.h"
+#include "json.h"
+#include "events_agent.h"
 #include "limits_agent.h"
 #include "limits_util.h"
 #include "log.h"
 #include "loop.h"
+#include "names.h"
+#include "policy.h"
 #include "sandbox.h"
 #include "stockade.skel.h"
 
@@ -69,7 +72,7 @@ static const char *const watch_file[] = {
 	[W_POPULATED] = "cgroup.events",
 };
 
-struct watch {
+struct limits_watch {
 	int wd;
 	enum watch_kind kind;
 	uint64_t cg_id;		/* the cgroup whose file it is */
@@ -82,9 +85,19 @@ struct victim {
 };
 
 struct limits_state {
+	/* What the daemon handed over (limits__init()). */
+	const char *cgroot;
+	const struct names *names;	/* policy names, the confined cgroups */
+	struct sandbox_table *cgt;	/* names->cgt */
+	const char *metrics_path;	/* --metrics FILE, or NULL */
+	const char *const *pin_dir;	/* --bpffs, read at each state write */
+	struct events *ev;	/* the daemon's records */
+	int cnt_fd;		/* sb_count, which this file alone writes */
+	int saved_fd;		/* lim_saved */
+
 	int ino_fd;
 	int kmsg_fd;
-	struct watch *w;
+	struct limits_watch *w;
 	size_t n_w, cap_w;
 	struct victim victims[VICTIMS];
 	size_t next_victim;
@@ -127,9 +140,9 @@ static uint64_t clock_ms(clockid_t c)
 
 /* The policy of id in the set in force (ids are not set indexes: a
  * reload or an adopting start gives fresh ones). */
-static const struct policy *policy_of(struct agent *a, uint32_t id)
+static const struct policy *policy_of(struct limits_state *ls, uint32_t id)
 {
-	return names__policy(&a->names, id);
+	return names__policy(ls->names, id);
 }
 
 static bool wants_limits(const struct policy *p)
@@ -147,12 +160,6 @@ static void cgf_path(const char *cgroot, const char *rel, const char *name,
 		buf[0] = '\0';
 }
 
-static void cg_file(struct agent *a, const char *rel, const char *name,
-		    char *buf, size_t len)
-{
-	cgf_path(a->cgroot, rel, name, buf, len);
-}
-
 static bool cgf_read(const char *cgroot, const char *rel, const char *name,
 		     char *buf, size_t len)
 {
@@ -162,26 +169,20 @@ static bool cgf_read(const char *cgroot, const char *rel, const char *name,
 	return cgv_read(path, buf, len) >= 0;
 }
 
-static bool read_cg(struct agent *a, const char *rel, const char *name,
-		    char *buf, size_t len)
-{
-	return cgf_read(a->cgroot, rel, name, buf, len);
-}
-
-static bool read_keyed(struct agent *a, const char *rel, const char *name,
+static bool read_keyed(const char *cgroot, const char *rel, const char *name,
 		       const char *key, uint64_t *v)
 {
 	char buf[1024];
 
-	return read_cg(a, rel, name, buf, sizeof(buf)) && !cgv_keyed(buf, key, v);
+	return cgf_read(cgroot, rel, name, buf, sizeof(buf)) && !cgv_keyed(buf, key, v);
 }
 
-static bool read_u64(struct agent *a, const char *rel, const char *name,
+static bool read_u64(const char *cgroot, const char *rel, const char *name,
 		     uint64_t *v)
 {
 	char buf[64];
 
-	return read_cg(a, rel, name, buf, sizeof(buf)) && !cgv_parse(buf, v);
+	return cgf_read(cgroot, rel, name, buf, sizeof(buf)) && !cgv_parse(buf, v);
 }
 
 static int cgf_write(const char *cgroot, const char *rel, const char *name,
@@ -199,12 +200,6 @@ static int cgf_write(const char *cgroot, const char *rel, const char *name,
 		err = -errno;
 	close(fd);
 	return err;
-}
-
-static int write_cg(struct agent *a, const char *rel, const char *name,
-		    const char *val)
-{
-	return cgf_write(a->cgroot, rel, name, val);
 }
 
 static void trim(char *s)
@@ -318,7 +313,7 @@ lim_report(struct policy_diag *diag, const struct policy *p, const struct need *
 #define lim_err(p, n, fmt, ...) lim_report(diag, p, n, fmt, ##__VA_ARGS__)
 
 /* Can the cgroup2 hierarchy give this controller at all? */
-static int check_root(struct agent *a, const struct policy *p,
+static int check_root(const char *cgroot, const struct policy *p,
 		      const struct need *n, const char *root_ctls,
 		      struct policy_diag *diag)
 {
@@ -328,17 +323,17 @@ static int check_root(struct agent *a, const struct policy *p,
 		return 0;
 	if (v1_mount_of(n->ctl, mnt, sizeof(mnt))) {
 		lim_err(p, n, "policy '%s' cannot be applied on this host: it is a hybrid cgroup host, where the %s controller belongs to cgroup v1 (mounted at %s), so the cgroup2 hierarchy at %s has no %s controller to set %s with. Fix: boot with systemd.unified_cgroup_hierarchy=1 (or cgroup_no_v1=%s) so that cgroup2 gets the controller, or remove limits.%s from the policy",
-			p->name, n->ctl, mnt, a->cgroot, n->ctl, n->file, n->ctl,
+			p->name, n->ctl, mnt, cgroot, n->ctl, n->file, n->ctl,
 			n->key);
 	} else {
 		lim_err(p, n, "policy '%s' cannot be applied on this host: the kernel offers no %s controller on cgroup2 (%s/cgroup.controllers is '%s'); it was built without it or disabled with cgroup_disable=%s. Fix the kernel, or remove limits.%s from the policy",
-			p->name, n->ctl, a->cgroot, root_ctls, n->ctl, n->key);
+			p->name, n->ctl, cgroot, root_ctls, n->ctl, n->key);
 	}
 	return -EOPNOTSUPP;
 }
 
 /* Can cgroup rel take the limit? Names the fix when not. */
-static int check_cg(struct agent *a, const struct policy *p,
+static int check_cg(const char *cgroot, const struct policy *p,
 		    const struct need *n, const char *rel, struct policy_diag *diag)
 {
 	char buf[1024], path[PATH_MAX], fix[2048] = "", up[PATH_MAX];
@@ -346,7 +341,7 @@ static int check_cg(struct agent *a, const struct policy *p,
 	struct stat st;
 
 	if (n->ctl) {
-		if (!read_cg(a, rel, "cgroup.controllers", buf, sizeof(buf)))
+		if (!cgf_read(cgroot, rel, "cgroup.controllers", buf, sizeof(buf)))
 			return 0;	/* gone since the walk */
 		if (has_word(buf, n->ctl))
 			goto file;
@@ -358,12 +353,12 @@ static int check_cg(struct agent *a, const struct policy *p,
 
 			snprintf(up, sizeof(up), "%.*s", (int)i, rel);
 			len = slash ? (size_t)(slash - rel) : strlen(rel);
-			if (!read_cg(a, up, "cgroup.subtree_control", buf, sizeof(buf)) ||
+			if (!cgf_read(cgroot, up, "cgroup.subtree_control", buf, sizeof(buf)) ||
 			    !has_word(buf, n->ctl)) {
 				f = fix + strlen(fix);
 				if ((size_t)snprintf(f, sizeof(fix) - (size_t)(f - fix),
 						     "%secho +%s > %s%s/cgroup.subtree_control",
-						     *fix ? "; " : "", n->ctl, a->cgroot,
+						     *fix ? "; " : "", n->ctl, cgroot,
 						     up) >= sizeof(fix) - (size_t)(f - fix))
 					break;
 			}
@@ -371,11 +366,11 @@ static int check_cg(struct agent *a, const struct policy *p,
 		snprintf(up, sizeof(up), "%s", rel);
 		*strrchr(up, '/') = '\0';
 		lim_err(p, n, "cannot be applied to cgroup %s: the %s controller is not enabled for it, %s%s/cgroup.subtree_control lacks '%s'. Fix: %s (a cgroup that holds processes itself cannot pass controllers down: move them into a child cgroup first)",
-			rel, n->ctl, a->cgroot, up, n->ctl, fix);
+			rel, n->ctl, cgroot, up, n->ctl, fix);
 		return -EOPNOTSUPP;
 	}
 file:
-	cg_file(a, rel, n->file, path, sizeof(path));
+	cgf_path(cgroot, rel, n->file, path, sizeof(path));
 	if (stat(path, &st) == 0)
 		return 0;
 	if (!strcmp(n->file, "cgroup.kill"))
@@ -391,7 +386,7 @@ file:
 }
 
 struct check_ctx {
-	struct agent *a;
+	const char *cgroot;
 	const struct policy_set *set;
 	struct policy_diag *diag;
 	int err;
@@ -417,15 +412,15 @@ static void *check_one(const char *rel, uint64_t id, void *parent, void *vctx)
 		return parent;
 	k = needs_of(p, n);
 	for (i = 0; i < k; i++)
-		if (check_cg(c->a, p, &n[i], rel, c->diag))
+		if (check_cg(c->cgroot, p, &n[i], rel, c->diag))
 			c->err = -EOPNOTSUPP;
 	return parent;
 }
 
-int limits__check_set(struct agent *a, const struct policy_set *set,
+int limits__check_set(const char *cgroot, const struct policy_set *set,
 		      struct policy_diag *diag)
 {
-	struct check_ctx c = { .a = a, .set = set, .diag = diag, .err = 0 };
+	struct check_ctx c = { .cgroot = cgroot, .set = set, .diag = diag, .err = 0 };
 	char root_ctls[1024] = "";
 	struct need n[8];
 	size_t i, j, k, bad = 0;
@@ -436,7 +431,7 @@ int limits__check_set(struct agent *a, const struct policy_set *set,
 			break;
 	if (i == set->n)
 		return 0;
-	if (!read_cg(a, "", "cgroup.controllers", root_ctls, sizeof(root_ctls)))
+	if (!cgf_read(cgroot, "", "cgroup.controllers", root_ctls, sizeof(root_ctls)))
 		root_ctls[0] = '\0';
 	trim(root_ctls);
 	for (i = 0; i < set->n; i++) {
@@ -446,17 +441,17 @@ int limits__check_set(struct agent *a, const struct policy_set *set,
 			continue;
 		k = needs_of(p, n);
 		for (j = 0; j < k; j++)
-			if (check_root(a, p, &n[j], root_ctls, diag))
+			if (check_root(cgroot, p, &n[j], root_ctls, diag))
 				bad++;
 	}
 	if (!bad) {
-		err = cgroup__walk(a->cgroot, check_one, &c);
+		err = cgroup__walk(cgroot, check_one, &c);
 		if (err) {
-			pr_err("limits", "walking %s failed: %s", a->cgroot,
+			pr_err("limits", "walking %s failed: %s", cgroot,
 			       strerror(-err));
 			if (diag)
 				policy_diag__add(diag, "checking the limits: walking %s failed: %s",
-						 a->cgroot, strerror(-err));
+						 cgroot, strerror(-err));
 			return err;
 		}
 		if (c.err)
@@ -470,21 +465,29 @@ int limits__check_set(struct agent *a, const struct policy_set *set,
 	return 0;
 }
 
-int limits__check(struct agent *a)
+int limits__check(const char *cgroot, const struct policy_set *set)
 {
-	return limits__check_set(a, &a->set, NULL);
+	return limits__check_set(cgroot, set, NULL);
 }
 
 /* ---- setup ---- */
 
-int limits__init(struct agent *a)
+int limits__init(struct limits_state **out, const struct limits_config *cfg)
 {
 	struct limits_state *ls = calloc(1, sizeof(*ls));
 	int err;
 
+	*out = ls;
 	if (!ls)
 		return -ENOMEM;
-	a->lim = ls;
+	ls->cgroot = cfg->cgroot;
+	ls->names = cfg->names;
+	ls->cgt = cfg->names->cgt;
+	ls->metrics_path = cfg->metrics_path;
+	ls->pin_dir = cfg->pin_dir;
+	ls->ev = cfg->ev;
+	ls->cnt_fd = bpf_map__fd(cfg->skel->maps.sb_count);
+	ls->saved_fd = bpf_map__fd(cfg->skel->maps.lim_saved);
 	ls->kmsg_fd = -1;
 	ls->pids_hier = -1;
 	ls->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -504,7 +507,7 @@ int limits__init(struct agent *a)
 	if (!ls->percpu)
 		return -ENOMEM;
 	snprintf(ls->state_path, sizeof(ls->state_path), "%s",
-		 a->opt.state_path ? a->opt.state_path : LIMITS_STATE_DEFAULT);
+		 cfg->state_path ? cfg->state_path : LIMITS_STATE_DEFAULT);
 
 	/* The kernel names OOM victims only in its log. Start at its end:
 	 * older kills are not ours to report. */
@@ -520,14 +523,13 @@ int limits__init(struct agent *a)
 
 /* ---- watches ---- */
 
-static void add_watch(struct agent *a, struct sandbox_cg *cg,
+static void add_watch(struct limits_state *ls, struct sandbox_cg *cg,
 		      enum watch_kind kind)
 {
-	struct limits_state *ls = a->lim;
 	char path[PATH_MAX];
 	int wd;
 
-	cg_file(a, cg->path, watch_file[kind], path, sizeof(path));
+	cgf_path(ls->cgroot, cg->path, watch_file[kind], path, sizeof(path));
 	wd = inotify_add_watch(ls->ino_fd, path, IN_MODIFY);
 	if (wd < 0) {
 		if (errno != ENOENT)
@@ -537,7 +539,7 @@ static void add_watch(struct agent *a, struct sandbox_cg *cg,
 	}
 	if (ls->n_w == ls->cap_w) {
 		size_t cap = ls->cap_w ? ls->cap_w * 2 : 64;
-		struct watch *v = realloc(ls->w, cap * sizeof(*v));
+		struct limits_watch *v = realloc(ls->w, cap * sizeof(*v));
 
 		if (!v) {
 			inotify_rm_watch(ls->ino_fd, wd);
@@ -546,12 +548,11 @@ static void add_watch(struct agent *a, struct sandbox_cg *cg,
 		ls->w = v;
 		ls->cap_w = cap;
 	}
-	ls->w[ls->n_w++] = (struct watch){ .wd = wd, .kind = kind, .cg_id = cg->id };
+	ls->w[ls->n_w++] = (struct limits_watch){ .wd = wd, .kind = kind, .cg_id = cg->id };
 }
 
-static void drop_watches(struct agent *a, uint64_t cg_id, bool gone)
+static void drop_watches(struct limits_state *ls, uint64_t cg_id, bool gone)
 {
-	struct limits_state *ls = a->lim;
 	size_t i;
 
 	for (i = 0; i < ls->n_w;) {
@@ -625,13 +626,8 @@ static void restore_one(const char *cgroot, const char *rel, int f,
 			 lf_name[f], orig);
 }
 
-static int saved_fd(struct agent *a)
-{
-	return bpf_map__fd(a->skel->maps.lim_saved);
-}
-
 /* Record in lim_saved what cg's limits are now, or drop its entry. */
-static void saved_put(struct agent *a, struct sandbox_cg *cg)
+static void saved_put(struct limits_state *ls, struct sandbox_cg *cg)
 {
 	struct limits_cg *l = cg->lim;
 	struct limits_saved sv;
@@ -646,14 +642,14 @@ static void saved_put(struct agent *a, struct sandbox_cg *cg)
 		memcpy(sv.now[f], l->f[f].now, sizeof(sv.now[f]));
 	}
 	if (!sv.set)
-		bpf_map_delete_elem(saved_fd(a), &cg->id);
-	else if (bpf_map_update_elem(saved_fd(a), &cg->id, &sv, BPF_ANY))
+		bpf_map_delete_elem(ls->saved_fd, &cg->id);
+	else if (bpf_map_update_elem(ls->saved_fd, &cg->id, &sv, BPF_ANY))
 		pr_warn("limits", "saving the limit values found in %s failed: %s; if the agent stops without detaching, they cannot be put back later",
 			cg->path, strerror(errno));
 }
 
 /* Put back what was found, unless someone changed it since. */
-static void restore_limits(struct agent *a, struct sandbox_cg *cg)
+static void restore_limits(struct limits_state *ls, struct sandbox_cg *cg)
 {
 	struct limits_cg *l = cg->lim;
 	int f;
@@ -662,9 +658,9 @@ static void restore_limits(struct agent *a, struct sandbox_cg *cg)
 		if (!l->f[f].set)
 			continue;
 		l->f[f].set = false;
-		restore_one(a->cgroot, cg->path, f, l->f[f].orig, l->f[f].now);
+		restore_one(ls->cgroot, cg->path, f, l->f[f].orig, l->f[f].now);
 	}
-	bpf_map_delete_elem(saved_fd(a), &cg->id);
+	bpf_map_delete_elem(ls->saved_fd, &cg->id);
 }
 
 int limits__restore_saved(const char *cgroot, const char *rel, int fd,
@@ -686,7 +682,7 @@ int limits__restore_saved(const char *cgroot, const char *rel, int fd,
 	return 1;
 }
 
-static int apply_limits(struct agent *a, struct sandbox_cg *cg)
+static int apply_limits(struct limits_state *ls, struct sandbox_cg *cg)
 {
 	struct limits_cg *l = cg->lim;
 	const struct policy_limits *pl = &l->p->limits;
@@ -700,59 +696,59 @@ static int apply_limits(struct agent *a, struct sandbox_cg *cg)
 			 * changed since: put back. */
 			if (l->f[f].set) {
 				l->f[f].set = false;
-				restore_one(a->cgroot, cg->path, f, l->f[f].orig,
+				restore_one(ls->cgroot, cg->path, f, l->f[f].orig,
 					    l->f[f].now);
 			}
 			continue;
 		}
 		/* Adopted: what the first agent found is what to put back. */
-		if (!l->f[f].set && !read_cg(a, cg->path, lf_name[f], l->f[f].orig,
-					     sizeof(l->f[f].orig))) {
+		if (!l->f[f].set && !cgf_read(ls->cgroot, cg->path, lf_name[f],
+					      l->f[f].orig, sizeof(l->f[f].orig))) {
 			err = -errno;
 			if (f == LF_SWAP && !pl->has_memory_swap && errno == ENOENT) {
 				/* Implied, not asked for: say what is lost. */
 				pr_warn("limits", "%s%s: no memory.swap.max (the kernel does not account swap): limits.memory holds, but the sandbox's swap use is not limited",
-					a->cgroot, cg->path);
+					ls->cgroot, cg->path);
 				continue;
 			}
 			pr_err("limits", "policy '%s': reading %s%s/%s failed: %s",
-			       l->p->name, a->cgroot, cg->path, lf_name[f],
+			       l->p->name, ls->cgroot, cg->path, lf_name[f],
 			       strerror(errno));
 			goto fail;
 		}
 		trim(l->f[f].orig);
-		err = write_cg(a, cg->path, lf_name[f], val);
+		err = cgf_write(ls->cgroot, cg->path, lf_name[f], val);
 		if (err) {
 			pr_err("limits", "policy '%s': writing '%s' to %s%s/%s failed: %s",
-			       l->p->name, val, a->cgroot, cg->path, lf_name[f],
+			       l->p->name, val, ls->cgroot, cg->path, lf_name[f],
 			       strerror(-err));
 			goto fail;
 		}
 		l->f[f].set = true;
 		/* The kernel rounds (memory to pages): keep what it holds. */
-		if (read_cg(a, cg->path, lf_name[f], l->f[f].now, sizeof(l->f[f].now)))
+		if (cgf_read(ls->cgroot, cg->path, lf_name[f], l->f[f].now, sizeof(l->f[f].now)))
 			trim(l->f[f].now);
-		pr_debug("limits", "%s%s/%s = '%s' (was '%s')", a->cgroot, cg->path,
+		pr_debug("limits", "%s%s/%s = '%s' (was '%s')", ls->cgroot, cg->path,
 			 lf_name[f], l->f[f].now, l->f[f].orig);
 	}
-	saved_put(a, cg);
+	saved_put(ls, cg);
 	return 0;
 fail:
 	/* Nothing half-applied. */
-	restore_limits(a, cg);
+	restore_limits(ls, cg);
 	return err;
 }
 
 /* The nearest directly selected cgroup at or above cg. */
-static struct sandbox_cg *root_of(struct agent *a, struct sandbox_cg *cg)
+static struct sandbox_cg *root_of(struct limits_state *ls, struct sandbox_cg *cg)
 {
 	struct sandbox_cg *best = NULL;
 	size_t i;
 
 	if (cg->direct)
 		return cg;
-	for (i = 0; i < a->cgt.n; i++) {
-		struct sandbox_cg *d = &a->cgt.v[i];
+	for (i = 0; i < ls->cgt->n; i++) {
+		struct sandbox_cg *d = &ls->cgt->v[i];
 
 		if (d->direct && d != cg && cgv_path_within(cg->path, d->path) &&
 		    (!best || strlen(d->path) > strlen(best->path)))
@@ -765,69 +761,59 @@ static struct sandbox_cg *root_of(struct agent *a, struct sandbox_cg *cg)
  * pids.events.local do (that file has the old meaning); older ones, 6.1
  * among them, count in each cgroup only the forks refused to its own
  * tasks. */
-static bool pids_hierarchical(struct agent *a, const char *rel)
+static bool pids_hierarchical(struct limits_state *ls, const char *rel)
 {
 	char path[PATH_MAX];
 
-	if (a->lim->pids_hier < 0) {
-		cg_file(a, rel, "pids.events.local", path, sizeof(path));
-		a->lim->pids_hier = access(path, F_OK) == 0;
+	if (ls->pids_hier < 0) {
+		cgf_path(ls->cgroot, rel, "pids.events.local", path, sizeof(path));
+		ls->pids_hier = access(path, F_OK) == 0;
 	}
-	return a->lim->pids_hier;
+	return ls->pids_hier;
 }
 
-static void start_runtime(struct agent *a, struct limits_cg *l, uint64_t now)
+static void start_runtime(struct limits_state *ls, struct limits_cg *l, uint64_t now)
 {
 	l->rt_start_ms = now;
 	l->rt_deadline_real_ms = clock_ms(CLOCK_REALTIME) + l->p->limits.runtime_ms;
-	a->lim->state_dirty = true;
+	ls->state_dirty = true;
 }
 
-static bool populated(struct agent *a, const char *rel)
+static bool populated(struct limits_state *ls, const char *rel)
 {
 	uint64_t v;
 
-	return read_keyed(a, rel, "cgroup.events", "populated", &v) && v;
+	return read_keyed(ls->cgroot, rel, "cgroup.events", "populated", &v) && v;
 }
 
-int limits__attach(struct agent *a, struct sandbox_cg *cg)
+/* A cgroup confined through its sandbox root: it counts into root's
+ * entry (root_id); only an old kernel's per-cgroup pids.events needs a
+ * watch here. */
+static void attach_child(struct limits_state *ls, struct sandbox_cg *cg,
+			 const struct sandbox_cg *root)
 {
-	struct limits_state *ls = a->lim;
-	struct limits_cg *l;
-	struct sandbox_cg *root;
-	const struct policy *p;
-	struct need n[8];
-	size_t i, k;
-	int err;
+	struct limits_cg *l = cg->lim;
 
-	if (!ls)
-		return 0;
-	l = calloc(1, sizeof(*l));
-	if (!l)
-		return -ENOMEM;
-	cg->lim = l;
-	l->direct = cg->direct;
-	root = root_of(a, cg);
-	l->root_id = root ? root->id : cg->id;
-	ls->state_dirty = true;
-	if (!cg->direct) {
-		/* A child counts into its sandbox's entry (root_id); only an
-		 * old kernel's per-cgroup pids.events needs a watch here. */
-		if (root && root->lim && root->lim->p &&
-		    root->lim->p->limits.has_pids &&
-		    !pids_hierarchical(a, cg->path)) {
-			l->pids = true;
-			read_keyed(a, cg->path, "pids.events", "max", &l->pids_seen);
-			add_watch(a, cg, W_PIDS);
-		}
-		return 0;
+	if (root && root->lim && root->lim->p &&
+	    root->lim->p->limits.has_pids &&
+	    !pids_hierarchical(ls, cg->path)) {
+		l->pids = true;
+		read_keyed(ls->cgroot, cg->path, "pids.events", "max", &l->pids_seen);
+		add_watch(ls, cg, W_PIDS);
 	}
+}
+
+/* A sandbox root's counters, then the baselines its breaches are told
+ * from, and the watches that tell of them. */
+static int start_counting(struct limits_state *ls, struct sandbox_cg *cg)
+{
+	struct limits_cg *l = cg->lim;
+	int err;
 
 	/* The counters exist before any program can count into them. An
 	 * adopted sandbox keeps its count: since its first attach. */
 	memset(ls->percpu, 0, (size_t)ls->ncpus * ls->stride);
-	err = map_update_retry(bpf_map__fd(a->skel->maps.sb_count), &cg->id,
-			       ls->percpu, BPF_NOEXIST);
+	err = map_update_retry(ls->cnt_fd, &cg->id, ls->percpu, BPF_NOEXIST);
 	if (err && err != -EEXIST) {
 		pr_err("limits", "creating the counters of %s failed: %s", cg->path,
 		       strerror(-err));
@@ -837,49 +823,95 @@ int limits__attach(struct agent *a, struct sandbox_cg *cg)
 
 	/* Baselines first, so a breach caused by our own write (memory.max
 	 * below what the sandbox holds makes the kernel OOM-kill) is seen. */
-	read_keyed(a, cg->path, "memory.events", "oom_kill", &l->oom_seen);
-	read_keyed(a, cg->path, "pids.events", "max", &l->pids_seen);
-	read_keyed(a, cg->path, "cpu.stat", "nr_throttled", &l->thr_nr);
-	read_keyed(a, cg->path, "cpu.stat", "throttled_usec", &l->thr_usec);
-	read_keyed(a, cg->path, "cpu.stat", "nr_periods", &l->periods);
+	read_keyed(ls->cgroot, cg->path, "memory.events", "oom_kill", &l->oom_seen);
+	read_keyed(ls->cgroot, cg->path, "pids.events", "max", &l->pids_seen);
+	read_keyed(ls->cgroot, cg->path, "cpu.stat", "nr_throttled", &l->thr_nr);
+	read_keyed(ls->cgroot, cg->path, "cpu.stat", "throttled_usec", &l->thr_usec);
+	read_keyed(ls->cgroot, cg->path, "cpu.stat", "nr_periods", &l->periods);
 	l->cpu_log_ms = clock_ms(CLOCK_MONOTONIC);
 	l->pids = true;
-	add_watch(a, cg, W_MEM);
-	add_watch(a, cg, W_PIDS);
+	add_watch(ls, cg, W_MEM);
+	add_watch(ls, cg, W_PIDS);
+	return 0;
+}
 
-	/* Limits an earlier agent left in force (it stopped without
-	 * detaching): the values it found are the ones to put back. */
-	{
-		struct limits_saved sv;
-		int f;
+/* Limits an earlier agent left in force (it stopped without detaching):
+ * the values it found are the ones to put back. */
+static void saved_get(struct limits_state *ls, struct sandbox_cg *cg)
+{
+	struct limits_cg *l = cg->lim;
+	struct limits_saved sv;
+	int f;
 
-		if (!bpf_map_lookup_elem(saved_fd(a), &cg->id, &sv))
-			for (f = 0; f < LF_N; f++) {
-				if (!(sv.set & (1u << f)))
-					continue;
-				l->f[f].set = true;
-				memcpy(l->f[f].orig, sv.orig[f], sizeof(l->f[f].orig));
-				memcpy(l->f[f].now, sv.now[f], sizeof(l->f[f].now));
-				l->f[f].orig[sizeof(l->f[f].orig) - 1] = '\0';
-				l->f[f].now[sizeof(l->f[f].now) - 1] = '\0';
-			}
+	if (bpf_map_lookup_elem(ls->saved_fd, &cg->id, &sv))
+		return;
+	for (f = 0; f < LF_N; f++) {
+		if (!(sv.set & (1u << f)))
+			continue;
+		l->f[f].set = true;
+		memcpy(l->f[f].orig, sv.orig[f], sizeof(l->f[f].orig));
+		memcpy(l->f[f].now, sv.now[f], sizeof(l->f[f].now));
+		l->f[f].orig[sizeof(l->f[f].orig) - 1] = '\0';
+		l->f[f].now[sizeof(l->f[f].now) - 1] = '\0';
 	}
-	p = policy_of(a, cg->policy_id);
-	if (!p || !wants_limits(p)) {
-		restore_limits(a, cg);	/* the policy sets none now */
+}
+
+/*
+ * p's limits on cg: first the diagnosis limits__check() gave the cgroups
+ * there at start (a cgroup that came later, or a reload, gets the same),
+ * then the writes (apply_limits() restores all on failure). On failure
+ * cg has no policy limits (lim->p NULL), and the error above says why.
+ */
+static int apply_policy(struct limits_state *ls, struct sandbox_cg *cg,
+			const struct policy *p)
+{
+	struct need n[8];
+	size_t i, k = needs_of(p, n);
+	int err = 0;
+
+	for (i = 0; i < k; i++)
+		if (check_cg(ls->cgroot, p, &n[i], cg->path, NULL))
+			err = -EOPNOTSUPP;
+	cg->lim->p = p;
+	if (!err)
+		err = apply_limits(ls, cg);
+	if (err)
+		cg->lim->p = NULL;
+	return err;
+}
+
+int limits__attach(struct limits_state *ls, struct sandbox_cg *cg)
+{
+	struct limits_cg *l;
+	struct sandbox_cg *root;
+	const struct policy *p;
+	int err;
+
+	if (!ls)
+		return 0;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	cg->lim = l;
+	l->direct = cg->direct;
+	root = root_of(ls, cg);
+	l->root_id = root ? root->id : cg->id;
+	ls->state_dirty = true;
+	if (!cg->direct) {
+		attach_child(ls, cg, root);
 		return 0;
 	}
-	l->p = p;
-	/* limits__check() did this for the cgroups there at start; a later
-	 * one gets the same diagnosis. */
-	k = needs_of(p, n);
-	for (i = 0, err = 0; i < k; i++)
-		if (check_cg(a, p, &n[i], cg->path, NULL))
-			err = -EOPNOTSUPP;
-	if (!err)
-		err = apply_limits(a, cg);
+	err = start_counting(ls, cg);
+	if (err)
+		return err;
+	saved_get(ls, cg);
+	p = policy_of(ls, cg->policy_id);
+	if (!p || !wants_limits(p)) {
+		restore_limits(ls, cg);	/* the policy sets none now */
+		return 0;
+	}
+	err = apply_policy(ls, cg, p);
 	if (err) {
-		l->p = NULL;
 		if (!ls->running)
 			return err;	/* at start: the agent starts nothing */
 		/* Later (a new cgroup): it is confined, but its limits are
@@ -889,22 +921,22 @@ int limits__attach(struct agent *a, struct sandbox_cg *cg)
 		return 0;
 	}
 	if (p->limits.has_runtime) {
-		add_watch(a, cg, W_POPULATED);
-		if (populated(a, cg->path))
-			start_runtime(a, l, clock_ms(CLOCK_MONOTONIC));
+		add_watch(ls, cg, W_POPULATED);
+		if (populated(ls, cg->path))
+			start_runtime(ls, l, clock_ms(CLOCK_MONOTONIC));
 	}
 	return 0;
 }
 
 /* Does cg have a watch of this kind? (inotify gives one wd per file, and
  * drop_watches() removes each entry once.) */
-static bool has_watch(struct agent *a, const struct sandbox_cg *cg,
+static bool has_watch(struct limits_state *ls, const struct sandbox_cg *cg,
 		      enum watch_kind kind)
 {
 	size_t i;
 
-	for (i = 0; i < a->lim->n_w; i++)
-		if (a->lim->w[i].cg_id == cg->id && a->lim->w[i].kind == kind)
+	for (i = 0; i < ls->n_w; i++)
+		if (ls->w[i].cg_id == cg->id && ls->w[i].kind == kind)
 			return true;
 	return false;
 }
@@ -917,30 +949,19 @@ static bool has_watch(struct agent *a, const struct sandbox_cg *cg,
  * keeps its start: a changed runtime moves the deadline, a removed one
  * stops the clock.
  */
-static void reload_direct(struct agent *a, struct sandbox_cg *cg)
+static void reload_direct(struct limits_state *ls, struct sandbox_cg *cg)
 {
 	struct limits_cg *l = cg->lim;
-	const struct policy *p = policy_of(a, cg->policy_id);
-	struct need n[8];
-	size_t i, k;
-	int err = 0;
+	const struct policy *p = policy_of(ls, cg->policy_id);
 
 	l->p = NULL;	/* the old set's policy is freed after the reload */
 	if (!wants_limits(p)) {
-		restore_limits(a, cg);
+		restore_limits(ls, cg);
 		l->rt_start_ms = 0;
-		a->lim->state_dirty = true;
+		ls->state_dirty = true;
 		return;
 	}
-	k = needs_of(p, n);
-	for (i = 0; i < k; i++)
-		if (check_cg(a, p, &n[i], cg->path, NULL))
-			err = -EOPNOTSUPP;
-	l->p = p;
-	if (!err)
-		err = apply_limits(a, cg);	/* restores all on failure */
-	if (err) {
-		l->p = NULL;
+	if (apply_policy(ls, cg, p)) {
 		pr_err("limits", "cgroup %s is confined WITHOUT the limits of policy '%s'",
 		       cg->path, p->name);
 		return;
@@ -948,82 +969,91 @@ static void reload_direct(struct agent *a, struct sandbox_cg *cg)
 	if (!p->limits.has_runtime) {
 		l->rt_start_ms = 0;
 	} else {
-		if (!has_watch(a, cg, W_POPULATED))
-			add_watch(a, cg, W_POPULATED);
-		if (!l->rt_start_ms && populated(a, cg->path))
-			start_runtime(a, l, clock_ms(CLOCK_MONOTONIC));
+		if (!has_watch(ls, cg, W_POPULATED))
+			add_watch(ls, cg, W_POPULATED);
+		if (!l->rt_start_ms && populated(ls, cg->path))
+			start_runtime(ls, l, clock_ms(CLOCK_MONOTONIC));
 		else if (l->rt_start_ms)
 			l->rt_deadline_real_ms = clock_ms(CLOCK_REALTIME) +
 				p->limits.runtime_ms -
 				(clock_ms(CLOCK_MONOTONIC) - l->rt_start_ms);
 	}
-	a->lim->state_dirty = true;
+	ls->state_dirty = true;
 }
 
-void limits__reload(struct agent *a)
+void limits__reload(struct limits_state *ls)
 {
 	struct sandbox_cg *cg;
 	size_t i;
 
-	if (!a->lim)
+	if (!ls)
 		return;
-	for (i = 0; i < a->cgt.n; i++) {
-		cg = &a->cgt.v[i];
+	for (i = 0; i < ls->cgt->n; i++) {
+		cg = &ls->cgt->v[i];
 		if (!cg->lim || cg->released)
 			continue;
 		if (cg->lim->direct && cg->direct) {
-			reload_direct(a, cg);
+			reload_direct(ls, cg);
 			continue;
 		}
 		if (cg->lim->direct) {
 			/* Confined through its parent now: its own limits
 			 * go, the sandbox's apply through the subtree. */
-			restore_limits(a, cg);
+			restore_limits(ls, cg);
 			if (cg->lim->counted)
-				bpf_map_delete_elem(bpf_map__fd(a->skel->maps.sb_count),
+				bpf_map_delete_elem(ls->cnt_fd,
 						    &cg->id);
 		}
 		/* Set up anew, for what it is now (a new sandbox root gets
 		 * its counters, watches and limits). */
-		drop_watches(a, cg->id, false);
+		drop_watches(ls, cg->id, false);
 		free(cg->lim);
 		cg->lim = NULL;
-		limits__attach(a, cg);
+		limits__attach(ls, cg);
 	}
 }
 
 /* ---- records ---- */
 
-static void record_begin(struct agent *a, const char *kind,
-			 const struct sandbox_cg *cg)
+/* A limit record of kind for cg: the JSON to add the kind's fields to,
+ * then record_emit(). */
+static struct json *record_begin(struct limits_state *ls, const char *kind,
+				 const struct sandbox_cg *cg)
 {
-	events__begin(a, "limit");
-	json_str(&a->j, "kind", kind);
-	events__cgroup_fields(a, cg);
+	events__begin(ls->ev, "limit");
+	json_str(&ls->ev->j, "kind", kind);
+	events__cgroup_fields(ls->ev, cg);
+	return &ls->ev->j;
 }
 
-static void record_memory(struct agent *a, struct sandbox_cg *cg,
+static void record_emit(struct limits_state *ls)
+{
+	events__emit(ls->ev);
+}
+
+static void record_memory(struct limits_state *ls, struct sandbox_cg *cg,
 			  const struct victim *v, uint64_t count)
 {
+	struct json *j;
 	uint64_t x;
 
-	record_begin(a, "memory", cg);
-	if (read_u64(a, cg->path, "memory.max", &x) && x != CGV_MAX)
-		json_u64(&a->j, "limit", x);
-	if (read_u64(a, cg->path, "memory.peak", &x))
-		json_u64(&a->j, "peak", x);
-	if (read_u64(a, cg->path, "memory.current", &x))
-		json_u64(&a->j, "current", x);
-	json_u64(&a->j, "count", count);
+	j = record_begin(ls, "memory", cg);
+	if (read_u64(ls->cgroot, cg->path, "memory.max", &x) && x != CGV_MAX)
+		json_u64(j, "limit", x);
+	if (read_u64(ls->cgroot, cg->path, "memory.peak", &x))
+		json_u64(j, "peak", x);
+	if (read_u64(ls->cgroot, cg->path, "memory.current", &x))
+		json_u64(j, "current", x);
+	json_u64(j, "count", count);
 	if (v) {
-		json_u64(&a->j, "pid", (uint64_t)v->v.pid);
+		json_u64(j, "pid", (uint64_t)v->v.pid);
 		if (v->v.has_comm)
-			json_str_raw(&a->j, "comm", v->v.comm, strlen(v->v.comm));
+			json_str_raw(j, "comm", v->v.comm, strlen(v->v.comm));
 		if (v->v.has_memcg)
-			json_str(&a->j, "task_cgroup", v->v.memcg);
+			json_str(j, "task_cgroup", v->v.memcg);
 	}
-	json_u64(&a->j, "oom_kills", cg->lim->oom_seen);
-	events__emit(a);
+	json_u64(j, "oom_kills", cg->lim->oom_seen);
+	record_emit(ls);
 }
 
 /* ---- the kernel log ---- */
@@ -1095,10 +1125,9 @@ static void victim_memcg(struct victim *x)
 	}
 }
 
-static void oom_flush(struct agent *a, struct sandbox_cg *cg, uint64_t now,
+static void oom_flush(struct limits_state *ls, struct sandbox_cg *cg, uint64_t now,
 		      bool force, size_t n_pending)
 {
-	struct limits_state *ls = a->lim;
 	struct limits_cg *l = cg->lim;
 	size_t i;
 
@@ -1114,22 +1143,22 @@ static void oom_flush(struct agent *a, struct sandbox_cg *cg, uint64_t now,
 			continue;
 		x->claimed = true;
 		l->oom_pending--;
-		record_memory(a, cg, x, 1);
+		record_memory(ls, cg, x, 1);
 	}
 	if (l->oom_pending && (force || now >= l->oom_deadline_ms)) {
-		record_memory(a, cg, NULL, l->oom_pending);
+		record_memory(ls, cg, NULL, l->oom_pending);
 		l->oom_pending = 0;
 	}
 }
 
 /* ---- events from the cgroup files ---- */
 
-static void check_oom(struct agent *a, struct sandbox_cg *cg, uint64_t now)
+static void check_oom(struct limits_state *ls, struct sandbox_cg *cg, uint64_t now)
 {
 	struct limits_cg *l = cg->lim;
 	uint64_t v;
 
-	if (!read_keyed(a, cg->path, "memory.events", "oom_kill", &v) ||
+	if (!read_keyed(ls->cgroot, cg->path, "memory.events", "oom_kill", &v) ||
 	    v <= l->oom_seen)
 		return;
 	if (!l->oom_pending)
@@ -1138,44 +1167,43 @@ static void check_oom(struct agent *a, struct sandbox_cg *cg, uint64_t now)
 	l->oom_seen = v;
 }
 
-static void check_pids(struct agent *a, struct sandbox_cg *cg, uint64_t now)
+static void check_pids(struct limits_state *ls, struct sandbox_cg *cg, uint64_t now)
 {
 	struct limits_cg *l = cg->lim;
 	struct sandbox_cg *root;
 	uint64_t v;
 
 	if (!l->pids ||
-	    !read_keyed(a, cg->path, "pids.events", "max", &v) || v <= l->pids_seen)
+	    !read_keyed(ls->cgroot, cg->path, "pids.events", "max", &v) || v <= l->pids_seen)
 		return;
-	root = cg->direct ? cg : (struct sandbox_cg *)agent__find_cg(a, l->root_id);
+	root = cg->direct ? cg : names__cg(ls->names, l->root_id);
 	if (root && root->lim)
 		burst_add(&root->lim->burst, now, v - l->pids_seen);
 	l->pids_seen = v;
 }
 
-static void check_populated(struct agent *a, struct sandbox_cg *cg, uint64_t now)
+static void check_populated(struct limits_state *ls, struct sandbox_cg *cg, uint64_t now)
 {
 	struct limits_cg *l = cg->lim;
 	bool pop;
 
 	if (!l->p || !l->p->limits.has_runtime)
 		return;
-	pop = populated(a, cg->path);
+	pop = populated(ls, cg->path);
 	if (pop && !l->rt_start_ms) {
-		start_runtime(a, l, now);
+		start_runtime(ls, l, now);
 	} else if (!pop && l->rt_expired) {
 		/* Spent and emptied: the clock starts again with the next
 		 * process that enters. */
 		l->rt_expired = false;
 		l->rt_start_ms = 0;
 		l->rt_deadline_real_ms = 0;
-		a->lim->state_dirty = true;
+		ls->state_dirty = true;
 	}
 }
 
-static void drain_inotify(struct agent *a, uint64_t now)
+static void drain_inotify(struct limits_state *ls, uint64_t now)
 {
-	struct limits_state *ls = a->lim;
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 	ssize_t n;
 	size_t i, off;
@@ -1191,18 +1219,18 @@ static void drain_inotify(struct agent *a, uint64_t now)
 					break;
 			if (i == ls->n_w || !(ev->mask & IN_MODIFY))
 				continue;
-			cg = (struct sandbox_cg *)agent__find_cg(a, ls->w[i].cg_id);
+			cg = names__cg(ls->names, ls->w[i].cg_id);
 			if (!cg || !cg->lim)
 				continue;
 			switch (ls->w[i].kind) {
 			case W_MEM:
-				check_oom(a, cg, now);
+				check_oom(ls, cg, now);
 				break;
 			case W_PIDS:
-				check_pids(a, cg, now);
+				check_pids(ls, cg, now);
 				break;
 			case W_POPULATED:
-				check_populated(a, cg, now);
+				check_populated(ls, cg, now);
 				break;
 			}
 		}
@@ -1235,10 +1263,11 @@ static uint64_t count_procs(const char *dir)
 	return n;
 }
 
-static void check_runtime(struct agent *a, struct sandbox_cg *cg, uint64_t now)
+static void check_runtime(struct limits_state *ls, struct sandbox_cg *cg, uint64_t now)
 {
 	struct limits_cg *l = cg->lim;
 	char dir[PATH_MAX];
+	struct json *j;
 	uint64_t procs;
 	int err;
 
@@ -1247,47 +1276,48 @@ static void check_runtime(struct agent *a, struct sandbox_cg *cg, uint64_t now)
 	    now - l->rt_start_ms < l->p->limits.runtime_ms)
 		return;
 	l->rt_expired = true;
-	snprintf(dir, sizeof(dir), "%s%s", a->cgroot, cg->path);
+	snprintf(dir, sizeof(dir), "%s%s", ls->cgroot, cg->path);
 	procs = count_procs(dir);
 	/* One write kills the whole subtree, and the kernel keeps new forks
 	 * from escaping while it does (Linux 5.14, cgroup.kill). */
-	err = write_cg(a, cg->path, "cgroup.kill", "1");
+	err = cgf_write(ls->cgroot, cg->path, "cgroup.kill", "1");
 	if (err)
 		pr_err("limits", "run time of %s expired, but writing 1 to %s/cgroup.kill failed: %s",
 		       cg->path, dir, strerror(-err));
-	record_begin(a, "runtime", cg);
-	json_u64(&a->j, "limit", l->p->limits.runtime_ms);
-	json_u64(&a->j, "elapsed_ms", now - l->rt_start_ms);
-	json_u64(&a->j, "processes", procs);
-	json_bool(&a->j, "killed", !err);
-	events__emit(a);
+	j = record_begin(ls, "runtime", cg);
+	json_u64(j, "limit", l->p->limits.runtime_ms);
+	json_u64(j, "elapsed_ms", now - l->rt_start_ms);
+	json_u64(j, "processes", procs);
+	json_bool(j, "killed", !err);
+	record_emit(ls);
 }
 
-static void check_cpu(struct agent *a, struct sandbox_cg *cg, uint64_t now)
+static void check_cpu(struct limits_state *ls, struct sandbox_cg *cg, uint64_t now)
 {
 	struct limits_cg *l = cg->lim;
 	char buf[1024];
+	struct json *j;
 	uint64_t nr, usec, periods = 0, milli;
 
 	if (!l->p || !l->p->limits.has_cpu ||
-	    !read_cg(a, cg->path, "cpu.stat", buf, sizeof(buf)) ||
+	    !cgf_read(ls->cgroot, cg->path, "cpu.stat", buf, sizeof(buf)) ||
 	    cgv_keyed(buf, "nr_throttled", &nr) ||
 	    cgv_keyed(buf, "throttled_usec", &usec))
 		return;
 	cgv_keyed(buf, "nr_periods", &periods);
 	if (nr <= l->thr_nr || (l->cpu_logged && now - l->cpu_log_ms < CPU_LOG_MS))
 		return;
-	record_begin(a, "cpu", cg);
-	if (read_cg(a, cg->path, "cpu.max", buf, sizeof(buf)) &&
+	j = record_begin(ls, "cpu", cg);
+	if (cgf_read(ls->cgroot, cg->path, "cpu.max", buf, sizeof(buf)) &&
 	    !cgv_cpu_milli(buf, &milli) && milli != CGV_MAX)
-		json_u64(&a->j, "limit", milli);
-	json_u64(&a->j, "nr_throttled", nr - l->thr_nr);
-	json_u64(&a->j, "throttled_usec", usec - l->thr_usec);
-	json_u64(&a->j, "nr_periods", periods - l->periods);
-	json_u64(&a->j, "interval_ms", now - l->cpu_log_ms);
-	json_u64(&a->j, "nr_throttled_total", nr);
-	json_u64(&a->j, "throttled_usec_total", usec);
-	events__emit(a);
+		json_u64(j, "limit", milli);
+	json_u64(j, "nr_throttled", nr - l->thr_nr);
+	json_u64(j, "throttled_usec", usec - l->thr_usec);
+	json_u64(j, "nr_periods", periods - l->periods);
+	json_u64(j, "interval_ms", now - l->cpu_log_ms);
+	json_u64(j, "nr_throttled_total", nr);
+	json_u64(j, "throttled_usec_total", usec);
+	record_emit(ls);
 	l->thr_nr = nr;
 	l->thr_usec = usec;
 	l->periods = periods;
@@ -1295,21 +1325,22 @@ static void check_cpu(struct agent *a, struct sandbox_cg *cg, uint64_t now)
 	l->cpu_logged = true;
 }
 
-static void check_pids_burst(struct agent *a, struct sandbox_cg *cg, uint64_t now)
+static void check_pids_burst(struct limits_state *ls, struct sandbox_cg *cg, uint64_t now)
 {
 	struct limits_cg *l = cg->lim;
 	uint64_t n = burst_due(&l->burst, now), x;
+	struct json *j;
 
 	if (!n)
 		return;
-	record_begin(a, "pids", cg);
-	if (read_u64(a, cg->path, "pids.max", &x) && x != CGV_MAX)
-		json_u64(&a->j, "limit", x);
-	if (read_u64(a, cg->path, "pids.current", &x))
-		json_u64(&a->j, "current", x);
-	json_u64(&a->j, "count", n);
-	json_u64(&a->j, "refused_total", l->burst.total);
-	events__emit(a);
+	j = record_begin(ls, "pids", cg);
+	if (read_u64(ls->cgroot, cg->path, "pids.max", &x) && x != CGV_MAX)
+		json_u64(j, "limit", x);
+	if (read_u64(ls->cgroot, cg->path, "pids.current", &x))
+		json_u64(j, "current", x);
+	json_u64(j, "count", n);
+	json_u64(j, "refused_total", l->burst.total);
+	record_emit(ls);
 }
 
 /* ---- counters, metrics, state ---- */
@@ -1331,26 +1362,25 @@ static bool read_counts(int map_fd, uint64_t id, int ncpus, size_t stride,
 	return true;
 }
 
-static size_t collect(struct agent *a, struct sb_stats *v)
+static size_t collect(struct limits_state *ls, struct sb_stats *v)
 {
-	struct limits_state *ls = a->lim;
-	int fd = bpf_map__fd(a->skel->maps.sb_count);
+	int fd = ls->cnt_fd;
 	uint64_t now_real = clock_ms(CLOCK_REALTIME);
 	size_t i, n = 0;
 
-	for (i = 0; i < a->cgt.n; i++) {
-		struct sandbox_cg *cg = &a->cgt.v[i];
+	for (i = 0; i < ls->cgt->n; i++) {
+		struct sandbox_cg *cg = &ls->cgt->v[i];
 		struct sb_stats *s = &v[n];
 
 		if (!cg->direct || !cg->lim)
 			continue;
 		memset(s, 0, sizeof(*s));
-		s->policy = agent__policy_name(a, cg->policy_id);
+		s->policy = names__policy_name(ls->names, cg->policy_id);
 		s->cgroup = cg->path;
 		s->cgroup_id = cg->id;
 		if (read_counts(fd, cg->id, ls->ncpus, ls->stride, ls->percpu, &s->c))
 			s->have |= SB_COUNTS;
-		stats_of(a->cgroot, s);
+		stats_of(ls->cgroot, s);
 		if (cg->lim->p && cg->lim->p->limits.has_runtime) {
 			s->have |= SB_RUNTIME;
 			s->runtime_ms = cg->lim->p->limits.runtime_ms;
@@ -1389,7 +1419,7 @@ static int replace_file(const char *path, void (*fill)(FILE *, void *),
 }
 
 struct fill_ctx {
-	struct agent *a;
+	struct limits_state *ls;
 	struct sb_stats *v;
 	size_t n;
 };
@@ -1401,19 +1431,19 @@ static void fill_metrics(FILE *f, void *vctx)
 	metrics_write(f, c->v, c->n);
 }
 
-static void write_metrics(struct agent *a)
+static void write_metrics(struct limits_state *ls)
 {
-	struct fill_ctx c = { .a = a };
+	struct fill_ctx c = { .ls = ls };
 	static bool warned;
 	int err;
 
-	c.v = calloc(a->cgt.n ? a->cgt.n : 1, sizeof(*c.v));
+	c.v = calloc(ls->cgt->n ? ls->cgt->n : 1, sizeof(*c.v));
 	if (!c.v)
 		return;
-	c.n = collect(a, c.v);
-	err = replace_file(a->opt.metrics_path, fill_metrics, &c);
+	c.n = collect(ls, c.v);
+	err = replace_file(ls->metrics_path, fill_metrics, &c);
 	if (err && !warned)
-		pr_err("limits", "writing --metrics %s failed: %s", a->opt.metrics_path,
+		pr_err("limits", "writing --metrics %s failed: %s", ls->metrics_path,
 		       strerror(-err));
 	warned = err != 0;
 	free(c.v);
@@ -1422,7 +1452,7 @@ static void write_metrics(struct agent *a)
 static void fill_state(FILE *f, void *vctx)
 {
 	struct fill_ctx *c = vctx;
-	struct agent *a = c->a;
+	struct limits_state *ls = c->ls;
 	struct json j;
 	size_t i;
 	bool first = true;
@@ -1431,19 +1461,19 @@ static void fill_state(FILE *f, void *vctx)
 	json_begin(&j);
 	json_u64(&j, "version", STATE_VERSION);
 	json_u64(&j, "pid", (uint64_t)getpid());
-	json_str(&j, "cgroup_root", a->cgroot);
-	json_str(&j, "pin_dir", a->opt.bpffs);
+	json_str(&j, "cgroup_root", ls->cgroot);
+	json_str(&j, "pin_dir", *ls->pin_dir);
 	/* Open the array by hand: one sandbox per line follows. */
 	fwrite(j.buf, 1, j.len, f);
 	fputs(",\"sandboxes\":[\n", f);
-	for (i = 0; i < a->cgt.n; i++) {
-		const struct sandbox_cg *cg = &a->cgt.v[i];
+	for (i = 0; i < ls->cgt->n; i++) {
+		const struct sandbox_cg *cg = &ls->cgt->v[i];
 		const struct limits_cg *l = cg->lim;
 
 		if (!cg->direct || !l)
 			continue;
 		json_begin(&j);
-		json_str(&j, "policy", agent__policy_name(a, cg->policy_id));
+		json_str(&j, "policy", names__policy_name(ls->names, cg->policy_id));
 		json_str(&j, "cgroup", cg->path);
 		json_u64(&j, "cgroup_id", cg->id);
 		json_u64(&j, "runtime_ms", l->p && l->p->limits.has_runtime ?
@@ -1459,10 +1489,9 @@ static void fill_state(FILE *f, void *vctx)
 	json_free(&j);
 }
 
-static void write_state(struct agent *a)
+static void write_state(struct limits_state *ls)
 {
-	struct limits_state *ls = a->lim;
-	struct fill_ctx c = { .a = a };
+	struct fill_ctx c = { .ls = ls };
 	char dir[PATH_MAX], *slash;
 	int err;
 
@@ -1483,11 +1512,10 @@ static void write_state(struct agent *a)
 
 /* ---- the main loop's turn ---- */
 
-static void limits_arm(struct agent *a);
+static void limits_arm(struct limits_state *ls);
 
-void limits__tick(struct agent *a)
+void limits__tick(struct limits_state *ls)
 {
-	struct limits_state *ls = a->lim;
 	uint64_t now = clock_ms(CLOCK_MONOTONIC);
 	bool cpu = false, files = false;
 	size_t i, n_pending = 0;
@@ -1495,7 +1523,7 @@ void limits__tick(struct agent *a)
 	if (!ls)
 		return;
 	ls->running = true;
-	drain_inotify(a, now);
+	drain_inotify(ls, now);
 	drain_kmsg(ls, now);
 	if (now >= ls->next_cpu_ms) {
 		cpu = true;
@@ -1505,41 +1533,41 @@ void limits__tick(struct agent *a)
 		files = true;
 		ls->next_file_ms = now + FILE_CHECK_MS;
 	}
-	for (i = 0; i < a->cgt.n; i++) {
-		struct sandbox_cg *cg = &a->cgt.v[i];
+	for (i = 0; i < ls->cgt->n; i++) {
+		struct sandbox_cg *cg = &ls->cgt->v[i];
 
 		if (!cg->lim)
 			continue;
 		/* The backstop for a lost or missing inotify watch. */
 		if (files) {
 			if (cg->direct) {
-				check_oom(a, cg, now);
-				check_populated(a, cg, now);
+				check_oom(ls, cg, now);
+				check_populated(ls, cg, now);
 			}
-			check_pids(a, cg, now);
+			check_pids(ls, cg, now);
 		}
 		if (cg->direct && cg->lim->oom_pending)
 			n_pending++;
 	}
-	for (i = 0; i < a->cgt.n; i++) {
-		struct sandbox_cg *cg = &a->cgt.v[i];
+	for (i = 0; i < ls->cgt->n; i++) {
+		struct sandbox_cg *cg = &ls->cgt->v[i];
 
 		if (!cg->direct || !cg->lim)
 			continue;
 		if (cg->lim->oom_pending)
-			oom_flush(a, cg, now, false, n_pending);
-		check_pids_burst(a, cg, now);
-		check_runtime(a, cg, now);
+			oom_flush(ls, cg, now, false, n_pending);
+		check_pids_burst(ls, cg, now);
+		check_runtime(ls, cg, now);
 		if (cpu)
-			check_cpu(a, cg, now);
+			check_cpu(ls, cg, now);
 	}
-	if (a->opt.metrics_path && now >= ls->next_metrics_ms) {
+	if (ls->metrics_path && now >= ls->next_metrics_ms) {
 		ls->next_metrics_ms = now + METRICS_MS;
-		write_metrics(a);
+		write_metrics(ls);
 	}
 	if (ls->state_dirty)
-		write_state(a);
-	limits_arm(a);
+		write_state(ls);
+	limits_arm(ls);
 }
 
 static void next_min(uint64_t *next, uint64_t t)
@@ -1554,16 +1582,15 @@ static void next_min(uint64_t *next, uint64_t t)
  * time; the ones that a read fd announces (inotify, /dev/kmsg) wake the
  * loop by themselves.
  */
-static uint64_t limits_next_ms(struct agent *a)
+static uint64_t limits_next_ms(struct limits_state *ls)
 {
-	struct limits_state *ls = a->lim;
 	uint64_t next = 0;
 	size_t i;
 
-	if (a->opt.metrics_path)
+	if (ls->metrics_path)
 		next_min(&next, ls->next_metrics_ms);
-	for (i = 0; i < a->cgt.n; i++) {
-		const struct sandbox_cg *cg = &a->cgt.v[i];
+	for (i = 0; i < ls->cgt->n; i++) {
+		const struct sandbox_cg *cg = &ls->cgt->v[i];
 		const struct limits_cg *l = cg->lim;
 
 		if (!l)
@@ -1585,15 +1612,14 @@ static uint64_t limits_next_ms(struct agent *a)
 }
 
 /* Wake the loop when limits__tick() is next due. */
-static void limits_arm(struct agent *a)
+static void limits_arm(struct limits_state *ls)
 {
-	struct limits_state *ls = a->lim;
 	uint64_t next;
 	int err;
 
 	if (!ls->timer)
 		return;
-	next = limits_next_ms(a);
+	next = limits_next_ms(ls);
 	err = next ? loop__timer_at(ls->timer, next * 1000) : loop__timer_off(ls->timer);
 	if (err)
 		pr_warn("limits", "arming the limits timer failed: %s; breaches are logged at the next event instead",
@@ -1616,23 +1642,22 @@ static int on_turn(struct loop *l, void *userdata)
 	return 0;
 }
 
-int limits__loop_add(struct agent *a, struct loop *l)
+int limits__loop_add(struct limits_state *ls, struct loop *l)
 {
-	struct limits_state *ls = a->lim;
 	int err;
 
-	if (!loop__add_io(l, ls->ino_fd, LOOP_PRIO_NORMAL, on_wake, a))
+	if (!loop__add_io(l, ls->ino_fd, LOOP_PRIO_NORMAL, on_wake, ls))
 		goto fail;
 	if (ls->kmsg_fd >= 0 &&
-	    !loop__add_io(l, ls->kmsg_fd, LOOP_PRIO_NORMAL, on_wake, a))
+	    !loop__add_io(l, ls->kmsg_fd, LOOP_PRIO_NORMAL, on_wake, ls))
 		goto fail;
-	ls->timer = loop__add_timer(l, LOOP_PRIO_NORMAL, on_wake, a);
+	ls->timer = loop__add_timer(l, LOOP_PRIO_NORMAL, on_wake, ls);
 	if (!ls->timer)
 		goto fail;
-	err = loop__add_post(l, on_turn, a);
+	err = loop__add_post(l, on_turn, ls);
 	if (err)
 		goto fail_err;
-	limits_arm(a);
+	limits_arm(ls);
 	return 0;
 fail:
 	err = -errno;
@@ -1642,28 +1667,27 @@ fail_err:
 	return err;
 }
 
-void limits__detach(struct agent *a, struct sandbox_cg *cg, const char *why)
+void limits__detach(struct limits_state *ls, struct sandbox_cg *cg, const char *why)
 {
-	struct limits_state *ls = a->lim;
 	struct limits_cg *l = cg->lim;
 	bool gone = !strcmp(why, "cgroup_removed");
 
 	if (!ls || !l)
 		return;
-	drop_watches(a, cg->id, gone);
+	drop_watches(ls, cg->id, gone);
 	if (cg->direct) {
 		/* The last word on OOM kills the kernel already counted. */
 		drain_kmsg(ls, clock_ms(CLOCK_MONOTONIC));
 		if (!gone)
-			check_oom(a, cg, clock_ms(CLOCK_MONOTONIC));
+			check_oom(ls, cg, clock_ms(CLOCK_MONOTONIC));
 		if (l->oom_pending)
-			oom_flush(a, cg, clock_ms(CLOCK_MONOTONIC), true, 1);
+			oom_flush(ls, cg, clock_ms(CLOCK_MONOTONIC), true, 1);
 		if (l->counted)
-			bpf_map_delete_elem(bpf_map__fd(a->skel->maps.sb_count), &cg->id);
+			bpf_map_delete_elem(ls->cnt_fd, &cg->id);
 		if (!gone)
-			restore_limits(a, cg);
+			restore_limits(ls, cg);
 		else
-			bpf_map_delete_elem(saved_fd(a), &cg->id);
+			bpf_map_delete_elem(ls->saved_fd, &cg->id);
 	}
 	free(l);
 	cg->lim = NULL;
@@ -1687,56 +1711,50 @@ static bool state_is_ours(const char *path)
 
 /* A cgroup the agent stops tracking while its enforcement stays (its
  * pinned links confine it): nothing is put back. */
-void limits__forget(struct agent *a, struct sandbox_cg *cg)
+void limits__forget(struct limits_state *ls, struct sandbox_cg *cg)
 {
-	if (!a->lim || !cg->lim)
+	if (!ls || !cg->lim)
 		return;
-	drop_watches(a, cg->id, false);
+	drop_watches(ls, cg->id, false);
 	free(cg->lim);
 	cg->lim = NULL;
-	a->lim->state_dirty = true;
+	ls->state_dirty = true;
 }
 
-/*
- * After adoption: lim_saved entries of cgroups this agent does not confine
- * through a selector any more (removed, or no longer selected while no
- * agent ran): their enforcement is gone, so their limits go too.
- */
-static int counters_fd(struct agent *a)
+/* Is id a directly selected cgroup this agent confines? */
+static bool is_sandbox_root(struct limits_state *ls, uint64_t id)
 {
-	return bpf_map__fd(a->skel->maps.sb_count);
+	const struct sandbox_cg *cg = names__cg(ls->names, id);
+
+	return cg && cg->direct;
 }
 
-void limits__counters_reset(struct agent *a, uint64_t id)
+void limits__counters_reset(struct limits_state *ls, uint64_t id)
 {
-	struct limits_state *ls = a->lim;
-
 	memset(ls->percpu, 0, (size_t)ls->ncpus * ls->stride);
-	map_update_retry(counters_fd(a), &id, ls->percpu, BPF_ANY);
+	map_update_retry(ls->cnt_fd, &id, ls->percpu, BPF_ANY);
 }
 
-void limits__counters_drop(struct agent *a, uint64_t id)
+void limits__counters_drop(struct limits_state *ls, uint64_t id)
 {
-	bpf_map_delete_elem(counters_fd(a), &id);
+	bpf_map_delete_elem(ls->cnt_fd, &id);
 }
 
-int limits__counters_carry(struct agent *a, uint64_t id, int old_fd)
+int limits__counters_carry(struct limits_state *ls, uint64_t id, int old_fd)
 {
-	struct limits_state *ls = a->lim;
-
 	if (bpf_map_lookup_elem(old_fd, &id, ls->percpu))
 		return -ENOENT;
-	return map_update_retry(counters_fd(a), &id, ls->percpu, BPF_ANY);
+	return map_update_retry(ls->cnt_fd, &id, ls->percpu, BPF_ANY);
 }
 
-void limits__counters_sweep(struct agent *a, bool (*keep)(struct agent *, uint64_t))
+void limits__counters_sweep(struct limits_state *ls)
 {
 	uint64_t key, next, *prev = NULL;
-	int fd = counters_fd(a);
+	int fd = ls->cnt_fd;
 
 	/* Deleting the key just read: the walk goes on from the last kept. */
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		if (!keep(a, next)) {
+		if (!is_sandbox_root(ls, next)) {
 			bpf_map_delete_elem(fd, &next);
 			continue;
 		}
@@ -1745,18 +1763,21 @@ void limits__counters_sweep(struct agent *a, bool (*keep)(struct agent *, uint64
 	}
 }
 
-void limits__sweep(struct agent *a, const struct cgroup_paths *paths)
+/*
+ * After adoption: lim_saved entries of cgroups this agent does not confine
+ * through a selector any more (removed, or no longer selected while no
+ * agent ran): their enforcement is gone, so their limits go too.
+ */
+void limits__sweep(struct limits_state *ls, const struct cgroup_paths *paths)
 {
-	int fd = saved_fd(a);
+	int fd = ls->saved_fd;
 	uint64_t *gone = NULL, key, next;
 	size_t n = 0, cap = 0, i;
 	int err;
 
 	err = bpf_map_get_next_key(fd, NULL, &next);
 	while (!err) {
-		const struct sandbox_cg *cg = agent__find_cg(a, next);
-
-		if (!(cg && cg->direct)) {
+		if (!is_sandbox_root(ls, next)) {
 			if (n == cap) {
 				uint64_t *v = realloc(gone, (cap ? cap * 2 : 16) * sizeof(*v));
 
@@ -1771,30 +1792,29 @@ void limits__sweep(struct agent *a, const struct cgroup_paths *paths)
 		err = bpf_map_get_next_key(fd, &key, &next);
 	}
 	for (i = 0; i < n; i++)
-		limits__restore_saved(a->cgroot,
+		limits__restore_saved(ls->cgroot,
 				      paths ? cgroup_paths__find(paths, gone[i]) : NULL,
 				      fd, gone[i]);
 	free(gone);
 }
 
-void limits__fini(struct agent *a)
+void limits__fini(struct limits_state *ls)
 {
-	struct limits_state *ls = a->lim;
 	size_t i;
 
 	if (!ls)
 		return;
 	/* Stopping without detaching: the limits, the counters and the
 	 * values found (lim_saved) stay; only our own bookkeeping goes. */
-	for (i = 0; i < a->cgt.n; i++) {
-		free(a->cgt.v[i].lim);
-		a->cgt.v[i].lim = NULL;
+	for (i = 0; i < ls->cgt->n; i++) {
+		free(ls->cgt->v[i].lim);
+		ls->cgt->v[i].lim = NULL;
 	}
 	/* Counters of an agent that is gone would read as current. */
 	if (ls->state_written && state_is_ours(ls->state_path))
 		unlink(ls->state_path);
-	if (a->opt.metrics_path)
-		unlink(a->opt.metrics_path);
+	if (ls->metrics_path)
+		unlink(ls->metrics_path);
 	if (ls->ino_fd >= 0)
 		close(ls->ino_fd);
 	if (ls->kmsg_fd >= 0)
@@ -1802,7 +1822,6 @@ void limits__fini(struct agent *a)
 	free(ls->w);
 	free(ls->percpu);
 	free(ls);
-	a->lim = NULL;
 }
 
 /* ---- stockade status (agent/ctl.c) ---- */

@@ -41,41 +41,68 @@
 
 #define LIMITS_STATE_DEFAULT	"/run/stockade/state.json"
 
-struct agent;
 struct sandbox_cg;
 struct cgroup_paths;
 struct sb_stats;
 struct policy_set;
 struct policy_diag;
+struct json;
+struct names;
+struct stockade;
+struct loop;
+struct limits_state;
+struct events;
 
-int limits__check(struct agent *a);
+/* What limits__init() is handed; each pointer outlives the state. */
+struct limits_config {
+	struct stockade *skel;	/* loaded; sb_count and lim_saved are ours */
+	const char *cgroot;	/* the cgroup2 mount */
+	/* The confined cgroups (names->cgt; their ->lim is ours) and the
+	 * policies in force. */
+	const struct names *names;
+	const char *state_path;		/* --state FILE, or NULL: the default */
+	const char *metrics_path;	/* --metrics FILE, or NULL */
+	/* --bpffs, for the state file; read at each write, as a replacement
+	 * points it at its staging directory until it is done. */
+	const char *const *pin_dir;
+	struct events *ev;	/* where limit records go (agent/events_agent.h) */
+};
+
+/* Before anything is loaded: can every cgroup below cgroot take the
+ * limits of set's policies? */
+int limits__check(const char *cgroot, const struct policy_set *set);
 /* The same for a reload's new set, each problem into diag (the set in
  * force is not touched). 0, or -EOPNOTSUPP. */
-int limits__check_set(struct agent *a, const struct policy_set *set,
+int limits__check_set(const char *cgroot, const struct policy_set *set,
 		      struct policy_diag *diag);
+/* *ls is set as soon as it exists, so that limits__fini() frees a state
+ * whose init failed half way. */
+int limits__init(struct limits_state **ls, const struct limits_config *cfg);
 /* After a reload's scan: each tracked cgroup's limits follow its policy
  * in the new set (written again where they changed, the values found put
  * back where the policy no longer sets one); a cgroup that became, or
  * stopped being, directly selected is set up anew. */
-void limits__reload(struct agent *a);
-int limits__init(struct agent *a);
-int limits__attach(struct agent *a, struct sandbox_cg *cg);
-void limits__detach(struct agent *a, struct sandbox_cg *cg, const char *why);
-void limits__forget(struct agent *a, struct sandbox_cg *cg);
-void limits__sweep(struct agent *a, const struct cgroup_paths *paths);
+void limits__reload(struct limits_state *ls);
+/* The functions that take a cgroup do nothing when ls is NULL (before
+ * limits__init()). */
+int limits__attach(struct limits_state *ls, struct sandbox_cg *cg);
+void limits__detach(struct limits_state *ls, struct sandbox_cg *cg, const char *why);
+void limits__forget(struct limits_state *ls, struct sandbox_cg *cg);
+void limits__sweep(struct limits_state *ls, const struct cgroup_paths *paths);
 /* id became a sandbox root: its counters start at zero. */
-void limits__counters_reset(struct agent *a, uint64_t id);
+void limits__counters_reset(struct limits_state *ls, uint64_t id);
 /* id is no sandbox root any more. */
-void limits__counters_drop(struct agent *a, uint64_t id);
+void limits__counters_drop(struct limits_state *ls, uint64_t id);
 /* Copy id's counters from old_fd (a replaced state's sb_count, of the
  * same layout): 0, -ENOENT when old_fd has none, or the write's error. */
-int limits__counters_carry(struct agent *a, uint64_t id, int old_fd);
-/* Drop the counters of every id that keep() says is no sandbox root. */
-void limits__counters_sweep(struct agent *a, bool (*keep)(struct agent *, uint64_t));
-void limits__tick(struct agent *a);
-struct loop;
-int limits__loop_add(struct agent *a, struct loop *l);
-void limits__fini(struct agent *a);
+int limits__counters_carry(struct limits_state *ls, uint64_t id, int old_fd);
+/* Drop the counters of every id that is not a directly selected cgroup
+ * of the table (after adoption). */
+void limits__counters_sweep(struct limits_state *ls);
+void limits__tick(struct limits_state *ls);
+int limits__loop_add(struct limits_state *ls, struct loop *l);
+/* Frees ls (NULL: nothing), and every cgroup's limits entry. */
+void limits__fini(struct limits_state *ls);
 
 /*
  * Put back the limit values saved for cgroup id (rel below cgroot; NULL

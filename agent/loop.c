@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "loop.h"
 
 /* Ready sources taken per epoll_wait(): more than the agent has. */
@@ -52,10 +53,7 @@ struct loop {
 
 uint64_t loop__now_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+	return (uint64_t)clock_now_ns(CLOCK_MONOTONIC) / 1000;
 }
 
 int loop__new(struct loop **out)

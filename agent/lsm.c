@@ -14,7 +14,6 @@
 #include <unistd.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
-#include "agent.h"
 #include "log.h"
 #include "lsm.h"
 #include "pin.h"
@@ -49,31 +48,57 @@ bool lsm__bpf_listed(char *why, size_t len)
 	return true;
 }
 
-/* Names g in a->degraded once; loads and retries may say it again. */
-static void lose(struct agent *a, const char *g)
+void lsm__init(struct lsm_state *ls, bool allow_degraded)
+{
+	*ls = (struct lsm_state){ .allow_degraded = allow_degraded };
+}
+
+const char *const *lsm__degraded(const struct lsm_state *ls, size_t *n)
+{
+	*n = ls->n_degraded;
+	return ls->degraded;
+}
+
+size_t lsm__n_links(const struct lsm_state *ls)
+{
+	return ls->n_links;
+}
+
+unsigned int lsm__n_attached(const struct lsm_state *ls)
+{
+	return ls->attached;
+}
+
+bool lsm__off(const struct lsm_state *ls)
+{
+	return ls->n_degraded > 0 && !ls->n_links;
+}
+
+/* Names g in ls->degraded once; loads and retries may say it again. */
+static void lose(struct lsm_state *ls, const char *g)
 {
 	size_t i;
 
 	if (!g)
 		return;
-	for (i = 0; i < a->n_degraded; i++)
-		if (!strcmp(a->degraded[i], g))
+	for (i = 0; i < ls->n_degraded; i++)
+		if (!strcmp(ls->degraded[i], g))
 			return;
-	if (a->n_degraded == sizeof(a->degraded) / sizeof(a->degraded[0])) {
+	if (ls->n_degraded == LSM_MAX_DEGRADED) {
 		/* Cannot happen with the table's dozen names; never silent. */
 		pr_warn("agent", "guarantee lost: %s (not listed: degraded[] is full)", g);
 		return;
 	}
-	a->degraded[a->n_degraded++] = g;
+	ls->degraded[ls->n_degraded++] = g;
 	pr_warn("agent", "guarantee lost: %s", g);
 }
 
-int lsm__degrade(struct agent *a, const char *cause)
+int lsm__degrade(struct lsm_state *ls, const char *cause)
 {
-	const char *all[32];
+	const char *all[LSM_MAX_DEGRADED];
 	size_t i, n;
 
-	if (!a->opt.allow_degraded) {
+	if (!ls->allow_degraded) {
 		pr_err("agent", "%s. Refusing to start: without BPF-LSM the sandbox keeps only its network rules. Fix the kernel, or pass --allow-degraded to run with cgroup socket programs only",
 		       cause);
 		return -EOPNOTSUPP;
@@ -81,7 +106,7 @@ int lsm__degrade(struct agent *a, const char *cause)
 	pr_warn("agent", "%s; running DEGRADED (--allow-degraded)", cause);
 	n = lsm__guarantees(all, sizeof(all) / sizeof(all[0]));
 	for (i = 0; i < n && i < sizeof(all) / sizeof(all[0]); i++)
-		lose(a, all[i]);
+		lose(ls, all[i]);
 	return 0;
 }
 
@@ -97,6 +122,25 @@ static const struct btf_type *strip(const struct btf *btf, __u32 *id)
 	return t;
 }
 
+/* The BTF function that stands for hook: bpf_lsm_<hook>, or for an
+ * fentry row (LSM_FENTRY) the kernel function itself. */
+static void btf_func_of(const char *hook, char *name, size_t len)
+{
+	size_t n = strlen(LSM_FENTRY);
+
+	if (!strncmp(hook, LSM_FENTRY, n))
+		snprintf(name, len, "%s", hook + n);
+	else
+		snprintf(name, len, "bpf_lsm_%s", hook);
+}
+
+/* An fentry program attached with the LSM ones (lsm_table.c). */
+static bool is_fentry(const struct bpf_program *prog)
+{
+	return bpf_program__type(prog) == BPF_PROG_TYPE_TRACING &&
+	       bpf_program__expected_attach_type(prog) == BPF_TRACE_FENTRY;
+}
+
 /*
  * Is bpf_lsm_<hook> in this kernel, shaped as row expects? Returns 0, or
  * -ENOENT (no such hook) or -EPROTO (another prototype) with why set.
@@ -110,7 +154,7 @@ static int hook_fits(const struct btf *btf, const char *hook,
 	__u32 id;
 	int i = 0, fid;
 
-	snprintf(name, sizeof(name), "bpf_lsm_%s", hook);
+	btf_func_of(hook, name, sizeof(name));
 	fid = btf__find_by_name_kind(btf, name, BTF_KIND_FUNC);
 	if (fid < 0) {
 		snprintf(why, len, "this kernel has no LSM hook %s (no %s in its BTF)",
@@ -234,7 +278,7 @@ size_t lsm__lost(bool (*attached)(const char *prog, void *ctx), void *ctx,
 	for (i = 0; (row = lsm__row(i)); i++) {
 		if (attached(row->prog, ctx))
 			continue;
-		snprintf(name, sizeof(name), "bpf_lsm_%s", row->hook);
+		btf_func_of(row->hook, name, sizeof(name));
 		if (row->newer && btf && btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) < 0)
 			continue;	/* the older hook covers it */
 		for (ok = false, k = 0; !ok && (twin = lsm__row(k)); k++)
@@ -251,11 +295,11 @@ size_t lsm__lost(bool (*attached)(const char *prog, void *ctx), void *ctx,
 
 bool lsm__is_ours(const struct bpf_program *prog)
 {
-	return bpf_program__type(prog) == BPF_PROG_TYPE_LSM ||
+	return bpf_program__type(prog) == BPF_PROG_TYPE_LSM || is_fentry(prog) ||
 	       lsm__rides_along(bpf_program__name(prog));
 }
 
-int lsm__set_autoload(struct agent *a, struct stockade *skel, bool on)
+int lsm__set_autoload(struct lsm_state *ls, struct stockade *skel, bool on)
 {
 	struct bpf_program *prog;
 	struct btf *btf = NULL;
@@ -282,7 +326,7 @@ int lsm__set_autoload(struct agent *a, struct stockade *skel, bool on)
 			bpf_program__set_autoload(prog, on);
 			continue;
 		}
-		if (bpf_program__type(prog) != BPF_PROG_TYPE_LSM)
+		if (bpf_program__type(prog) != BPF_PROG_TYPE_LSM && !is_fentry(prog))
 			continue;
 		if (!on || !btf || !hook) {
 			bpf_program__set_autoload(prog, on);
@@ -315,16 +359,16 @@ int lsm__set_autoload(struct agent *a, struct stockade *skel, bool on)
 			continue;
 		}
 		pr_warn("agent", "%s: %s not loaded", why, bpf_program__name(prog));
-		if (!a->opt.allow_degraded) {
+		if (!ls->allow_degraded) {
 			pr_err("agent", "%s. Refusing to start: that loses '%s'. Run a kernel with this hook, or pass --allow-degraded to run without it",
 			       why, lsm__guarantee(bpf_program__name(prog), hook));
 			btf__free(btf);
 			return -EOPNOTSUPP;
 		}
 		lost = true;
-		lose(a, lsm__guarantee(bpf_program__name(prog), hook));
+		lose(ls, lsm__guarantee(bpf_program__name(prog), hook));
 		if (row)
-			lose(a, row->also);
+			lose(ls, row->also);
 		err = 0;
 	}
 	if (lost)
@@ -360,23 +404,29 @@ static int link_pin(struct bpf_link *link, const char *path, bool replace)
 	return err;
 }
 
-/* Drop our LSM links; unpin those this agent attached (a failed probe). */
-void lsm__drop(struct agent *a, bool unpin_new, const bool *is_new)
+/* Let go of our LSM links; unpin each that is_new marks (this agent
+ * attached it: a failed attach), or every one with unpin_all. */
+static void drop_links(struct lsm_state *ls, bool unpin_all, const bool *is_new)
 {
 	char path[PATH_MAX];
 	size_t i;
 
-	for (i = 0; i < a->n_lsm_links; i++) {
-		if (unpin_new && is_new && is_new[i] &&
-		    bpf_link__pin_path(a->lsm_links[i])) {
+	for (i = 0; i < ls->n_links; i++) {
+		if ((unpin_all || (is_new && is_new[i])) &&
+		    bpf_link__pin_path(ls->links[i])) {
 			snprintf(path, sizeof(path), "%s",
-				 bpf_link__pin_path(a->lsm_links[i]));
+				 bpf_link__pin_path(ls->links[i]));
 			unlink(path);
 		}
-		bpf_link__destroy(a->lsm_links[i]);
-		a->lsm_links[i] = NULL;
+		bpf_link__destroy(ls->links[i]);
+		ls->links[i] = NULL;
 	}
-	a->n_lsm_links = 0;
+	ls->n_links = 0;
+}
+
+void lsm__drop(struct lsm_state *ls, bool unpin)
+{
+	drop_links(ls, unpin, NULL);
 }
 
 /*
@@ -385,24 +435,24 @@ void lsm__drop(struct agent *a, bool unpin_new, const bool *is_new)
  * adopted as it is. One of another build is replaced by a new link made
  * first: both programs judge for a moment, and neither is ever missing.
  */
-int lsm__attach(struct agent *a)
+int lsm__attach(struct lsm_state *ls, struct stockade *skel, const char *pin_dir)
 {
-	bool is_new[AGENT_MAX_LSM] = { false };
+	bool is_new[LSM_MAX_LINKS] = { false };
 	char name[128], path[PATH_MAX];
 	struct bpf_program *prog;
 	struct bpf_link *old, *link;
 	int err = 0;
 
-	bpf_object__for_each_program(prog, a->skel->obj) {
+	bpf_object__for_each_program(prog, skel->obj) {
 		/* Not loaded: its hook is missing here (lsm__set_autoload). */
 		if (!lsm__is_ours(prog) || !bpf_program__autoload(prog))
 			continue;
-		if (a->n_lsm_links == AGENT_MAX_LSM) {
+		if (ls->n_links == LSM_MAX_LINKS) {
 			err = -E2BIG;
 			break;
 		}
 		snprintf(name, sizeof(name), "lsm-%s", bpf_program__name(prog));
-		err = pin__link_path(path, sizeof(path), a->opt.bpffs, name);
+		err = pin__link_path(path, sizeof(path), pin_dir, name);
 		if (err)
 			break;
 		/* access() first: libbpf warns about any link it cannot open. */
@@ -413,9 +463,9 @@ int lsm__attach(struct agent *a)
 			       strerror(errno));
 			break;
 		}
-		if (old && agent__same_prog(old, prog)) {
-			a->lsm_links[a->n_lsm_links++] = old;
-			a->lsm_adopted++;
+		if (old && pin__same_prog(old, prog)) {
+			ls->links[ls->n_links++] = old;
+			ls->adopted++;
 			continue;
 		}
 		link = bpf_program__attach(prog);	/* lsm/ or tp_btf/ */
@@ -433,17 +483,17 @@ int lsm__attach(struct agent *a)
 		}
 		/* The old program's last reference: it stops judging now. */
 		bpf_link__destroy(old);
-		is_new[a->n_lsm_links] = !old;
-		a->lsm_links[a->n_lsm_links++] = link;
+		is_new[ls->n_links] = !old;
+		ls->links[ls->n_links++] = link;
 		if (old)
-			a->lsm_replaced++;
+			ls->replaced++;
 		else
-			a->lsm_attached++;
+			ls->attached++;
 	}
 	if (err)
-		lsm__drop(a, true, is_new);
-	else if (a->lsm_replaced)
+		drop_links(ls, false, is_new);
+	else if (ls->replaced)
 		pr_info("agent", "BPF-LSM: %u programs of another build replaced (overlapping), %u adopted, %u attached",
-			a->lsm_replaced, a->lsm_adopted, a->lsm_attached);
+			ls->replaced, ls->adopted, ls->attached);
 	return err;
 }

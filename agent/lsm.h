@@ -24,6 +24,10 @@
 #include <stddef.h>
 
 #define LSM_MAX_ARGS	4
+/* A row whose hook starts so is an fentry program on that kernel
+ * function ("fentry/<func>", its section), not an LSM hook: probed by the
+ * function's BTF, attached and pinned with the LSM programs. */
+#define LSM_FENTRY	"fentry/"
 #define LSM_ARG_SCALAR	"="
 
 struct lsm_hook {
@@ -50,18 +54,36 @@ const char *lsm__guarantee(const char *prog, const char *hook);
  * how many (at most max are stored). */
 size_t lsm__guarantees(const char **out, size_t max);
 
-struct agent;
 struct stockade;
 struct bpf_link;
 struct bpf_program;
 
+/* The BPF-LSM programs: at most this many links. */
+#define LSM_MAX_LINKS		128
+#define LSM_MAX_DEGRADED	32
+
+/*
+ * The room's state, embedded in the daemon: agent/lsm.c alone reads and
+ * writes it; the daemon's other rooms ask the functions below.
+ */
+struct lsm_state {
+	bool allow_degraded;		/* --allow-degraded */
+	struct bpf_link *links[LSM_MAX_LINKS];
+	size_t n_links;
+	unsigned int adopted, replaced, attached;	/* by lsm__attach() */
+	/* Guarantees this kernel cannot give, each named once. */
+	const char *degraded[LSM_MAX_DEGRADED];
+	size_t n_degraded;
+};
+
+void lsm__init(struct lsm_state *ls, bool allow_degraded);
 /* Is `bpf` in the active LSM list? Mounts securityfs if nobody has. */
 bool lsm__bpf_listed(char *why, size_t len);
 /* Autoload every LSM program (on), or none; with on, leave out those
- * whose hook this kernel lacks, naming their guarantees in a->degraded
+ * whose hook this kernel lacks, naming their guarantees in ls->degraded
  * (set_lsm_autoload of old). Fails (-EOPNOTSUPP) when a guarantee is lost
  * without --allow-degraded. */
-int lsm__set_autoload(struct agent *a, struct stockade *skel, bool on);
+int lsm__set_autoload(struct lsm_state *ls, struct stockade *skel, bool on);
 /* Is prog one of the set attached, and pinned as lsm-<name>, with
  * BPF-LSM: the LSM programs and the setup pass's tracepoint. */
 bool lsm__is_ours(const struct bpf_program *prog);
@@ -72,14 +94,29 @@ bool lsm__is_ours(const struct bpf_program *prog);
 bool lsm__rides_along(const char *prog);
 /* Every LSM guarantee lost (no BPF-LSM at all): refuses without
  * --allow-degraded. */
-int lsm__degrade(struct agent *a, const char *cause);
-int lsm__attach(struct agent *a);
+int lsm__degrade(struct lsm_state *ls, const char *cause);
+/* Attach skel's loaded LSM programs, each pinned as pin_dir/links/lsm-<name>
+ * (an earlier agent's adopted, another build's replaced). On failure no
+ * link is held, and the pins this call made are removed. */
+int lsm__attach(struct lsm_state *ls, struct stockade *skel, const char *pin_dir);
 /* For `stockade status`: the guarantees lost, given which programs are
  * attached (attached(prog, ctx)): a row with no attached program is lost
  * unless it is `newer` and this kernel lacks its hook, or a twin for its
  * hook is attached. Returns how many (at most max stored). */
 size_t lsm__lost(bool (*attached)(const char *prog, void *ctx), void *ctx,
 		 const char **out, size_t max);
-void lsm__drop(struct agent *a, bool unpin_new, const bool *is_new);
+/* Let go of the links; with unpin, remove their pins too (enforcement
+ * removed), else they stay pinned and judge on. */
+void lsm__drop(struct lsm_state *ls, bool unpin);
+
+/* The guarantees lost (*n of them), for agent_ready's `degraded`. */
+const char *const *lsm__degraded(const struct lsm_state *ls, size_t *n);
+/* How many LSM links this agent holds. */
+size_t lsm__n_links(const struct lsm_state *ls);
+/* Links lsm__attach() made where no link was pinned (neither adopted
+ * nor replacing another build's). */
+unsigned int lsm__n_attached(const struct lsm_state *ls);
+/* Degraded with no LSM link: this agent runs without BPF-LSM at all. */
+bool lsm__off(const struct lsm_state *ls);
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "cgroup.h"
 #include "ctl.h"
 #include "events.h"
 #include "limits_agent.h"
@@ -92,16 +93,64 @@ static void warn_caps(const struct policy *p)
 				policy_cap_name(cap));
 }
 
+/*
+ * What may execute under p, one line on stdout (README, "Execution"); a
+ * policy that lets written files run says so on stderr as a warning.
+ */
+static void print_exec(const struct policy *p)
+{
+	size_t i;
+
+	if (p->exec.allow_written)
+		fprintf(stderr, "%s:%d:%d: exec.allow_written: warning: the sandbox may run programs it wrote itself (no W^X for files); a process that is taken over can then download and run any code\n",
+			p->file, p->exec.allow_written_pos.line,
+			p->exec.allow_written_pos.col);
+	printf("%s: policy %s may execute from: ", p->file, p->name);
+	if (!p->exec.has_paths)
+		printf("the read scope");
+	else if (!p->exec.n_paths)
+		printf("nowhere");
+	for (i = 0; p->exec.has_paths && i < p->exec.n_paths; i++)
+		printf("%s%s", i ? ", " : "", p->exec.paths[i].path);
+	printf("%s%s\n",
+	       p->exec.allow_written ? ", files the sandbox can write included (allow_written)" :
+	       ", minus the write scope",
+	       p->exec.anon_deny ? "; anonymous memory may not become executable (anon_exec: deny)" : "");
+}
+
+/* stockade check [--cgroup-root DIR] FILE|DIR...: the checks of a start
+ * and a reload, in their order. The limits check needs the cgroup tree
+ * the agent will run on, so it runs only when --cgroup-root names it:
+ * a policy is often checked on another machine (CI) than its node. */
 static int cmd_check(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "cgroup-root", required_argument, NULL, 'c' },
+		{ 0 }
+	};
 	struct policy_diag diag = { 0 };
 	struct policy_set set = { 0 };
+	const char *cgroot = NULL;
+	char root[4096];
 	size_t i;
-	int err;
+	int err, o;
 
+	optind = 0;	/* argv[0] is the first FILE: getopt skips it */
+	while ((o = getopt_long(argc + 1, argv - 1, "+", opts, NULL)) != -1) {
+		if (o != 'c')
+			return 2;
+		cgroot = optarg;
+	}
+	argc -= optind - 1;
+	argv += optind - 1;
 	if (argc < 1) {
 		fprintf(stderr, "stockade check: name at least one policy FILE or DIR\n");
 		return 2;
+	}
+	if (cgroot) {
+		/* It says what is wrong with cgroot. */
+		if (cgroup_root__find(cgroot, root, sizeof(root)))
+			return 2;
 	}
 	err = policy_set__load((const char *const *)argv, (size_t)argc, &set, &diag);
 	/* Compiling catches what only the kernel layout limits (port ranges
@@ -109,6 +158,8 @@ static int cmd_check(int argc, char **argv)
 	 * agree, every problem listed. */
 	if (!err)
 		err = rules__check_set(&set, &diag);
+	if (!err && cgroot)
+		err = limits__check_set(root, &set, &diag);
 	for (i = 0; i < diag.n; i++)
 		fprintf(stderr, "%s\n", diag.msgs[i]);
 	if (!err)
@@ -116,6 +167,7 @@ static int cmd_check(int argc, char **argv)
 			check_warnings(set.v[i]);
 			warn_caps(set.v[i]);
 			printf("%s: policy %s ok\n", set.v[i]->file, set.v[i]->name);
+			print_exec(set.v[i]);
 		}
 	policy_diag__free(&diag);
 	policy_set__free(&set);

@@ -5,7 +5,7 @@
  * policy by id (the daemon's policy table, which also knows the names of
  * policies a record from before this agent may carry). The daemon fills
  * one in at start-up and hands it to events, limits, setup and replace,
- * so that none of them sees the daemon's state (agent/agent_int.h).
+ * so that none of them sees the daemon's state (agent/daemon.h).
  */
 #ifndef STOCKADE_NAMES_H
 #define STOCKADE_NAMES_H

@@ -292,30 +292,40 @@ static bool lpm_match(const struct net_key *k, const struct net_key *q)
 				(best) = &(arr)[_i];			\
 	} while (0)
 
-bool net_rules__decide(const struct net_compiled *c, __u32 policy_id,
-		       bool default_allow, int family, const __u8 *addr,
-		       __u8 proto, __u16 port, __u8 *reason)
+/* The full-length key of one address, as the programs build it; false
+ * (reason set) when a metadata endpoint blocks it. */
+static bool query(const struct net_compiled *c, __u32 policy_id, int family,
+		  const __u8 *addr, struct net_key *q, __u8 *reason)
 {
 	const struct net_meta_entry *meta = NULL;
-	const struct net_entry *allow = NULL;
-	struct net_key q;
 
-	memset(&q, 0, sizeof(q));
-	q.policy_id = policy_id;
+	memset(q, 0, sizeof(*q));
+	q->policy_id = policy_id;
 	if (family == 4) {
-		memcpy(q.addr, addr, 4);
-		q.family = NET_FAMILY_V4;
+		memcpy(q->addr, addr, 4);
+		q->family = NET_FAMILY_V4;
 	} else {
-		memcpy(q.addr, addr, 16);
-		q.family = netaddr_normalize6(q.addr);
+		memcpy(q->addr, addr, 16);
+		q->family = netaddr_normalize6(q->addr);
 	}
-	q.prefixlen = NET_KEY_FIXED_BITS + (q.family == NET_FAMILY_V4 ? 32 : 128);
-
-	LPM_FIND(c->meta, c->n_meta, &q, meta);
+	q->prefixlen = NET_KEY_FIXED_BITS + (q->family == NET_FAMILY_V4 ? 32 : 128);
+	LPM_FIND(c->meta, c->n_meta, q, meta);
 	if (meta && meta->verdict == NET_META_BLOCKED) {
 		*reason = EV_REASON_METADATA;
 		return false;
 	}
+	return true;
+}
+
+bool net_rules__decide(const struct net_compiled *c, __u32 policy_id,
+		       bool default_allow, int family, const __u8 *addr,
+		       __u8 proto, __u16 port, __u8 *reason)
+{
+	const struct net_entry *allow = NULL;
+	struct net_key q;
+
+	if (!query(c, policy_id, family, addr, &q, reason))
+		return false;
 	LPM_FIND(c->allow, c->n_allow, &q, allow);
 	if ((allow && net_allow_match(&allow->val, proto, port)) || default_allow)
 		return true;
@@ -327,26 +337,11 @@ bool net_rules__decide_listen(const struct net_compiled *c, __u32 policy_id,
 			      int family, const __u8 *addr, __u8 proto,
 			      __u16 port, bool at_bind, __u8 *reason)
 {
-	const struct net_meta_entry *meta = NULL;
 	const struct net_entry *allow = NULL;
 	struct net_key q;
 
-	memset(&q, 0, sizeof(q));
-	q.policy_id = policy_id;
-	if (family == 4) {
-		memcpy(q.addr, addr, 4);
-		q.family = NET_FAMILY_V4;
-	} else {
-		memcpy(q.addr, addr, 16);
-		q.family = netaddr_normalize6(q.addr);
-	}
-	q.prefixlen = NET_KEY_FIXED_BITS + (q.family == NET_FAMILY_V4 ? 32 : 128);
-
-	LPM_FIND(c->meta, c->n_meta, &q, meta);
-	if (meta && meta->verdict == NET_META_BLOCKED) {
-		*reason = EV_REASON_METADATA;
+	if (!query(c, policy_id, family, addr, &q, reason))
 		return false;
-	}
 	if (at_bind && port == 0)
 		return true;
 	q.family |= NET_FAMILY_LISTEN;

@@ -269,6 +269,16 @@ int pin__link_prog(int link_fd, __u8 tag[8], __u32 *prog_id)
 	return err;
 }
 
+bool pin__same_prog(struct bpf_link *link, const struct bpf_program *prog)
+{
+	__u8 have[8], want[8];
+
+	if (pin__link_prog(bpf_link__fd(link), have, NULL) ||
+	    pin__prog_tag(bpf_program__fd(prog), want, NULL))
+		return false;
+	return !memcmp(have, want, sizeof(have));
+}
+
 int pin__parse_cg_link(const char *name, uint64_t *id, const char **prog)
 {
 	unsigned long long v;

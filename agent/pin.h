@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * The pin directory (include/lifecycle.h): where it is, who holds it, what
- * a pinned map or link is. Shared by the agent (agent/agent.c) and the
+ * a pinned map or link is. Shared by the agent (agent/daemon.c) and the
  * commands that read the pins alone (agent/ctl.c).
  */
 #ifndef STOCKADE_PIN_H
@@ -20,7 +20,9 @@
 #define PIN_STAGING_PREFIX	"staging-"
 
 struct stockade;
+struct bpf_link;
 struct bpf_map;
+struct bpf_program;
 
 /* "DIR/maps/NAME", "DIR/links/NAME"; -ENAMETOOLONG when it does not fit. */
 int pin__map_path(char *out, size_t len, const char *dir, const char *name);
@@ -68,6 +70,8 @@ int pin__maps_prepare(struct stockade *skel, const char *dir,
 int pin__prog_tag(int prog_fd, __u8 tag[8], __u32 *prog_id);
 /* The program behind a link: its tag and id. */
 int pin__link_prog(int link_fd, __u8 tag[8], __u32 *prog_id);
+/* Is the program behind link the one prog holds (same tag)? */
+bool pin__same_prog(struct bpf_link *link, const struct bpf_program *prog);
 
 /* Parse a link pin's name "cg-<id>-<prog>": 0 and the parts, or -EINVAL. */
 int pin__parse_cg_link(const char *name, uint64_t *id, const char **prog);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Policy ids and slots, and the rules they name written into the maps
- * (policies, policy_names, policy_slots, net_allow, net_meta, file_rules,
- * unix_allow): agent/agent_int.h.
+ * The policy table (agent/policy_table.h) read from the pins and written
+ * into the maps, with the rules its ids name: policies, policy_names,
+ * policy_slots, net_allow, net_meta, file_rules, unix_allow (fill, flip,
+ * free, retire, sweep): agent/agent_int.h. What an id or a slot is, is
+ * the table's to decide; this file only writes it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -24,8 +26,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "agent.h"
-#include "agent_int.h"
+#include "daemon.h"
 #include "bpfutil.h"
 #include "cgroup.h"
 #include "limits_agent.h"
@@ -43,93 +44,54 @@
 #include "stockade_limits.h"
 #include "stockade.skel.h"
 
-/* ---- policy ids and rules ---- */
+/* ---- the policy table, from the pins and into them ---- */
 
 /* What the pins said each policy id meant, before we write anything. */
 int read_old_policies(struct agent *a)
 {
 	int fd = bpf_map__fd(a->skel->maps.policy_names);
+	struct policy_info *old;
 	__u32 id;
 
-	a->old = calloc(POLICY_MAX, sizeof(*a->old));
-	if (!a->old)
+	old = a->pt.old = calloc(POLICY_MAX, sizeof(*old));
+	if (!old)
 		return -ENOMEM;
 	for (id = 0; id < POLICY_MAX; id++) {
-		if (bpf_map_lookup_elem(fd, &id, &a->old[id]))
-			memset(&a->old[id], 0, sizeof(a->old[id]));
-		a->old[id].name[PIN_POLICY_NAME_LEN - 1] = '\0';
+		if (bpf_map_lookup_elem(fd, &id, &old[id]))
+			memset(&old[id], 0, sizeof(old[id]));
+		old[id].name[PIN_POLICY_NAME_LEN - 1] = '\0';
 	}
-	return 0;
-}
-
-/* The slot of policy id (POLICY_SLOT_CONFLICT for the conflict id). */
-uint32_t slot_of(struct agent *a, uint32_t id)
-{
-	if (id == POLICY_ID_CONFLICT || id >= POLICY_MAX || !a->by_id[id])
-		return POLICY_SLOT_CONFLICT;
-	return a->pol_slot[a->by_id[id] - 1];
-}
-
-/* A slot that no policy in force holds and none of taken[] (the plan of
- * a reload) either: its value is 0, so no entry can still point at one
- * that resolves to a live policy. 0 when none is free. */
-uint32_t free_slot(struct agent *a, const bool *taken)
-{
-	uint32_t s;
-
-	for (s = 1; s < POLICY_SLOTS; s++)
-		if (!a->slot_id[s] && !taken[s])
-			return s;
 	return 0;
 }
 
 /*
- * Give each policy of the set its slot, at a start: the one the pins hold
- * for its name (the slot whose id names it in policy_names), so the
- * cgroups an earlier agent confined switch with that one slot; else a free
- * one. Slots of policies no longer in the set stay as they are until
- * sweep() has removed the entries that point at them.
+ * Give each policy its id and its slot, at a start: ids by name and
+ * content, slots by name, from what the pins hold (a->pt.old, and the
+ * `policy_slots` map read here): agent/policy_table.h.
  */
-static int assign_slots(struct agent *a)
+int assign_ids(struct agent *a)
 {
 	int fd = bpf_map__fd(a->skel->maps.policy_slots);
-	bool *taken = calloc(POLICY_SLOTS, sizeof(*taken));
-	uint32_t s, id;
-	size_t i;
-	int err = 0;
+	__u32 s;
+	int err;
 
-	if (!taken)
-		return -ENOMEM;
-	for (s = 0; s < POLICY_SLOTS; s++) {
-		if (bpf_map_lookup_elem(fd, &s, &id) || id >= POLICY_MAX)
-			id = POLICY_ID_CONFLICT;
-		a->slot_id[s] = s == POLICY_SLOT_CONFLICT ? POLICY_ID_CONFLICT : id;
+	if (a->set.n >= POLICY_MAX) {
+		pr_err("agent", "%zu policies; at most %d fit", a->set.n, POLICY_MAX - 1);
+		return -E2BIG;
 	}
-	for (i = 0; i < a->set.n; i++) {
-		a->pol_slot[i] = 0;
-		for (s = 1; a->old && s < POLICY_SLOTS; s++) {
-			id = a->slot_id[s];
-			if (id && !taken[s] && !strcmp(a->old[id].name, a->set.v[i]->name)) {
-				a->pol_slot[i] = s;
-				taken[s] = true;
-				break;
-			}
-		}
+	err = policy_table__assign_ids(&a->pt, &a->set);
+	if (err) {
+		pr_err("agent", "no free policy id: the pins under %s still name many removed policies; run `stockade detach --all --bpffs %s` while no agent runs",
+		       a->pin_dir, a->pin_dir);
+		return err;
 	}
-	for (i = 0; i < a->set.n; i++) {
-		if (a->pol_slot[i])
-			continue;
-		s = free_slot(a, taken);
-		if (!s) {
-			pr_err("agent", "no free policy slot: the pins under %s still hold many removed policies; run `stockade detach --all --bpffs %s` while no agent runs",
-			       a->opt.bpffs, a->opt.bpffs);
-			err = -E2BIG;
-			break;
-		}
-		a->pol_slot[i] = s;
-		taken[s] = true;
-	}
-	free(taken);
+	for (s = 0; s < POLICY_SLOTS; s++)
+		if (bpf_map_lookup_elem(fd, &s, &a->pt.slot_id[s]))
+			a->pt.slot_id[s] = POLICY_ID_CONFLICT;
+	err = policy_table__assign_slots(&a->pt, &a->set);
+	if (err)
+		pr_err("agent", "no free policy slot: the pins under %s still hold many removed policies; run `stockade detach --all --bpffs %s` while no agent runs",
+		       a->pin_dir, a->pin_dir);
 	return err;
 }
 
@@ -143,6 +105,7 @@ static int assign_slots(struct agent *a)
 int flip_slots(struct agent *a, const bool *only)
 {
 	int fd = bpf_map__fd(a->skel->maps.policy_slots);
+	struct policy_table *t = &a->pt;
 	__u32 s = POLICY_SLOT_CONFLICT, id = POLICY_ID_CONFLICT;
 	size_t i;
 	int err = 0;
@@ -152,18 +115,18 @@ int flip_slots(struct agent *a, const bool *only)
 	for (i = 0; i < a->set.n; i++) {
 		if (only && !only[i])
 			continue;
-		s = a->pol_slot[i];
-		id = a->pol_id[i];
-		if (a->slot_id[s] == id)
+		s = t->pol_slot[i];
+		id = t->pol_id[i];
+		if (t->slot_id[s] == id)
 			continue;
-		a->switch_ns[i] = clock_now_ns(CLOCK_REALTIME);
+		t->switch_ns[i] = clock_now_ns(CLOCK_REALTIME);
 		if (bpf_map_update_elem(fd, &s, &id, BPF_ANY)) {
 			err = err ?: -errno;
 			pr_err("policy", "%s: switching its slot %u to policy id %u failed: %s; its cgroups keep the rules they had",
 			       a->set.v[i]->name, s, id, strerror(errno));
 			continue;
 		}
-		a->slot_id[s] = id;
+		t->slot_id[s] = id;
 	}
 	return err;
 }
@@ -174,144 +137,20 @@ int flip_slots(struct agent *a, const bool *only)
 void free_slots(struct agent *a)
 {
 	int fd = bpf_map__fd(a->skel->maps.policy_slots);
-	bool *used = calloc(POLICY_SLOTS, sizeof(*used));
+	bool unused[POLICY_SLOTS];
 	__u32 s, none = POLICY_ID_CONFLICT;
-	size_t i;
 
-	if (!used)
-		return;		/* kept: a later reload frees them */
-	for (i = 0; i < a->set.n; i++)
-		used[a->pol_slot[i]] = true;
-	for (i = 0; i < a->cgt.n; i++)
-		used[a->cgt.v[i].slot] = true;
-	for (s = 1; s < POLICY_SLOTS; s++) {
-		if (used[s] || !a->slot_id[s])
-			continue;
-		if (!bpf_map_update_elem(fd, &s, &none, BPF_ANY))
-			a->slot_id[s] = POLICY_ID_CONFLICT;
-	}
-	free(used);
+	policy_table__unused_slots(&a->pt, a->set.n, &a->cgt, unused);
+	for (s = 1; s < POLICY_SLOTS; s++)
+		if (unused[s] && !bpf_map_update_elem(fd, &s, &none, BPF_ANY))
+			a->pt.slot_id[s] = POLICY_ID_CONFLICT;
 }
 
-/*
- * Give each policy its id. One the pins hold with the same name and the
- * same content keeps its id (and its rules, rewritten in place as they
- * were). One whose content changed gets a fresh id, like a new one: its
- * rules are written beside the old ones, the scan switches each sandbox
- * entry to it in one update, and the old id's rules go only after that
- * (sweep()), so no program ever sees a half-written policy. A fresh id is
- * the lowest that no pinned policy uses, so a record left in the ring
- * keeps its meaning. Generations: the pinned one, plus one on a change.
- */
-int assign_ids(struct agent *a)
+/* exec's settings in policy_conf.flags (include/sandbox.h). */
+static __u32 exec_flags(const struct policy *p)
 {
-	uint32_t id, next = 1;
-	size_t i;
-
-	if (a->set.n >= POLICY_MAX) {
-		pr_err("agent", "%zu policies; at most %d fit", a->set.n, POLICY_MAX - 1);
-		return -E2BIG;
-	}
-	memset(a->by_id, 0, sizeof(a->by_id));
-	for (i = 0; i < a->set.n; i++) {
-		const struct policy *p = a->set.v[i];
-		struct policy_info *in = &a->info[i];
-
-		memset(in, 0, sizeof(*in));
-		snprintf(in->name, sizeof(in->name), "%s", p->name);
-		in->hash = p->hash;
-		in->mode = p->mode == POLICY_AUDIT ? SANDBOX_AUDIT : SANDBOX_ENFORCE;
-		in->generation = 1;
-		a->pol_id[i] = 0;
-		for (id = 1; a->old && id < POLICY_MAX; id++) {
-			if (strcmp(a->old[id].name, p->name))
-				continue;
-			if (a->old[id].hash == p->hash) {
-				a->pol_id[i] = id;
-				a->by_id[id] = (uint16_t)(i + 1);
-				in->generation = a->old[id].generation ?: 1;
-			} else {
-				in->generation = a->old[id].generation + 1;
-			}
-			break;
-		}
-	}
-	for (i = 0; i < a->set.n; i++) {
-		if (a->pol_id[i])
-			continue;
-		while (next < POLICY_MAX &&
-		       (a->by_id[next] || (a->old && a->old[next].name[0])))
-			next++;
-		if (next == POLICY_MAX) {
-			pr_err("agent", "no free policy id: the pins under %s still name many removed policies; run `stockade detach --all --bpffs %s` while no agent runs",
-			       a->opt.bpffs, a->opt.bpffs);
-			return -E2BIG;
-		}
-		a->pol_id[i] = next;
-		a->by_id[next] = (uint16_t)(i + 1);
-	}
-	return assign_slots(a);
-}
-
-static size_t key_cmp_size;
-
-static int key_cmp(const void *x, const void *y)
-{
-	return memcmp(x, y, key_cmp_size);
-}
-
-int key_set_add(struct key_set *ks, const void *key, size_t size)
-{
-	if (ks->n == ks->cap) {
-		size_t cap = ks->cap ? ks->cap * 2 : 256;
-		unsigned char *v = realloc(ks->v, cap * size);
-
-		if (!v)
-			return -ENOMEM;
-		ks->v = v;
-		ks->cap = cap;
-	}
-	ks->size = size;
-	memcpy(ks->v + ks->n++ * size, key, size);
-	return 0;
-}
-
-void key_set_free(struct key_set *ks)
-{
-	free(ks->v);
-	memset(ks, 0, sizeof(*ks));
-}
-
-/*
- * Delete every entry of a pinned rule map whose key this agent did not
- * write: rules of an earlier policy set. Called once the new entries are
- * in, so no rule ever disappears before its replacement is there.
- */
-size_t sweep_keys(int fd, struct key_set *ks, size_t size)
-{
-	unsigned char cur[1024], next[1024];
-	struct key_set stale = { 0 };
-	size_t i, n = 0;
-	int err;
-
-	if (size > sizeof(cur))
-		return 0;
-	key_cmp_size = size;
-	if (ks->n)
-		qsort(ks->v, ks->n, size, key_cmp);
-	err = bpf_map_get_next_key(fd, NULL, next);
-	while (!err) {
-		if (!ks->n || !bsearch(next, ks->v, ks->n, size, key_cmp))
-			if (key_set_add(&stale, next, size))
-				break;
-		memcpy(cur, next, size);
-		err = bpf_map_get_next_key(fd, cur, next);
-	}
-	for (i = 0; i < stale.n; i++)
-		if (!bpf_map_delete_elem(fd, stale.v + i * size))
-			n++;
-	key_set_free(&stale);
-	return n;
+	return (p->exec.anon_deny ? SANDBOX_ANON_EXEC_DENY : 0) |
+	       (p->exec.allow_written ? SANDBOX_EXEC_WRITTEN : 0);
 }
 
 /* A policy's settings for the `policies` map (include/sandbox.h). */
@@ -323,7 +162,8 @@ static void conf_of(const struct policy *p, struct policy_conf *conf)
 		      (p->net.icmp ? SANDBOX_ICMP : 0) |
 		      (p->namespaces.user ? SANDBOX_USERNS : 0) |
 		      (p->perf_allow ? SANDBOX_PERF : 0) |
-		      (p->userfaultfd ? SANDBOX_USERFAULTFD : 0);
+		      (p->userfaultfd ? SANDBOX_USERFAULTFD : 0) |
+		      exec_flags(p);
 	conf->netlink = p->net.netlink;
 	conf->caps = policy_caps(p);
 }
@@ -386,7 +226,7 @@ int fill_policies(struct agent *a, const bool *only)
 
 		if (only && !only[i])
 			continue;
-		id = a->pol_id[i];
+		id = a->pt.pol_id[i];
 		err = net_rules__compile(p, id, &c, err_msg, sizeof(err_msg));
 		if (err) {
 			pr_err("policy", "%s", err_msg);
@@ -444,7 +284,7 @@ int fill_policies(struct agent *a, const bool *only)
 		if (!err)
 			err = bpf_map_update_elem(conf_fd, &id, &conf, BPF_ANY);
 		if (!err)
-			err = bpf_map_update_elem(names_fd, &id, &a->info[i], BPF_ANY);
+			err = bpf_map_update_elem(names_fd, &id, &a->pt.info[i], BPF_ANY);
 		if (err)
 			pr_err("policy", "%s: writing its rules into the kernel maps failed: %s",
 			       p->name, err == -ENOMEM ? strerror(ENOMEM) : strerror(errno));
@@ -457,21 +297,31 @@ cleanup:
 	return err;
 }
 
+/* The `policy` record's exec fields: whether files the sandbox can write
+ * may run (W^X off), and whether JIT memory is refused. */
+static void emit_exec_fields(struct agent *a, const struct policy *p)
+{
+	json_bool(&a->ev.j, "exec_allow_written", p->exec.allow_written);
+	json_str(&a->ev.j, "anon_exec", p->exec.anon_deny ? "deny" : "allow");
+}
+
 /* The `policy` record of set.v[i]: what is in force, by content. */
 void emit_policy(struct agent *a, size_t i)
 {
+	const struct policy_info *in = &a->pt.info[i];
 	char hash[20];
 
-	snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)a->info[i].hash);
-	events__begin(a, "policy");
-	json_str(&a->j, "policy", a->set.v[i]->name);
-	json_u64(&a->j, "policy_id", a->pol_id[i]);
-	json_u64(&a->j, "slot", a->pol_slot[i]);
-	json_str(&a->j, "file", a->set.v[i]->file);
-	json_str(&a->j, "hash", hash);
-	json_u64(&a->j, "generation", a->info[i].generation);
-	json_str(&a->j, "mode", a->info[i].mode == SANDBOX_AUDIT ? "audit" : "enforce");
-	events__emit(a);
+	snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)in->hash);
+	events__begin(&a->ev, "policy");
+	json_str(&a->ev.j, "policy", a->set.v[i]->name);
+	json_u64(&a->ev.j, "policy_id", a->pt.pol_id[i]);
+	json_u64(&a->ev.j, "slot", a->pt.pol_slot[i]);
+	json_str(&a->ev.j, "file", a->set.v[i]->file);
+	json_str(&a->ev.j, "hash", hash);
+	json_u64(&a->ev.j, "generation", in->generation);
+	json_str(&a->ev.j, "mode", in->mode == SANDBOX_AUDIT ? "audit" : "enforce");
+	emit_exec_fields(a, a->set.v[i]);
+	events__emit(&a->ev);
 }
 
 void emit_policies(struct agent *a)
@@ -506,10 +356,10 @@ static void sweep_ids(struct agent *a)
 
 	free_slots(a);
 	memset(&unused, 0, sizeof(unused));
-	for (key = 1; a->old && key < POLICY_MAX; key++) {
+	for (key = 1; key < POLICY_MAX; key++) {
 		__u32 id = (__u32)key;
 
-		if (!a->old[id].name[0] || a->by_id[id])
+		if (!policy_table__removed(&a->pt, id))
 			continue;
 		bpf_map_update_elem(conf_fd, &id, &none, BPF_ANY);
 		bpf_map_update_elem(names_fd, &id, &unused, BPF_ANY);
@@ -537,31 +387,6 @@ size_t policy_maps__sweep(struct agent *a)
 	return n_rules;
 }
 
-/* Delete every entry of a rule map whose policy id (at id_off in the
- * key) is retired. */
-static void retire_map(int fd, size_t size, size_t id_off, const bool *retired)
-{
-	unsigned char cur[1024], next[1024];
-	struct key_set gone = { 0 };
-	__u32 id;
-	size_t i;
-	int err;
-
-	if (size > sizeof(cur))
-		return;
-	err = bpf_map_get_next_key(fd, NULL, next);
-	while (!err) {
-		memcpy(&id, next + id_off, sizeof(id));
-		if (id < POLICY_MAX && retired[id] && key_set_add(&gone, next, size))
-			break;
-		memcpy(cur, next, size);
-		err = bpf_map_get_next_key(fd, cur, next);
-	}
-	for (i = 0; i < gone.n; i++)
-		bpf_map_delete_elem(fd, gone.v + i * size);
-	key_set_free(&gone);
-}
-
 /* Remove what the retired policy ids held: rules, settings, names. */
 void retire_ids(struct agent *a, const bool *retired)
 {
@@ -569,14 +394,14 @@ void retire_ids(struct agent *a, const bool *retired)
 	struct policy_info unused;
 	__u32 id;
 
-	retire_map(bpf_map__fd(a->skel->maps.net_allow), sizeof(struct net_key),
-		   offsetof(struct net_key, policy_id), retired);
-	retire_map(bpf_map__fd(a->skel->maps.net_meta), sizeof(struct net_key),
-		   offsetof(struct net_key, policy_id), retired);
-	retire_map(bpf_map__fd(a->skel->maps.file_rules), sizeof(struct file_key),
-		   offsetof(struct file_key, policy_id), retired);
-	retire_map(bpf_map__fd(a->skel->maps.unix_allow), sizeof(struct unix_key),
-		   offsetof(struct unix_key, policy_id), retired);
+	retire_keys(bpf_map__fd(a->skel->maps.net_allow), sizeof(struct net_key),
+		    offsetof(struct net_key, policy_id), retired, POLICY_MAX);
+	retire_keys(bpf_map__fd(a->skel->maps.net_meta), sizeof(struct net_key),
+		    offsetof(struct net_key, policy_id), retired, POLICY_MAX);
+	retire_keys(bpf_map__fd(a->skel->maps.file_rules), sizeof(struct file_key),
+		    offsetof(struct file_key, policy_id), retired, POLICY_MAX);
+	retire_keys(bpf_map__fd(a->skel->maps.unix_allow), sizeof(struct unix_key),
+		    offsetof(struct unix_key, policy_id), retired, POLICY_MAX);
 	memset(&unused, 0, sizeof(unused));
 	for (id = 1; id < POLICY_MAX; id++) {
 		if (!retired[id])

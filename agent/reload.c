@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * A reload (SIGHUP, `stockade reload`, a policy file changed): the new
- * set checked, written under fresh ids, switched slot by slot; and the
- * policy files' inotify watches (agent/agent_int.h).
+ * set checked, planned (agent/policy_table.h decides ids, slots and which
+ * cgroups are held), written under fresh ids (agent/policy_maps.c),
+ * switched slot by slot; and the policy files' inotify watches
+ * (agent/agent_int.h).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -24,8 +26,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "agent.h"
-#include "agent_int.h"
+#include "daemon.h"
 #include "bpfutil.h"
 #include "cgroup.h"
 #include "limits_agent.h"
@@ -44,41 +45,6 @@
 #include "stockade.skel.h"
 
 /* ---- reload ---- */
-
-
-
-/* The next policy id that neither the set in force nor the new one uses,
- * round robin: an id just retired is reused last, so a record still in
- * the ring keeps its name (a->old). 0 when none is free. */
-/* Is id still what a slot resolves to, or a cgroup decides by? After a
- * failed flip or switch an old id stays in force with its rules: a fresh
- * policy given that id would merge its rules into them. */
-static bool id_held(const struct agent *a, uint32_t id)
-{
-	size_t i;
-
-	for (i = 0; i < POLICY_SLOTS; i++)
-		if (a->slot_id[i] == id)
-			return true;
-	for (i = 0; i < a->cgt.n; i++)
-		if (a->cgt.v[i].policy_id == id)
-			return true;
-	return false;
-}
-
-static uint32_t fresh_id(struct agent *a, const uint16_t *taken)
-{
-	uint32_t id, n;
-
-	for (n = 0; n < POLICY_MAX - 1; n++) {
-		id = a->next_id;
-		a->next_id = a->next_id % (POLICY_MAX - 1) + 1;
-		if (id && !a->by_id[id] && !taken[id] && !id_held(a, id))
-			return id;
-	}
-	return 0;
-}
-
 
 /*
  * "generations": one object per policy in force, after an applied reload:
@@ -101,12 +67,12 @@ static char *reload_generations(struct agent *a, const bool *changed)
 	for (i = 0; i < a->set.n; i++) {
 		json_begin(&sub);
 		json_str(&sub, "policy", a->set.v[i]->name);
-		json_u64(&sub, "policy_id", a->pol_id[i]);
-		json_u64(&sub, "slot", a->pol_slot[i]);
-		json_u64(&sub, "generation", a->info[i].generation);
+		json_u64(&sub, "policy_id", a->pt.pol_id[i]);
+		json_u64(&sub, "slot", a->pt.pol_slot[i]);
+		json_u64(&sub, "generation", a->pt.info[i].generation);
 		json_bool(&sub, "changed", changed[i]);
-		if (changed[i] && a->switch_ns[i])
-			json_u64(&sub, "switch_ns", (uint64_t)a->switch_ns[i]);
+		if (changed[i] && a->pt.switch_ns[i])
+			json_u64(&sub, "switch_ns", (uint64_t)a->pt.switch_ns[i]);
 		fprintf(f, "%s%s}", i ? "," : "", sub.buf);
 	}
 	fputc(']', f);
@@ -128,21 +94,21 @@ static void emit_reload(struct agent *a, const char *trigger, const char *result
 
 	for (i = 0; i < a->set.n && i < POLICY_MAX; i++)
 		names[i] = a->set.v[i]->name;
-	events__begin(a, "reload");
-	json_str(&a->j, "trigger", trigger);
-	json_str(&a->j, "result", result);
-	json_str_array(&a->j, "policies", names, a->set.n);
+	events__begin(&a->ev, "reload");
+	json_str(&a->ev.j, "trigger", trigger);
+	json_str(&a->ev.j, "result", result);
+	json_str_array(&a->ev.j, "policies", names, a->set.n);
 	if (changed)
-		json_str_array(&a->j, "changed", changed, n_changed);
+		json_str_array(&a->ev.j, "changed", changed, n_changed);
 	if (start_ns) {
-		json_u64(&a->j, "switch_start_ns", (uint64_t)start_ns);
-		json_u64(&a->j, "switch_end_ns", (uint64_t)end_ns);
+		json_u64(&a->ev.j, "switch_start_ns", (uint64_t)start_ns);
+		json_u64(&a->ev.j, "switch_end_ns", (uint64_t)end_ns);
 	}
 	gens = changed_v ? reload_generations(a, changed_v) : NULL;
 	if (gens)
-		json_raw(&a->j, "generations", gens);
+		json_raw(&a->ev.j, "generations", gens);
 	free(gens);
-	events__emit(a);
+	events__emit(&a->ev);
 }
 
 _Static_assert(RELOAD_MSG_LEN == POLICY_DIAG_MAX, "reload_msg.text holds one diagnostic");
@@ -177,66 +143,60 @@ static void reload_msgs_put(struct agent *a, const struct policy_diag *diag)
 	}
 }
 
-/*
- * Before a reload's flip: a cgroup on the slot of a changed policy that
- * the new set confines by another policy (or not at all) would decide, for
- * the moment between the flip and the scan that moves it, by the new
- * version of its old policy: a policy that is its neither before nor
- * after. So each such cgroup's entry first moves to a temporary slot that
- * holds the id it decides by now (the same decisions: no window); the
- * scan then moves it from there as from any slot, and free_slots() frees
- * the temporary slot once nothing points at it. When in doubt a cgroup is
- * held: that only costs it a switch of its own instead of the flip's.
- */
-static void hold_movers(struct agent *a, const bool *changed)
+/* The slot the new set gives cg: that of the policy selecting it, else
+ * (inherited) that of the policy selecting its sandbox root; the
+ * conflict slot when none does. */
+static uint32_t mover_target(void *ctx, const struct sandbox_cg *cg)
 {
-	bool *taken = calloc(POLICY_SLOTS, sizeof(*taken));
-	bool *flips = calloc(POLICY_SLOTS, sizeof(*flips));
-	uint32_t *hold = calloc(POLICY_SLOTS, sizeof(*hold));
-	size_t i, j;
+	struct agent *a = ctx;
+	const struct sandbox_cg *root;
+	int64_t sel;
 
-	if (!taken || !flips || !hold) {
+	sel = is_detached(a, cg->id) ? -1 : selected_by(a, cg->path);
+	if (sel < 0 && cg->root_id != cg->id) {
+		root = sandbox_table__find(&a->cgt, cg->root_id);
+		if (root && !is_detached(a, root->id))
+			sel = selected_by(a, root->path);
+	}
+	return sel >= 0 ? policy_table__slot_of(&a->pt, (uint32_t)sel) :
+			  POLICY_SLOT_CONFLICT;
+}
+
+/*
+ * Before a reload's flip: the cgroups leaving a changed policy's slot
+ * wait on a temporary slot that resolves to the id they decide by now
+ * (policy_plan__holds() says which, and why). Each temporary slot is
+ * written before any entry points at it; free_slots() frees it once
+ * nothing does.
+ */
+static void hold_movers(struct agent *a, struct policy_plan *p)
+{
+	uint32_t s, id;
+	size_t i;
+
+	if (policy_plan__holds(p, &a->pt, a->set.n, &a->cgt, mover_target, a)) {
 		pr_warn("policy", "out of memory: cgroups moving to another policy switch after their old policy's flip");
-		goto out;
+		return;
 	}
-	for (i = 0; i < a->set.n; i++) {
-		taken[a->pol_slot[i]] = true;
-		if (changed[i])
-			flips[a->pol_slot[i]] = true;
+	for (s = 1; s < POLICY_SLOTS; s++) {
+		id = a->pt.slot_id[s];
+		if (!p->temp[s])
+			continue;
+		if (slot_put(a, p->temp[s], id))
+			p->temp[s] = 0;		/* its cgroups are not held */
+		else
+			a->pt.slot_id[p->temp[s]] = id;
 	}
-	for (i = 0; i < a->cgt.n; i++) {
-		struct sandbox_cg *cg = &a->cgt.v[i];
+	for (i = 0; i < p->n_holds; i++) {
+		struct sandbox_cg *cg = &a->cgt.v[p->holds[i].cg];
 		struct sandbox sb = { .root_id = cg->root_id };
-		uint32_t target = POLICY_SLOT_CONFLICT, old = cg->slot;
-		int64_t sel;
 
-		if (cg->released || old == POLICY_SLOT_CONFLICT || !flips[old])
+		sb.slot = p->temp[p->holds[i].from];
+		if (!sb.slot) {
+			pr_warn("policy", "no temporary slot for the cgroups leaving slot %u: they switch after its flip",
+				p->holds[i].from);
 			continue;
-		sel = is_detached(a, cg->id) ? -1 : selected_by(a, cg->path);
-		if (sel >= 0) {
-			target = slot_of(a, (uint32_t)sel);
-		} else if (cg->root_id != cg->id) {
-			for (j = 0; j < a->cgt.n && a->cgt.v[j].id != cg->root_id; j++)
-				;
-			if (j < a->cgt.n && !is_detached(a, a->cgt.v[j].id) &&
-			    (sel = selected_by(a, a->cgt.v[j].path)) >= 0)
-				target = slot_of(a, (uint32_t)sel);
 		}
-		if (target == old)
-			continue;
-		if (!hold[old]) {
-			uint32_t s = free_slot(a, taken), id = a->slot_id[old];
-
-			if (!s || slot_put(a, s, id)) {
-				pr_warn("policy", "no temporary slot for the cgroups leaving slot %u: they switch after its flip",
-					old);
-				continue;
-			}
-			a->slot_id[s] = id;
-			taken[s] = true;
-			hold[old] = s;
-		}
-		sb.slot = hold[old];
 		if (sandbox_entry_put(a, cg->id, &sb)) {
 			pr_warn("policy", "holding %s on its old rules failed (%s): it switches after its old policy's flip",
 				cg->path, strerror(errno));
@@ -244,71 +204,10 @@ static void hold_movers(struct agent *a, const bool *changed)
 		}
 		cg->slot = sb.slot;
 	}
-out:
-	free(taken);
-	free(flips);
-	free(hold);
 }
 
-/*
- * Reload the policy files. The whole new set is parsed, validated and
- * compiled first; if anything fails the set in force stays, with a
- * policy_error record per problem. A policy whose file did not change
- * keeps its id and its rules. A changed or new one gets a fresh id, its
- * rules are written under it (nothing reads them yet), then each sandbox
- * is switched to it with one update of its entry, so a program sees the
- * old rules or the new ones, whole, and never none. Once no program can
- * still be reading the old ids (an RCU grace period), their rules go.
- */
-/*
- * A reload's plan, next to the tables in force (struct agent): for each
- * policy of the new set (by its index), its id, slot and info; the ids'
- * owners (nby); which policies changed (fresh ids), which ids of the set
- * in force retire. After plan_switch() the arrays hold the old tables,
- * so one more plan_switch() undoes it.
- */
-struct reload_plan {
-	uint32_t *npid;
-	uint16_t *nby;
-	struct policy_info *ninfo;
-	bool *changed;
-	bool *retired;
-	const char **changed_names;
-	size_t n_changed;
-	uint32_t *nslot;
-	bool *staken;
-};
-
-static void plan_free(struct reload_plan *p)
-{
-	free(p->npid);
-	free(p->nby);
-	free(p->ninfo);
-	free(p->changed);
-	free(p->retired);
-	free(p->changed_names);
-	free(p->nslot);
-	free(p->staken);
-}
-
-static int plan_alloc(struct reload_plan *p)
-{
-	memset(p, 0, sizeof(*p));
-	p->npid = calloc(POLICY_MAX, sizeof(*p->npid));
-	p->nby = calloc(POLICY_MAX, sizeof(*p->nby));
-	p->ninfo = calloc(POLICY_MAX, sizeof(*p->ninfo));
-	p->changed = calloc(POLICY_MAX, sizeof(*p->changed));
-	p->retired = calloc(POLICY_MAX, sizeof(*p->retired));
-	p->changed_names = calloc(POLICY_MAX, sizeof(*p->changed_names));
-	p->nslot = calloc(POLICY_MAX, sizeof(*p->nslot));
-	p->staken = calloc(POLICY_SLOTS, sizeof(*p->staken));
-	if (!p->npid || !p->nby || !p->ninfo || !p->changed || !p->retired ||
-	    !p->changed_names || !p->nslot || !p->staken)
-		return -ENOMEM;
-	return 0;
-}
-
-/* The new set loaded and checked as a start would check it. */
+/* The new set loaded and checked as a start would check it (the plan
+ * then checks that it fits the ids). */
 static int reload_load(struct agent *a, struct policy_set *nset,
 		       struct policy_diag *diag)
 {
@@ -318,83 +217,23 @@ static int reload_load(struct agent *a, struct policy_set *nset,
 		err = rules__check_set(nset, diag);
 	/* Limits this host cannot apply reject the set, as they stop a start. */
 	if (!err)
-		err = limits__check_set(a, nset, diag);
-	if (!err && nset->n >= POLICY_MAX) {
-		policy_diag__add(diag, "%zu policies; at most %d fit", nset->n, POLICY_MAX - 1);
-		err = -E2BIG;
-	}
+		err = limits__check_set(a->cgroot, nset, diag);
 	return err;
 }
 
-/* Plan: unchanged policies keep their ids, the rest get fresh ones; a
- * policy keeps its slot while its name is in the set, a new name gets a
- * free one (never the slot of a policy going away: cgroups still point at
- * it until the scan). */
-static int plan_make(struct agent *a, const struct policy_set *nset,
-		     struct reload_plan *p, struct policy_diag *diag)
-{
-	size_t i, j;
-
-	for (i = 0; i < nset->n; i++) {
-		const struct policy *pol = nset->v[i];
-
-		for (j = 0; j < a->set.n && strcmp(a->set.v[j]->name, pol->name); j++)
-			;
-		p->nslot[i] = j < a->set.n ? a->pol_slot[j] : free_slot(a, p->staken);
-		if (!p->nslot[i]) {
-			policy_diag__add(diag, "no free policy slot for %s", pol->name);
-			return -E2BIG;
-		}
-		p->staken[p->nslot[i]] = true;
-		if (j < a->set.n && a->set.v[j]->hash == pol->hash) {
-			p->npid[i] = a->pol_id[j];
-			p->ninfo[i] = a->info[j];
-		} else {
-			p->npid[i] = fresh_id(a, p->nby);
-			if (!p->npid[i]) {
-				policy_diag__add(diag, "no free policy id for %s", pol->name);
-				return -E2BIG;
-			}
-			snprintf(p->ninfo[i].name, sizeof(p->ninfo[i].name), "%s", pol->name);
-			p->ninfo[i].hash = pol->hash;
-			p->ninfo[i].mode = pol->mode == POLICY_AUDIT ? SANDBOX_AUDIT : SANDBOX_ENFORCE;
-			p->ninfo[i].generation = j < a->set.n ? a->info[j].generation + 1 : 1;
-			p->changed[i] = true;
-			p->changed_names[p->n_changed++] = pol->name;
-		}
-		p->nby[p->npid[i]] = (uint16_t)(i + 1);
-	}
-	/* Fresh ids are none the set in force uses: an id of it that the new
-	 * set holds was kept by an unchanged policy. */
-	for (j = 0; j < a->set.n; j++)
-		p->retired[a->pol_id[j]] = !p->nby[a->pol_id[j]];
-	return 0;
-}
-
-/* Swap the plan's tables with those in force (and the sets). */
+/* The plan's set and table in force, the old ones kept in nset and the
+ * plan; or, undo, the old ones back. */
 static void plan_switch(struct agent *a, struct policy_set *nset,
-			struct reload_plan *p)
+			struct policy_plan *p, bool undo)
 {
 	struct policy_set tset = a->set;
-	size_t i;
 
 	a->set = *nset;
 	*nset = tset;
-	for (i = 0; i < POLICY_MAX; i++) {
-		uint32_t t32 = a->pol_id[i], ts = a->pol_slot[i];
-		uint16_t t16 = a->by_id[i];
-		struct policy_info ti = a->info[i];
-
-		a->pol_slot[i] = p->nslot[i];
-		p->nslot[i] = ts;
-		a->switch_ns[i] = 0;
-		a->pol_id[i] = p->npid[i];
-		p->npid[i] = t32;
-		a->by_id[i] = p->nby[i];
-		p->nby[i] = t16;
-		a->info[i] = p->ninfo[i];
-		p->ninfo[i] = ti;
-	}
+	if (undo)
+		policy_table__undo(&a->pt, p);
+	else
+		policy_table__apply(&a->pt, p);
 }
 
 /*
@@ -405,14 +244,14 @@ static void plan_switch(struct agent *a, struct policy_set *nset,
  * A failed flip is reported and leaves that policy on its old id, which
  * then stays. *start_ns and *end_ns: the switch window.
  */
-static void reload_switch(struct agent *a, struct reload_plan *p,
+static void reload_switch(struct agent *a, struct policy_plan *p,
 			  int64_t *start_ns, int64_t *end_ns)
 {
 	size_t i;
 	int err;
 
 	*start_ns = clock_now_ns(CLOCK_REALTIME);
-	hold_movers(a, p->changed);
+	hold_movers(a, p);
 	flip_slots(a, p->changed);
 	a->reselect = true;
 	err = scan(a);
@@ -422,16 +261,13 @@ static void reload_switch(struct agent *a, struct reload_plan *p,
 	*end_ns = clock_now_ns(CLOCK_REALTIME);
 	/* Limits follow (after the window: they are not the rules' switch):
 	 * written over the old values, or put back as found. */
-	limits__reload(a);
+	limits__reload(a->lim);
 	/* No program still runs with an entry that pointed at the slot of a
 	 * removed policy: free it. */
 	free_slots(a);
 	/* Retired ids still used, by a slot that could not flip or a cgroup
 	 * we could not switch, stay. */
-	for (i = 0; i < a->cgt.n; i++)
-		p->retired[a->cgt.v[i].policy_id] = false;
-	for (i = 0; i < POLICY_SLOTS; i++)
-		p->retired[a->slot_id[i]] = false;
+	policy_plan__keep_held(p, &a->pt, &a->cgt);
 	retire_ids(a, p->retired);
 	for (i = 0; i < a->set.n; i++)
 		if (p->changed[i])
@@ -446,9 +282,9 @@ static void reload_reject(struct agent *a, const char *trigger,
 
 	for (i = 0; i < diag->n; i++) {
 		pr_err("policy", "%s", diag->msgs[i]);
-		events__begin(a, "policy_error");
-		json_str(&a->j, "message", diag->msgs[i]);
-		events__emit(a);
+		events__begin(&a->ev, "policy_error");
+		json_str(&a->ev.j, "message", diag->msgs[i]);
+		events__emit(&a->ev);
 	}
 	pr_err("policy", "reload rejected: the policy set in force stays");
 	reload_msgs_put(a, diag);
@@ -456,32 +292,34 @@ static void reload_reject(struct agent *a, const char *trigger,
 	emit_reload(a, trigger, "rejected", NULL, NULL, 0, 0, 0);
 }
 
+/*
+ * Reload the policy files. The whole new set is parsed, validated and
+ * compiled first; if anything fails the set in force stays, with a
+ * policy_error record per problem. A policy whose file did not change
+ * keeps its id and its rules. A changed or new one gets a fresh id, its
+ * rules are written under it (nothing reads them yet), then each sandbox
+ * is switched to it (reload_switch()), so a program sees the old rules or
+ * the new ones, whole, and never none. Once no program can still be
+ * reading the old ids (an RCU grace period), their rules go.
+ */
 void reload(struct agent *a, const char *trigger)
 {
 	struct policy_set nset = { 0 };
 	struct policy_diag diag = { 0 };
-	struct reload_plan p;
+	struct policy_plan *p = NULL;
 	int64_t start_ns = 0, end_ns = 0;
-	size_t i, j;
 	int err;
 
-	err = plan_alloc(&p);
-	if (!err && !a->old) {
-		a->old = calloc(POLICY_MAX, sizeof(*a->old));
-		if (!a->old)
-			err = -ENOMEM;
+	err = reload_load(a, &nset, &diag);
+	if (!err) {
+		p = policy_table__plan_reload(&a->pt, &a->set, &nset, &a->cgt, &diag);
+		err = p ? 0 : -errno;
 	}
-	if (err)
-		policy_diag__add(&diag, "out of memory");
-	if (!err)
-		err = reload_load(a, &nset, &diag);
-	if (!err)
-		err = plan_make(a, &nset, &p, &diag);
 	if (err) {
 		reload_reject(a, trigger, &diag);
 		goto done;
 	}
-	if (!p.n_changed && nset.n == a->set.n) {
+	if (!p->n_changed && nset.n == a->set.n) {
 		a->reload_result = RELOAD_UNCHANGED;
 		if (strcmp(trigger, "inotify"))
 			emit_reload(a, trigger, "unchanged", NULL, NULL, 0, 0, 0);
@@ -489,40 +327,30 @@ void reload(struct agent *a, const char *trigger)
 			pr_debug("agent", "policy files touched, content unchanged");
 		goto done;
 	}
-	/* Names of the ids going away, for records still in the ring. */
-	for (j = 0; j < a->set.n; j++)
-		if (p.retired[a->pol_id[j]])
-			a->old[a->pol_id[j]] = a->info[j];
-	/* The set in force stays intact in nset, its tables in p. */
-	plan_switch(a, &nset, &p);
-	err = fill_policies(a, p.changed);
+	/* The set in force stays intact in nset, its table in p. */
+	plan_switch(a, &nset, p, false);
+	err = fill_policies(a, p->changed);
 	if (err) {
-		/* Undo: the new ids' rules go, the old tables come back. */
-		bool *fresh = p.retired;
-
-		memset(fresh, 0, POLICY_MAX * sizeof(*fresh));
-		for (i = 0; i < a->set.n; i++)
-			if (p.changed[i])
-				fresh[a->pol_id[i]] = true;
-		retire_ids(a, fresh);
-		plan_switch(a, &nset, &p);
+		/* Undo: the new ids' rules go, the old table comes back. */
+		retire_ids(a, p->fresh);
+		plan_switch(a, &nset, p, true);
 		policy_diag__add(&diag, "writing the new rules into the kernel maps failed: %s (maps full?)",
 				 strerror(-err));
 		reload_reject(a, trigger, &diag);
 		goto done;
 	}
-	reload_switch(a, &p, &start_ns, &end_ns);
+	reload_switch(a, p, &start_ns, &end_ns);
 	a->reload_result = RELOAD_APPLIED;
-	emit_reload(a, trigger, "applied", p.changed, p.changed_names, p.n_changed,
+	emit_reload(a, trigger, "applied", p->changed, p->changed_names, p->n_changed,
 		    start_ns, end_ns);
 done:
 	if (a->reload_result != RELOAD_REJECTED)
 		a->reload_problems = 0;
 	a->reloads++;
-	events__meta_update(a);
+	events__meta_update(&a->ev);
 	policy_set__free(&nset);
 	policy_diag__free(&diag);
-	plan_free(&p);
+	policy_plan__free(p);
 	malloc_trim(0);	/* a big set's parse and compile: see agent__run */
 }
 

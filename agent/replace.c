@@ -40,12 +40,13 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "agent.h"
 #include "bpfutil.h"
 #include "cgroup.h"
-#include "limits_agent.h"
+#include "events_agent.h"
 #include "log.h"
+#include "names.h"
 #include "pin.h"
+#include "policy.h"
 #include "records.h"
 #include "replace.h"
 #include "sandbox.h"
@@ -97,6 +98,7 @@ struct replace {
 	bool names_carried, counters_fit;
 	bool dropped;			/* an old link is gone: no way back */
 	bool published;
+	struct replace_env env;		/* from replace__carry() on */
 };
 
 /* ---- reading maps of another build: by BTF, not by our headers ---- */
@@ -432,19 +434,19 @@ static void link_drop(struct replace *r, struct old_link *l)
 
 /* ---- before load ---- */
 
-int replace__prepare(struct agent *a, const char *why)
+int replace__prepare(struct replace **out, const char *dir, const char *why)
 {
 	struct replace *r = calloc(1, sizeof(*r));
 	uint64_t v;
 	size_t g;
 	int fd, n, err;
 
+	*out = r;
 	if (!r)
 		return -ENOMEM;
 	for (g = 0; g < REPLACE_MAX_GENS; g++)
 		r->gens[g].cnt_fd = r->gens[g].sb_fd = -1;
-	a->rep = r;
-	snprintf(r->dir, sizeof(r->dir), "%s", a->opt.bpffs);
+	snprintf(r->dir, sizeof(r->dir), "%s", dir);
 	snprintf(r->why, sizeof(r->why), "%s", why);
 	err = find_gens(r);
 	if (!err)
@@ -486,31 +488,33 @@ int replace__prepare(struct agent *a, const char *why)
 	if (fd < 0)
 		return fd;
 	close(fd);
-	a->opt.bpffs = r->staging;
 	pr_warn("replace", "the state pinned under %s comes from another stockade build (%s): replacing it one cgroup at a time, never leaving one unconfined; the new state is built in %s",
 		r->dir, why, r->staging);
 	return 0;
 }
 
-void replace__configure(struct agent *a)
+const char *replace__staging(const struct replace *r)
 {
-	struct replace *r = a->rep;
+	return r->staging;
+}
 
+void replace__configure(struct replace *r, struct stockade *skel,
+			unsigned int ring_size)
+{
 	/* Values of a fresh map; a reused one (a retry of this same load,
 	 * from our staging directory) keeps its own. */
 	if (r->seq_start)
-		a->skel->data->ev_seq = r->seq_start;
+		skel->data->ev_seq = r->seq_start;
 	/* Without --ring-size, the size the old ring had. */
-	if (!a->opt.ring_size && r->ring_size)
-		bpf_map__set_max_entries(a->skel->maps.rb, r->ring_size);
+	if (!ring_size && r->ring_size)
+		bpf_map__set_max_entries(skel->maps.rb, r->ring_size);
 }
 
 /* ---- after load ---- */
 
 /* What every old ring buffer holds, written out. */
-static unsigned int drain_rings(struct agent *a)
+static unsigned int drain_rings(struct replace *r)
 {
-	struct replace *r = a->rep;
 	struct bpf_map_info info;
 	unsigned int total = 0;
 	size_t g;
@@ -523,7 +527,7 @@ static unsigned int drain_rings(struct agent *a)
 		/* Read in this build's record format (include/events.h),
 		 * each record's length checked. */
 		if (!map_info(fd, &info) && info.type == BPF_MAP_TYPE_RINGBUF) {
-			n = events__drain_map(a, fd);
+			n = events__drain_map(r->env.ev, fd);
 			if (n < 0)
 				pr_warn("replace", "reading the old ring buffer of %s failed: %s; its records are lost",
 					r->gens[g].dir, strerror(-n));
@@ -537,10 +541,10 @@ static unsigned int drain_rings(struct agent *a)
 
 /* Copy the entries of the old map dir/maps/name into map, if it fits
  * (BPF_NOEXIST: an older state's value wins). Returns how many. */
-static unsigned int carry_map(struct agent *a, const char *dir, const char *name,
+static unsigned int carry_map(struct replace *r, const char *dir, const char *name,
 			      struct bpf_map *map, __u64 flags)
 {
-	const struct btf *nbtf = bpf_object__btf(a->skel->obj);
+	const struct btf *nbtf = bpf_object__btf(r->env.skel->obj);
 	unsigned char key[64], next[64], *val;
 	unsigned int n = 0;
 	int fd = pin__map_get(dir, name), nfd = bpf_map__fd(map), err;
@@ -571,58 +575,60 @@ static unsigned int carry_map(struct agent *a, const char *dir, const char *name
 	return n;
 }
 
-int replace__carry(struct agent *a)
+int replace__carry(struct replace *r, const struct replace_env *env,
+		   struct policy_info **old)
 {
-	struct replace *r = a->rep;
-	const struct btf *nbtf = bpf_object__btf(a->skel->obj);
+	struct stockade *skel = env->skel;
+	const struct btf *nbtf = bpf_object__btf(skel->obj);
 	struct policy_info pi;
 	size_t g;
 	__u32 id;
 	int fd;
 
+	r->env = *env;
 	/* Policy ids first: a policy of the same name and content keeps its
 	 * id (assign_ids()), so old records keep their names. The newest
 	 * state's names win. */
-	a->old = calloc(POLICY_MAX, sizeof(*a->old));
-	if (!a->old)
+	*old = calloc(POLICY_MAX, sizeof(**old));
+	if (!*old)
 		return -ENOMEM;
 	for (g = 0; g < r->n_gens; g++) {
 		fd = pin__map_get(r->gens[g].dir, "policy_names");
 		if (fd < 0)
 			continue;
-		if (map_fits(fd, a->skel->maps.policy_names, nbtf)) {
+		if (map_fits(fd, skel->maps.policy_names, nbtf)) {
 			r->names_carried = true;
 			for (id = 0; id < POLICY_MAX; id++) {
 				if (bpf_map_lookup_elem(fd, &id, &pi) || !pi.name[0])
 					continue;
 				pi.name[PIN_POLICY_NAME_LEN - 1] = '\0';
-				a->old[id] = pi;
+				(*old)[id] = pi;
 			}
 		}
 		close(fd);
 	}
 	/* The downtime's records, before anything this agent numbers. */
-	r->records += drain_rings(a);
+	r->records += drain_rings(r);
 	for (g = 0; g < r->n_gens; g++) {
 		/* A cgroup detached on purpose stays so; a mark that does not
 		 * fit would confine it again (the safe side). */
-		r->det_carried += carry_map(a, r->gens[g].dir, "detached",
-					    a->skel->maps.detached, BPF_ANY);
+		r->det_carried += carry_map(r, r->gens[g].dir, "detached",
+					    skel->maps.detached, BPF_ANY);
 		/* The values found before any agent limited a cgroup: the
 		 * oldest state's are the originals. */
-		r->saved_carried += carry_map(a, r->gens[g].dir, "lim_saved",
-					      a->skel->maps.lim_saved, BPF_NOEXIST);
+		r->saved_carried += carry_map(r, r->gens[g].dir, "lim_saved",
+					      skel->maps.lim_saved, BPF_NOEXIST);
 		/* Counters move per cgroup, just before its new links
 		 * (replace__cg_before()); old entries name policies. */
 		fd = pin__map_get(r->gens[g].dir, "sb_count");
-		if (fd >= 0 && map_fits(fd, a->skel->maps.sb_count, nbtf)) {
+		if (fd >= 0 && map_fits(fd, skel->maps.sb_count, nbtf)) {
 			r->gens[g].cnt_fd = fd;
 			r->counters_fit = true;
 		} else if (fd >= 0) {
 			close(fd);
 		}
 		fd = pin__map_get(r->gens[g].dir, "sandboxes");
-		if (fd >= 0 && map_fits(fd, a->skel->maps.sandboxes, nbtf))
+		if (fd >= 0 && map_fits(fd, skel->maps.sandboxes, nbtf))
 			r->gens[g].sb_fd = fd;
 		else if (fd >= 0)
 			close(fd);
@@ -632,9 +638,8 @@ int replace__carry(struct agent *a)
 
 /* ---- per cgroup ---- */
 
-void replace__cg_before(struct agent *a, const struct sandbox_cg *cg)
+void replace__cg_before(struct replace *r, const struct sandbox_cg *cg)
 {
-	struct replace *r = a->rep;
 	size_t g;
 
 	if (!r->counters_fit)
@@ -647,7 +652,7 @@ void replace__cg_before(struct agent *a, const struct sandbox_cg *cg)
 
 		if (r->gens[g].cnt_fd < 0)
 			continue;
-		err = limits__counters_carry(a, cg->id, r->gens[g].cnt_fd);
+		err = r->env.counters_carry(r->env.ctx, cg->id, r->gens[g].cnt_fd);
 		if (err == -ENOENT)
 			continue;
 		if (!err)
@@ -656,9 +661,8 @@ void replace__cg_before(struct agent *a, const struct sandbox_cg *cg)
 	}
 }
 
-unsigned int replace__cg_after(struct agent *a, const struct sandbox_cg *cg)
+unsigned int replace__cg_after(struct replace *r, const struct sandbox_cg *cg)
 {
-	struct replace *r = a->rep;
 	struct old_link key = { .cg_id = cg->id };
 	struct old_link *l;
 	unsigned int n = 0;
@@ -767,19 +771,16 @@ static int remove_old(struct replace *r)
 
 /* Ours move into DIR. A kill before the end leaves our staging directory,
  * whose links confine every cgroup: the next agent replaces it. */
-static int move_new(struct agent *a)
+static int move_new(struct replace *r)
 {
-	struct replace *r = a->rep;
 	int err;
 
 	err = move_pins(r->staging, r->dir, "maps");
 	err = err ?: move_pins(r->staging, r->dir, "links");
 	if (!err && rmdir(r->staging))
 		err = -errno;
-	if (!err) {
-		a->opt.bpffs = r->dir;
+	if (!err)
 		r->published = true;
-	}
 	return err;
 }
 
@@ -789,10 +790,9 @@ static int move_new(struct agent *a)
  * seq_start. A gap after a state whose end is unknown (its maps were gone:
  * an agent killed while publishing, which had reported it) is not counted.
  */
-static void seq_account(struct agent *a, uint64_t *old_end, uint64_t *unused,
+static void seq_account(struct replace *r, uint64_t *old_end, uint64_t *unused,
 			uint64_t *overlap)
 {
-	struct replace *r = a->rep;
 	uint64_t end = 0, v;
 	size_t g;
 
@@ -817,9 +817,9 @@ static void seq_account(struct agent *a, uint64_t *old_end, uint64_t *unused,
  * on purpose, or now confined through an ancestor, whose new programs
  * cover them already). Each such cgroup gets its detach record.
  */
-static void drop_old_cg_links(struct agent *a, const struct cgroup_paths *paths)
+static void drop_old_cg_links(struct replace *r, const struct cgroup_paths *paths)
 {
-	struct replace *r = a->rep;
+	struct events *ev = r->env.ev;
 	unsigned int left = 0;
 	uint64_t last = 0;
 	struct sandbox sb;
@@ -836,7 +836,8 @@ static void drop_old_cg_links(struct agent *a, const struct cgroup_paths *paths)
 		left++;
 		/* A watched directory's old watch links: its new ones are
 		 * attached (zero window), and it was never confined. */
-		if (agent__find_cg(a, l->cg_id) || agent__watched(a, l->cg_id) ||
+		if (names__cg(r->env.names, l->cg_id) ||
+		    r->env.watched(r->env.ctx, l->cg_id) ||
 		    l->cg_id == last)
 			continue;
 		last = l->cg_id;
@@ -844,25 +845,25 @@ static void drop_old_cg_links(struct agent *a, const struct cgroup_paths *paths)
 		if (r->gens[l->gen].sb_fd >= 0 &&
 		    !bpf_map_lookup_elem(r->gens[l->gen].sb_fd, &l->cg_id, &sb))
 			policy_id = sb.policy_id;
-		events__begin(a, "detach");
-		records__detach(&a->j, agent__policy_name(a, policy_id), path ?: "",
-				l->cg_id, path ? "not_selected" : "cgroup_removed");
-		events__emit(a);
+		events__begin(ev, "detach");
+		records__detach(&ev->j, names__policy_name(r->env.names, policy_id),
+				path ?: "", l->cg_id,
+				path ? "not_selected" : "cgroup_removed");
+		events__emit(ev);
 	}
 	r->links_detached += left;
 }
 
 /* BPF-LSM: ours judge since the load; the old ones go now. */
-static void drop_old_lsm_links(struct agent *a)
+static void drop_old_lsm_links(struct replace *r, bool lsm_none)
 {
-	struct replace *r = a->rep;
 	bool degraded_warned = false;
 	size_t i;
 
 	for (i = 0; i < r->n_links; i++) {
 		if (r->links[i].gone || r->links[i].cg_id)
 			continue;
-		if (a->n_degraded && !a->n_lsm_links && !degraded_warned) {
+		if (lsm_none && !degraded_warned) {
 			pr_warn("replace", "dropping the old state's BPF-LSM links: this agent runs degraded and cannot attach its own (the guarantees lost are listed above)");
 			degraded_warned = true;
 		}
@@ -874,9 +875,8 @@ static void drop_old_lsm_links(struct agent *a)
 /* The losses of the old states no agent reported, in one lost record;
  * returns how many. Without a readable agent_meta, all of them: a loss
  * may be reported twice, never not at all. */
-static uint64_t old_losses(struct agent *a)
+static uint64_t old_losses(struct replace *r)
 {
-	struct replace *r = a->rep;
 	uint64_t v, ev_lost, lost = 0, lost_total = 0;
 	size_t g;
 
@@ -892,78 +892,79 @@ static uint64_t old_losses(struct agent *a)
 			lost += ev_lost;
 	}
 	if (lost) {
-		events__begin(a, "lost");
-		records__lost(&a->j, lost, lost_total, "replaced");
-		events__emit(a);
+		events__begin(r->env.ev, "lost");
+		records__lost(&r->env.ev->j, lost, lost_total, "replaced");
+		events__emit(r->env.ev);
 	}
 	return lost;
 }
 
 /* The pin_replace record: what the replacement did (README, "Lifecycle"). */
-static void emit_pin_replace(struct agent *a, uint64_t lost, uint64_t old_end,
-			     uint64_t unused, uint64_t overlap)
+static void emit_pin_replace(struct replace *r, unsigned int lsm_attached,
+			     uint64_t lost, uint64_t old_end, uint64_t unused,
+			     uint64_t overlap)
 {
-	struct replace *r = a->rep;
+	struct events *ev = r->env.ev;
+	struct json *j = &ev->j;
 
-	events__begin(a, "pin_replace");
-	json_str(&a->j, "bpffs", r->dir);
-	json_str(&a->j, "cause", r->why);
+	events__begin(ev, "pin_replace");
+	json_str(j, "bpffs", r->dir);
+	json_str(j, "cause", r->why);
 	if (r->from_layout)
-		json_u64(&a->j, "layout_from", r->from_layout);
-	json_u64(&a->j, "layout_to", PIN_LAYOUT_VERSION);
-	json_u64(&a->j, "states", r->n_gens);
-	json_u64(&a->j, "cgroups", r->cgroups);
-	json_u64(&a->j, "links_detached", r->links_detached);
-	json_u64(&a->j, "lsm_links_attached", a->lsm_attached);
-	json_u64(&a->j, "lsm_links_dropped", r->lsm_dropped);
-	json_u64(&a->j, "records_drained", r->records);
-	json_u64(&a->j, "lost", lost);
+		json_u64(j, "layout_from", r->from_layout);
+	json_u64(j, "layout_to", PIN_LAYOUT_VERSION);
+	json_u64(j, "states", r->n_gens);
+	json_u64(j, "cgroups", r->cgroups);
+	json_u64(j, "links_detached", r->links_detached);
+	json_u64(j, "lsm_links_attached", lsm_attached);
+	json_u64(j, "lsm_links_dropped", r->lsm_dropped);
+	json_u64(j, "records_drained", r->records);
+	json_u64(j, "lost", lost);
 	if (r->seq_start) {
-		json_u64(&a->j, "seq_old_end", old_end);
-		json_u64(&a->j, "seq_new_start", r->seq_start);
-		json_u64(&a->j, "seq_unused", unused);
+		json_u64(j, "seq_old_end", old_end);
+		json_u64(j, "seq_new_start", r->seq_start);
+		json_u64(j, "seq_unused", unused);
 		/* The old programs took more numbers than reserved: some
 		 * appear twice. Said, never hidden. */
 		if (overlap) {
-			json_u64(&a->j, "seq_overlap", overlap);
+			json_u64(j, "seq_overlap", overlap);
 			pr_warn("replace", "the old programs took %llu sequence numbers more than reserved: some numbers appear twice",
 				(unsigned long long)overlap);
 		}
 	} else {
-		json_str(&a->j, "seq", "restarted");
+		json_str(j, "seq", "restarted");
 	}
-	json_str(&a->j, "policy_ids", r->names_carried ? "carried" : "new");
-	json_str(&a->j, "counters", r->counters_fit ? "carried" : "restarted");
-	json_u64(&a->j, "counters_carried", r->cnt_carried);
-	json_u64(&a->j, "detached_carried", r->det_carried);
-	json_u64(&a->j, "limits_carried", r->saved_carried);
-	events__emit(a);
+	json_str(j, "policy_ids", r->names_carried ? "carried" : "new");
+	json_str(j, "counters", r->counters_fit ? "carried" : "restarted");
+	json_u64(j, "counters_carried", r->cnt_carried);
+	json_u64(j, "detached_carried", r->det_carried);
+	json_u64(j, "limits_carried", r->saved_carried);
+	events__emit(ev);
 }
 
-int replace__finish(struct agent *a)
+int replace__finish(struct replace *r, unsigned int lsm_attached, bool lsm_none)
 {
-	struct replace *r = a->rep;
 	struct cgroup_paths paths = { 0 };
 	uint64_t old_end, unused, overlap, lost;
 	size_t g;
 	int err;
 
-	cgroup_paths__load(a->cgroot, &paths);
+	cgroup_paths__load(r->env.cgroot, &paths);
 	/* 1. Old cgroup links of cgroups we do not confine with our own. */
-	drop_old_cg_links(a, &paths);
+	drop_old_cg_links(r, &paths);
 	/* 2. BPF-LSM: ours judge since the load; the old ones go now. */
-	drop_old_lsm_links(a);
+	drop_old_lsm_links(r, lsm_none);
 	/* 3. Wait until no old program is still running (a write to a
 	 * map-in-map waits for an RCU grace period): the old sequence
 	 * counters and rings take nothing more. */
-	bpf_rcu_sync(bpf_map__fd(a->skel->maps.rcu_sync),
-		     bpf_map__fd(a->skel->maps.rcu_inner));
+	bpf_rcu_sync(bpf_map__fd(r->env.skel->maps.rcu_sync),
+		     bpf_map__fd(r->env.skel->maps.rcu_inner));
 	/* 4. The old rings' last records, and the losses no agent reported. */
-	r->records += drain_rings(a);
-	lost = old_losses(a);
-	seq_account(a, &old_end, &unused, &overlap);
+	r->records += drain_rings(r);
+	lost = old_losses(r);
+	seq_account(r, &old_end, &unused, &overlap);
 	/* 5. Limits of cgroups no longer confined: the values found go back. */
-	limits__sweep(a, &paths);
+	r->env.limits_sweep(r->env.ctx, &paths);
 	cgroup_paths__free(&paths);
 	for (g = 0; g < r->n_gens; g++) {
 		if (r->gens[g].cnt_fd >= 0)
@@ -982,9 +983,9 @@ int replace__finish(struct agent *a)
 		       r->dir, strerror(-err), r->staging);
 		return err;
 	}
-	emit_pin_replace(a, lost, old_end, unused, overlap);
+	emit_pin_replace(r, lsm_attached, lost, old_end, unused, overlap);
 	test_kill("publish");
-	err = move_new(a);
+	err = move_new(r);
 	if (err) {
 		pr_err("replace", "moving the new state from %s into %s failed: %s; every cgroup stays confined: start the agent again to finish",
 		       r->staging, r->dir, strerror(-err));
@@ -995,9 +996,8 @@ int replace__finish(struct agent *a)
 	return 0;
 }
 
-void replace__free(struct agent *a)
+void replace__free(struct replace *r)
 {
-	struct replace *r = a->rep;
 	size_t g;
 
 	if (!r)
@@ -1020,5 +1020,4 @@ void replace__free(struct agent *a)
 	}
 	free(r->links);
 	free(r);
-	a->rep = NULL;
 }

@@ -1,33 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * The setup pass's grants (agent/setup.h, include/setup.h).
+ * The setup pass's grants (agent/setup_agent.h, include/setup.h).
  */
 #include <errno.h>
-#include <limits.h>
-#include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "agent.h"
-#include "agent_int.h"
 #include "bpfutil.h"
 #include "cgroup.h"
 #include "log.h"
+#include "names.h"
+#include "policy.h"
 #include "setup.h"		/* include/: the BPF side's */
 #include "setup_agent.h"
 #include "stockade.skel.h"
 
-static int grants_fd(struct agent *a)
+static int grants_fd(const struct setup_ctx *s)
 {
-	return bpf_map__fd(a->skel->maps.setup_grants);
+	return bpf_map__fd(s->skel->maps.setup_grants);
 }
 
 /* The policy in force for slot, or NULL (the conflict slot, none). */
-static const struct policy *policy_of_slot(struct agent *a, uint32_t slot)
+static const struct policy *policy_of_slot(const struct setup_ctx *s, uint32_t slot)
 {
-	return names__policy(&a->names, names__slot_id(&a->names, slot));
+	return names__policy(s->names, names__slot_id(s->names, slot));
 }
 
 /* setup.pass auto: a selector with a wildcard is a container's kind (one
@@ -52,8 +49,8 @@ static bool pass_applies(const struct policy *p, const char *rel, bool below)
 	return false;
 }
 
-static int put(struct agent *a, uint64_t id, const char *rel, uint32_t flags,
-	       const struct policy *p)
+static int put(const struct setup_ctx *s, uint64_t id, const char *rel,
+	       uint32_t flags, const struct policy *p)
 {
 	struct setup_grant g = {
 		.deadline_ms = p && p->setup.deadline_ms ? p->setup.deadline_ms :
@@ -63,90 +60,77 @@ static int put(struct agent *a, uint64_t id, const char *rel, uint32_t flags,
 	int err;
 
 	if (!flags) {
-		bpf_map_delete_elem(grants_fd(a), &id);
+		bpf_map_delete_elem(grants_fd(s), &id);
 		return 0;
 	}
-	err = map_update_retry(grants_fd(a), &id, &g, BPF_ANY);
+	err = map_update_retry(grants_fd(s), &id, &g, BPF_ANY);
 	if (err)
 		pr_warn("cgroup", "granting %s a setup pass failed: %s (at most %d grants); a runtime's setup there is judged like its payload",
 			rel[0] ? rel : "/", strerror(-err), SETUP_GRANTS_MAX);
 	return err;
 }
 
-bool setup__is_fresh(struct agent *a, const char *rel, uint64_t id)
+int setup__grant_cg(const struct setup_ctx *s, const struct sandbox_cg *cg)
 {
-	char path[2 * PATH_MAX];
-	struct stat st;
-	__u64 ns;
-
-	/* Made while this agent's cgroup_mkdir tracepoint was attached (the
-	 * pinned map may hold an earlier agent's times too). */
-	if (a->born_link)
-		return cg_born_ns(a, id, &ns) && (int64_t)ns >= a->started_boot_ns;
-	/* Else the directory's ctime, which cgroupfs sets at the first
-	 * lookup: a cgroup nobody looked at before may count as new. */
-	snprintf(path, sizeof(path), "%s%s", a->cgroot, rel);
-	/* started_ns has whole seconds: a cgroup made in the agent's first
-	 * second counts as new. */
-	return !stat(path, &st) && (int64_t)st.st_ctim.tv_sec * 1000000000 >= a->started_ns;
-}
-
-int setup__grant_cg(struct agent *a, const struct sandbox_cg *cg)
-{
-	const struct sandbox_cg *root = cg->direct ? cg : agent__find_cg(a, cg->root_id);
-	const struct policy *p = policy_of_slot(a, cg->slot);
+	const struct sandbox_cg *root = cg->direct ? cg : names__cg(s->names, cg->root_id);
+	const struct policy *p = policy_of_slot(s, cg->slot);
 	uint32_t flags = 0;
 
 	if (root && pass_applies(p, root->path, false))
 		flags = SETUP_GRANT_CHILDREN | (cg->fresh ? SETUP_GRANT_SELF : 0);
-	return put(a, cg->id, cg->path, flags, p);
+	return put(s, cg->id, cg->path, flags, p);
 }
 
-int setup__grant_wd(struct agent *a, const struct watch_dir *w)
+int setup__grant_wd(const struct setup_ctx *s, const struct setup_dir *d)
 {
-	const struct policy *p = policy_of_slot(a, w->slot);
+	const struct policy *p = policy_of_slot(s, d->slot);
 
-	return put(a, w->id, w->path,
-		   pass_applies(p, w->path, true) ? SETUP_GRANT_CHILDREN : 0, p);
+	return put(s, d->id, d->path,
+		   pass_applies(p, d->path, true) ? SETUP_GRANT_CHILDREN : 0, p);
 }
 
-void setup__revoke(struct agent *a, uint64_t id)
+void setup__revoke(const struct setup_ctx *s, uint64_t id)
 {
-	bpf_map_delete_elem(grants_fd(a), &id);
+	bpf_map_delete_elem(grants_fd(s), &id);
 }
 
-void setup__regrant(struct agent *a)
+void setup__regrant(const struct setup_ctx *s)
 {
+	const struct sandbox_table *t = s->names->cgt;
+	struct setup_dir d;
 	size_t i;
 
-	for (i = 0; i < a->cgt.n; i++)
-		setup__grant_cg(a, &a->cgt.v[i]);
-	for (i = 0; i < a->n_wds; i++)
-		if (a->wds[i].armed && a->wds[i].entry)
-			setup__grant_wd(a, &a->wds[i]);
+	for (i = 0; i < t->n; i++)
+		setup__grant_cg(s, &t->v[i]);
+	for (i = 0; s->dir(s->ctx, i, &d); i++)
+		if (d.marked)
+			setup__grant_wd(s, &d);
 }
 
-static bool tracked(struct agent *a, uint64_t id)
+/* Does id hold a grant by right: a confined cgroup, or a watched
+ * directory with its mark? */
+static bool tracked(const struct setup_ctx *s, uint64_t id)
 {
+	struct setup_dir d;
 	size_t i;
 
-	if (agent__find_cg(a, id))
+	if (names__cg(s->names, id))
 		return true;
-	for (i = 0; i < a->n_wds; i++)
-		if (a->wds[i].id == id && a->wds[i].armed && a->wds[i].entry)
+	for (i = 0; s->dir(s->ctx, i, &d); i++)
+		if (d.id == id && d.marked)
 			return true;
 	return false;
 }
 
-void setup__sweep(struct agent *a)
+void setup__sweep(const struct setup_ctx *s)
 {
 	uint64_t key, next, *prev = NULL;
-	int fd = grants_fd(a);
+	int fd = grants_fd(s);
 
 	/* Deleting the key just read restarts the walk from the start:
 	 * keep the last key that stays, so the walk goes on past it. */
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		if (!tracked(a, next)) {
+		if (!tracked(s, next)) {
 			bpf_map_delete_elem(fd, &next);
 			continue;
 		}

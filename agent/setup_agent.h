@@ -17,22 +17,40 @@
 #define STOCKADE_SETUP_AGENT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-struct agent;
+struct names;
 struct sandbox_cg;
-struct watch_dir;
+struct stockade;
 
-/* Was rel created while this agent runs? (For sandbox_cg.fresh.) */
-bool setup__is_fresh(struct agent *a, const char *rel, uint64_t id);
-/* Write (or remove) cg's grant, from its policy and cg->fresh. */
-int setup__grant_cg(struct agent *a, const struct sandbox_cg *cg);
+/* A watched directory, as its grant sees it (agent/watch.c has the rest). */
+struct setup_dir {
+	uint64_t id;
+	const char *path;	/* relative to the cgroup2 mount */
+	uint32_t slot;		/* its candidate: the slot its WATCHED entry holds */
+	bool marked;		/* that entry is written, and the daemon's */
+};
+
+/* What the grants are judged from; the daemon fills it once the BPF
+ * object is loaded, and each pointer outlives it. */
+struct setup_ctx {
+	struct stockade *skel;		/* setup_grants is ours */
+	const struct names *names;	/* the confined cgroups, policies, slots */
+	/* The daemon's i-th watched directory into *d; false past the last. */
+	bool (*dir)(void *ctx, size_t i, struct setup_dir *d);
+	void *ctx;
+};
+
+/* Write (or remove) cg's grant, from its policy and cg->fresh (which the
+ * daemon sets: it knows when each cgroup was made, agent/watch.c). */
+int setup__grant_cg(const struct setup_ctx *s, const struct sandbox_cg *cg);
 /* The same for a watched directory, from its candidate slot. */
-int setup__grant_wd(struct agent *a, const struct watch_dir *w);
-void setup__revoke(struct agent *a, uint64_t id);
+int setup__grant_wd(const struct setup_ctx *s, const struct setup_dir *d);
+void setup__revoke(const struct setup_ctx *s, uint64_t id);
 /* After a reload: every grant again, from the policies now in force. */
-void setup__regrant(struct agent *a);
+void setup__regrant(const struct setup_ctx *s);
 /* Drop grants of cgroups no longer tracked (after a full scan). */
-void setup__sweep(struct agent *a);
+void setup__sweep(const struct setup_ctx *s);
 
 #endif

@@ -24,8 +24,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "agent.h"
-#include "agent_int.h"
+#include "daemon.h"
 #include "bpfutil.h"
 #include "cgroup.h"
 #include "limits_agent.h"
@@ -79,6 +78,19 @@ bool agent__watched(struct agent *a, uint64_t id)
 	return find_wd_id(a, id) != NULL;
 }
 
+bool wd_setup_dir(void *ctx, size_t i, struct setup_dir *d)
+{
+	const struct agent *a = ctx;
+	const struct watch_dir *w;
+
+	if (i >= a->n_wds)
+		return false;
+	w = &a->wds[i];
+	*d = (struct setup_dir){ .id = w->id, .path = w->path, .slot = w->slot,
+				 .marked = w->armed && w->entry };
+	return true;
+}
+
 /* The watched directory rel's parent is, if any. */
 struct watch_dir *parent_wd(struct agent *a, const char *rel)
 {
@@ -107,12 +119,12 @@ static uint32_t candidate_slot(struct agent *a, const char *dir)
 		for (j = 0; j < p->n_cgroups; j++) {
 			if (!select__prefix_match(p->cgroups[j], dir))
 				continue;
-			if (found >= 0 && found != (int64_t)a->pol_id[i])
+			if (found >= 0 && found != (int64_t)a->pt.pol_id[i])
 				return POLICY_SLOT_CONFLICT;
-			found = (int64_t)a->pol_id[i];
+			found = (int64_t)a->pt.pol_id[i];
 		}
 	}
-	return found < 0 ? POLICY_SLOT_CONFLICT : slot_of(a, (uint32_t)found);
+	return found < 0 ? POLICY_SLOT_CONFLICT : policy_table__slot_of(&a->pt, (uint32_t)found);
 }
 
 /* Can any selector select a cgroup below rel (not rel itself)? */
@@ -291,7 +303,8 @@ static int arm_wd(struct agent *a, struct watch_dir *w)
 	if (!w->armed || !w->entry || sb.slot != w->slot) {
 		/* Its grant first: pending children count from the mark. */
 		w->slot = sb.slot;
-		setup__grant_wd(a, w);
+		setup__grant_wd(&a->setup, &(struct setup_dir){
+			.id = w->id, .path = w->path, .slot = w->slot });
 		err = sandbox_entry_put(a, w->id, &sb);
 		if (err) {
 			pr_err("cgroup", "marking %s as watched failed: %s; cgroups created there wait for the scan",
@@ -336,7 +349,7 @@ void disarm_wd(struct agent *a, struct watch_dir *w)
 	    sandbox_entry_get(a, w->id, &sb) &&
 	    sb.policy_id == SANDBOX_ENTRY_WATCHED)
 		sandbox_entry_delete(a, w->id);
-	setup__revoke(a, w->id);
+	setup__revoke(&a->setup, w->id);
 	if (w->wd >= 0 && a->cg_ino_fd >= 0)
 		inotify_rm_watch(a->cg_ino_fd, w->wd);
 	w->wd = -1;
@@ -363,10 +376,30 @@ void born_attach(struct agent *a)
 			strerror(errno));
 }
 
-bool cg_born_ns(struct agent *a, uint64_t id, __u64 *ns)
+/* When the cgroup_mkdir tracepoint saw id made (bpf_ktime_get_boot_ns());
+ * false if it did not, or is not attached. */
+static bool cg_born_ns(struct agent *a, uint64_t id, __u64 *ns)
 {
 	return a->born_link &&
 	       !bpf_map_lookup_elem(bpf_map__fd(a->skel->maps.cg_born), &id, ns);
+}
+
+bool cg_is_fresh(struct agent *a, const char *rel, uint64_t id)
+{
+	char path[2 * PATH_MAX];
+	struct stat st;
+	__u64 ns;
+
+	/* Made while this agent's cgroup_mkdir tracepoint was attached (the
+	 * pinned map may hold an earlier agent's times too). */
+	if (a->born_link)
+		return cg_born_ns(a, id, &ns) && (int64_t)ns >= a->started_boot_ns;
+	/* Else the directory's ctime, which cgroupfs sets at the first
+	 * lookup: a cgroup nobody looked at before may count as new. */
+	snprintf(path, sizeof(path), "%s%s", a->cgroot, rel);
+	/* started_ns has whole seconds: a cgroup made in the agent's first
+	 * second counts as new. */
+	return !stat(path, &st) && (int64_t)st.st_ctim.tv_sec * 1000000000 >= a->started_ns;
 }
 
 /* Microseconds from rel's creation until now: from its mkdir (the

@@ -307,7 +307,54 @@ static int cond_start(struct cond *conds, int i, const struct spec *specs,
 	return r.err;
 }
 
-static int cmd_open(int argc, char **argv)
+/* One `benchfile open`: its conditions (a worker each) and its specs. */
+struct open_run {
+	struct cond conds[MAX_CONDS];
+	struct spec specs[MAX_SPECS];
+	unsigned long iters, blocks;
+	int n, nc;
+	bool named;	/* --cond given: each spec is COND/NAME:... */
+};
+
+/* One [COND/]NAME:ok|denied:PATH into o->specs[o->n]: 0, or the exit
+ * status (2). */
+static int open_spec(struct open_run *o, char *a)
+{
+	struct spec *sp = &o->specs[o->n];
+	char *slash = strchr(a, '/'), *p1, *p2;
+	int k;
+
+	sp->cond = 0;
+	if (o->named) {
+		if (!slash || slash == a)
+			return usage();
+		*slash = 0;
+		for (k = 0; k < o->nc && strcmp(o->conds[k].name, a); k++)
+			;
+		if (k == o->nc) {
+			fprintf(stderr, "benchfile: %s: no --cond %s=CGDIR\n", a, a);
+			return 2;
+		}
+		sp->cond = k;
+		a = slash + 1;
+	}
+	p1 = strchr(a, ':');
+	p2 = p1 ? strchr(p1 + 1, ':') : NULL;
+	if (!p1 || !p2 || p1 == a || (p2[1] != '/' && strcmp(p2 + 1, "@setuid") &&
+				  strcmp(p2 + 1, "@exec")))
+		return usage();
+	*p1 = *p2 = 0;
+	sp->name = a;
+	sp->path = p2 + 1;
+	if (!strcmp(p1 + 1, "denied"))
+		sp->expect_denied = true;
+	else if (strcmp(p1 + 1, "ok"))
+		return usage();
+	return 0;
+}
+
+/* The options and specs: 0, or the exit status (2). */
+static int open_args(int argc, char **argv, struct open_run *o)
 {
 	static const struct option lo[] = {
 		{ "iters", required_argument, NULL, 'n' },
@@ -315,31 +362,27 @@ static int cmd_open(int argc, char **argv)
 		{ "cond", required_argument, NULL, 'c' },
 		{ 0 }
 	};
-	struct cond conds[MAX_CONDS] = { 0 };
-	struct spec specs[MAX_SPECS] = { 0 };
-	unsigned long iters = 1000, blocks = 5, b;
-	int c, i, k, n = 0, nc = 0, err = 0;
-	bool named = false;
+	int c, i, err;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 'n':
-			if (!parse_count(optarg, 100000000, &iters))
+			if (!parse_count(optarg, 100000000, &o->iters))
 				return usage();
 			break;
 		case 'b':
-			if (!parse_count(optarg, 10000, &blocks))
+			if (!parse_count(optarg, 10000, &o->blocks))
 				return usage();
 			break;
 		case 'c': {
 			char *eq = strchr(optarg, '=');
 
-			if (!eq || eq == optarg || nc == MAX_CONDS)
+			if (!eq || eq == optarg || o->nc == MAX_CONDS)
 				return usage();
 			*eq = 0;
-			conds[nc].name = optarg;
-			conds[nc++].cgroup = eq + 1;
-			named = true;
+			o->conds[o->nc].name = optarg;
+			o->conds[o->nc++].cgroup = eq + 1;
+			o->named = true;
 			break;
 		}
 		default: return usage();
@@ -347,60 +390,34 @@ static int cmd_open(int argc, char **argv)
 	}
 	if (optind == argc || argc - optind > MAX_SPECS)
 		return usage();
-	if (!nc)
-		conds[nc++].name = "";
-	for (i = optind; i < argc; i++, n++) {
-		char *a = argv[i], *slash = strchr(a, '/'), *p1, *p2;
+	if (!o->nc)
+		o->conds[o->nc++].name = "";
+	for (i = optind; i < argc; i++, o->n++) {
+		err = open_spec(o, argv[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
 
-		specs[n].cond = 0;
-		if (named) {
-			if (!slash || slash == a)
-				return usage();
-			*slash = 0;
-			for (k = 0; k < nc && strcmp(conds[k].name, a); k++)
-				;
-			if (k == nc) {
-				fprintf(stderr, "benchfile: %s: no --cond %s=CGDIR\n", a, a);
-				return 2;
-			}
-			specs[n].cond = k;
-			a = slash + 1;
-		}
-		p1 = strchr(a, ':');
-		p2 = p1 ? strchr(p1 + 1, ':') : NULL;
-		if (!p1 || !p2 || p1 == a || (p2[1] != '/' && strcmp(p2 + 1, "@setuid") &&
-					  strcmp(p2 + 1, "@exec")))
-			return usage();
-		*p1 = *p2 = 0;
-		specs[n].name = a;
-		specs[n].path = p2 + 1;
-		if (!strcmp(p1 + 1, "denied"))
-			specs[n].expect_denied = true;
-		else if (strcmp(p1 + 1, "ok"))
-			return usage();
-	}
-	for (k = 0; k < nc; k++) {
-		err = cond_start(conds, k, specs, iters);
-		if (err) {
-			fprintf(stderr, "benchfile: starting the worker of %s in %s failed: %s; create the cgroup first (mkdir), and start benchfile outside every sandbox\n",
-				conds[k].name, conds[k].cgroup && *conds[k].cgroup ? conds[k].cgroup : "this cgroup",
-				strerror(-err));
-			goto out;
-		}
-	}
-	/* Block 0 is the untimed one. */
-	for (b = 0; b <= blocks; b++) {
-		for (k = 0; k < n; k++) {
-			struct spec *s = &specs[(k + b) % (unsigned long)n];
-			struct cond *co = &conds[s->cond];
-			uint32_t idx = (uint32_t)(s - specs);
+/* Every spec once a block, each block in a rotated order; block 0 is the
+ * untimed one. 0, or -EPIPE when a worker stopped answering. */
+static int open_blocks(struct open_run *o)
+{
+	unsigned long b;
+	int k;
+
+	for (b = 0; b <= o->blocks; b++) {
+		for (k = 0; k < o->n; k++) {
+			struct spec *s = &o->specs[(k + b) % (unsigned long)o->n];
+			struct cond *co = &o->conds[s->cond];
+			uint32_t idx = (uint32_t)(s - o->specs);
 			struct reply r;
 
 			if (!write_full(co->req, &idx, sizeof(idx)) ||
 			    !read_full(co->rep, &r, sizeof(r))) {
 				fprintf(stderr, "benchfile: the worker of %s stopped answering\n", co->name);
-				err = -EPIPE;
-				goto out;
+				return -EPIPE;
 			}
 			s->opens += r.opens;
 			s->denied += r.denied;
@@ -414,37 +431,74 @@ static int cmd_open(int argc, char **argv)
 			}
 		}
 	}
-	for (k = 0; k < n; k++) {
-		struct spec *s = &specs[k];
+	return 0;
+}
+
+/* A line a spec; -EINVAL when one had an unexpected result. */
+static int open_report(const struct open_run *o)
+{
+	int k, err = 0;
+
+	for (k = 0; k < o->n; k++) {
+		const struct spec *s = &o->specs[k];
 
 		if (s->bad) {
 			fprintf(stderr, "benchfile: %s%s%s: open(%s) %s, expected %s\n", s->name,
-				named ? " in " : "", named ? conds[s->cond].name : "", s->path,
+				o->named ? " in " : "", o->named ? o->conds[s->cond].name : "", s->path,
 				s->bad_errno ? strerror(s->bad_errno) : "succeeded",
 				s->expect_denied ? "EPERM (denied by stockade)" : "success");
 			err = -EINVAL;
 		}
-		printf("%s%s%s %.1f %llu %llu\n", s->name, named ? "." : "",
-		       named ? conds[s->cond].name : "", (double)s->ns / (double)s->timed_opens,
+		printf("%s%s%s %.1f %llu %llu\n", s->name, o->named ? "." : "",
+		       o->named ? o->conds[s->cond].name : "", (double)s->ns / (double)s->timed_opens,
 		       s->opens, s->denied);
 	}
 	if (fflush(stdout) || ferror(stdout))
 		err = -EIO;
-out:
-	for (k = 0; k < nc; k++) {
-		int st;
+	return err;
+}
 
-		if (!conds[k].pid)
+/* End the workers; err, or -ECHILD when one failed and nothing had. */
+static int open_stop(struct open_run *o, int err)
+{
+	int k, st;
+
+	for (k = 0; k < o->nc; k++) {
+		if (!o->conds[k].pid)
 			continue;
-		close(conds[k].req);
-		close(conds[k].rep);
-		if (waitpid(conds[k].pid, &st, 0) == conds[k].pid &&
+		close(o->conds[k].req);
+		close(o->conds[k].rep);
+		if (waitpid(o->conds[k].pid, &st, 0) == o->conds[k].pid &&
 		    !(WIFEXITED(st) && !WEXITSTATUS(st)) && !err) {
-			fprintf(stderr, "benchfile: the worker of %s failed\n", conds[k].name);
+			fprintf(stderr, "benchfile: the worker of %s failed\n", o->conds[k].name);
 			err = -ECHILD;
 		}
 	}
-	return err ? 1 : 0;
+	return err;
+}
+
+static int cmd_open(int argc, char **argv)
+{
+	struct open_run o = { .iters = 1000, .blocks = 5 };
+	int k, err;
+
+	err = open_args(argc, argv, &o);
+	if (err)
+		return err;
+	for (k = 0; k < o.nc; k++) {
+		err = cond_start(o.conds, k, o.specs, o.iters);
+		if (err) {
+			fprintf(stderr, "benchfile: starting the worker of %s in %s failed: %s; create the cgroup first (mkdir), and start benchfile outside every sandbox\n",
+				o.conds[k].name, o.conds[k].cgroup && *o.conds[k].cgroup ? o.conds[k].cgroup : "this cgroup",
+				strerror(-err));
+			break;
+		}
+	}
+	if (!err)
+		err = open_blocks(&o);
+	if (!err)
+		err = open_report(&o);
+	return open_stop(&o, err) ? 1 : 0;
 }
 
 /*

@@ -44,6 +44,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -306,7 +307,14 @@ static int usage(void)
 	return 2;
 }
 
-int main(int argc, char **argv)
+struct args {
+	long nb, per[OP_N];	/* batches; calls a batch, by op */
+	int tcp_port, udp_port, check_port, cpu, expect, netns;
+	const char *cgroup;
+};
+
+/* The options into a: 0, or -1 for a usage error. */
+static int parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option lo[] = {
 		{ "netns", no_argument, NULL, 'n' },
@@ -322,106 +330,141 @@ int main(int argc, char **argv)
 		{ "expect", required_argument, NULL, 'e' },
 		{ 0 }
 	};
-	long nb = 20, per[OP_N] = { 200, 1000, 2000 }, i;
-	int tcp_port = 5201, udp_port = 5202, check_port = 0, cpu = -1, expect = -1;
-	const char *cgroup = NULL;
-	struct bench b = { .lfd = -1, .rfd = -1, .sfd = -1 };
-	double *v[OP_N] = { 0 };
-	int c, o, ret = 1, netns = 0, got, clfd = -1, crfd = -1;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 'n': netns = 1; break;
-		case 'c': cgroup = optarg; break;
-		case 'C': cpu = atoi(optarg); break;
-		case 'b': nb = atol(optarg); break;
-		case 'T': per[OP_TCP] = atol(optarg); break;
-		case 'U': per[OP_UDPCONN] = atol(optarg); break;
-		case 'S': per[OP_SENDTO] = atol(optarg); break;
-		case 't': tcp_port = atoi(optarg); break;
-		case 'u': udp_port = atoi(optarg); break;
-		case 'k': check_port = atoi(optarg); break;
+		case 'n': a->netns = 1; break;
+		case 'c': a->cgroup = optarg; break;
+		case 'C': a->cpu = atoi(optarg); break;
+		case 'b': a->nb = atol(optarg); break;
+		case 'T': a->per[OP_TCP] = atol(optarg); break;
+		case 'U': a->per[OP_UDPCONN] = atol(optarg); break;
+		case 'S': a->per[OP_SENDTO] = atol(optarg); break;
+		case 't': a->tcp_port = atoi(optarg); break;
+		case 'u': a->udp_port = atoi(optarg); break;
+		case 'k': a->check_port = atoi(optarg); break;
 		case 'e':
-			expect = !strcmp(optarg, "open") ? 0 : !strcmp(optarg, "denied") ? 1 : -2;
+			a->expect = !strcmp(optarg, "open") ? 0 : !strcmp(optarg, "denied") ? 1 : -2;
 			break;
-		default: return usage();
+		default: return -1;
 		}
 	}
 	/* The TCP batch must fit the listen backlog (4096): a full accept
 	 * queue drops SYNs, and connect() would wait a second to retry. */
-	if (optind != argc || nb < 1 || nb > MAX_BATCHES || per[OP_TCP] < 1 ||
-	    per[OP_TCP] > 4000 || per[OP_UDPCONN] < 1 || per[OP_SENDTO] < 1 ||
-	    per[OP_SENDTO] > 100000 || check_port <= 0 || expect < 0)
-		return usage();
+	if (optind != argc || a->nb < 1 || a->nb > MAX_BATCHES || a->per[OP_TCP] < 1 ||
+	    a->per[OP_TCP] > 4000 || a->per[OP_UDPCONN] < 1 || a->per[OP_SENDTO] < 1 ||
+	    a->per[OP_SENDTO] > 100000 || a->check_port <= 0 || a->expect < 0)
+		return -1;
+	return 0;
+}
 
-	if (netns && (unshare(CLONE_NEWNET) ? fail("new network namespace") : lo_up()))
-		return 2;
+/* The namespace, the other ends, the cgroup, the CPU and the sendto
+ * socket: 0, or -1 (said where the step says why). */
+static int bench_setup(const struct args *a, struct bench *b, int *clfd, int *crfd)
+{
+	if (a->netns && (unshare(CLONE_NEWNET) ? fail("new network namespace") : lo_up()))
+		return -1;
 	/* The other ends are made before joining: they stand for services
 	 * outside the sandbox, which a sandbox may not bind (network.listen). */
-	addr_lo(&b.tcp_dst, tcp_port);
-	addr_lo(&b.udp_dst, udp_port);
-	b.lfd = listen_tcp(tcp_port);
-	b.rfd = bind_udp(udp_port);
-	clfd = listen_tcp(check_port);
-	crfd = bind_udp(check_port);
-	if (cgroup && join_cgroup(cgroup)) {
-		ret = 2;
-		goto out;
-	}
-	if (cpu >= 0) {
+	addr_lo(&b->tcp_dst, a->tcp_port);
+	addr_lo(&b->udp_dst, a->udp_port);
+	b->lfd = listen_tcp(a->tcp_port);
+	b->rfd = bind_udp(a->udp_port);
+	*clfd = listen_tcp(a->check_port);
+	*crfd = bind_udp(a->check_port);
+	if (a->cgroup && join_cgroup(a->cgroup))
+		return -1;
+	if (a->cpu >= 0) {
 		cpu_set_t set;
 
 		CPU_ZERO(&set);
-		CPU_SET(cpu, &set);
+		CPU_SET(a->cpu, &set);
 		if (sched_setaffinity(0, sizeof(set), &set)) {
 			fail("pinning to the CPU");
-			return 2;
+			return -1;
 		}
 	}
-	b.sfd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (b.lfd < 0 || b.rfd < 0 || b.sfd < 0) {
-		ret = 2;
-		goto out;
-	}
-	for (o = 0; o < OP_N; o++) {
-		v[o] = calloc((size_t)nb, sizeof(double));
-		if (!v[o]) {
-			ret = 2;
-			goto out;
-		}
-	}
+	b->sfd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	return b->lfd < 0 || b->rfd < 0 || b->sfd < 0 ? -1 : 0;
+}
 
-	got = probe_port(check_port, clfd, crfd);
-	if (got != expect) {
-		fprintf(stderr, "benchnet: check port %d: expected %s, got %s\n", check_port,
-			expect ? "EPERM (in a sandbox)" : "success (no sandbox)",
-			got == 0 ? "success" : got == 1 ? "EPERM" : "an error");
-		goto out;
-	}
+/* The check port gives the verdict --expect names (said if not); after:
+ * the check again, once measured, so the verdict held all along. */
+static bool check_verdict(const struct args *a, int clfd, int crfd, bool after)
+{
+	int got = probe_port(a->check_port, clfd, crfd);
+	const char *was = got == 0 ? "success" : got == 1 ? "EPERM" : "an error";
+
+	if (got == a->expect)
+		return true;
+	if (after)
+		fprintf(stderr, "benchnet: check port %d after measuring: expected %s, got %s\n",
+			a->check_port, a->expect ? "EPERM" : "success", was);
+	else
+		fprintf(stderr, "benchnet: check port %d: expected %s, got %s\n", a->check_port,
+			a->expect ? "EPERM (in a sandbox)" : "success (no sandbox)", was);
+	return false;
+}
+
+/* An untimed batch of each op, then nb batches of each, interleaved, into
+ * v[op][batch]: 0, or -1 when a batch failed (said). */
+static int measure(const struct args *a, struct bench *b, double *v[OP_N])
+{
+	long i;
+	int o;
+
 	for (o = 0; o < OP_N; o++)
-		if (batch(&b, (enum op)o, per[o]) < 0)
-			goto out;
-	for (i = 0; i < nb; i++) {
+		if (batch(b, (enum op)o, a->per[o]) < 0)
+			return -1;
+	for (i = 0; i < a->nb; i++) {
 		for (o = 0; o < OP_N; o++) {
-			v[o][i] = batch(&b, (enum op)o, per[o]);
+			v[o][i] = batch(b, (enum op)o, a->per[o]);
 			if (v[o][i] < 0)
-				goto out;
+				return -1;
 		}
 	}
-	/* The check again: the verdict held for the whole measurement. */
-	got = probe_port(check_port, clfd, crfd);
-	if (got != expect) {
-		fprintf(stderr, "benchnet: check port %d after measuring: expected %s, got %s\n",
-			check_port, expect ? "EPERM" : "success",
-			got == 0 ? "success" : got == 1 ? "EPERM" : "an error");
-		goto out;
-	}
+	return 0;
+}
+
+/* "OP MEDIAN_NS" a line. */
+static void report(const struct args *a, double *v[OP_N])
+{
+	long nb = a->nb;
+	int o;
+
 	for (o = 0; o < OP_N; o++) {
 		qsort(v[o], (size_t)nb, sizeof(double), cmp_double);
 		printf("%s %.1f\n", op_name[o],
 		       nb % 2 ? v[o][nb / 2] : (v[o][nb / 2 - 1] + v[o][nb / 2]) / 2);
 	}
-	ret = 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a = {
+		.nb = 20, .per = { 200, 1000, 2000 }, .tcp_port = 5201,
+		.udp_port = 5202, .cpu = -1, .expect = -1,
+	};
+	struct bench b = { .lfd = -1, .rfd = -1, .sfd = -1 };
+	double *v[OP_N] = { 0 };
+	int o, ret = 2, clfd = -1, crfd = -1;
+
+	if (parse_args(argc, argv, &a))
+		return usage();
+	if (bench_setup(&a, &b, &clfd, &crfd))
+		goto out;
+	for (o = 0; o < OP_N; o++) {
+		v[o] = calloc((size_t)a.nb, sizeof(double));
+		if (!v[o])
+			goto out;
+	}
+	ret = 1;
+	if (check_verdict(&a, clfd, crfd, false) && !measure(&a, &b, v) &&
+	    check_verdict(&a, clfd, crfd, true)) {
+		report(&a, v);
+		ret = 0;
+	}
 out:
 	for (o = 0; o < OP_N; o++)
 		free(v[o]);

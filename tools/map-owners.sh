@@ -32,6 +32,7 @@ cap_last -
 rodata_str1_1 -
 agent_meta events.c
 rb events.c
+join_rb preexist.c
 bss pin.c
 data pin.c
 rodata pin.c

@@ -210,25 +210,48 @@ static int nl_dump_reply(int fd)
 	return -1;
 }
 
-/* netlink MSG: build it, send it in one sendmsg(), report the send. */
-static int netlink_op(const char *what)
+/* route-many: 65 GETs in one send, one more than the hook judges. */
+static int nl_route_many(void)
 {
-	struct nl_req r[2];
-	size_t nmsg = 1, off = 0;
-	int proto = NETLINK_ROUTE, fd, dump = 0;
-	char body[256];
-	struct iovec iov;
-	struct msghdr mh;
+	static char many[65 * NLMSG_ALIGN(NLMSG_HDRLEN + sizeof(struct rtgenmsg))];
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	struct rtgenmsg g = { .rtgen_family = AF_UNSPEC };
+	size_t k, step = NLMSG_ALIGN(NLMSG_HDRLEN + sizeof(g));
+	struct nl_req r;
+	int fd;
+
+	for (k = 0; k < 65; k++) {
+		nl_msg(&r, RTM_GETLINK, 0, &g, sizeof(g));
+		r.h.nlmsg_seq = (__u32)k + 1;
+		memcpy(many + k * step, &r, step);
+	}
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		return probe_setup_fail("netlink socket");
+	return probe_result(sendto(fd, many, sizeof(many), 0,
+				   (struct sockaddr *)&sa,
+				   sizeof(sa)) < 0 ? -1 : 0);
+}
+
+/* The netlink MSG (all but route-many) as *nmsg requests in r, for the
+ * protocol *proto; *dump: its reply is a dump to read. -2: no such MSG. */
+static int nl_build(const char *what, struct nl_req r[2], size_t *nmsg,
+		    int *proto, int *dump)
+{
+	size_t off = 0;
+	char body[256];
 
 	memset(body, 0, sizeof(body));
+	*nmsg = 1;
+	*proto = NETLINK_ROUTE;
+	*dump = 0;
 	if (!strcmp(what, "route-getaddr") || !strcmp(what, "route-getlink")) {
 		/* What getifaddrs() sends. */
 		struct rtgenmsg g = { .rtgen_family = AF_UNSPEC };
 
 		nl_msg(&r[0], what[9] == 'a' ? RTM_GETADDR : RTM_GETLINK,
 		       NLM_F_DUMP, &g, sizeof(g));
-		dump = 1;
+		*dump = 1;
 	} else if (!strcmp(what, "route-newaddr") || !strcmp(what, "route-multi")) {
 		struct ifaddrmsg *ifa = (struct ifaddrmsg *)body;
 		struct in_addr a = { htonl(0x7f000002) };
@@ -244,28 +267,11 @@ static int netlink_op(const char *what)
 			nl_msg(&r[0], RTM_GETLINK, NLM_F_DUMP, &g, sizeof(g));
 			nl_msg(&r[1], RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK,
 			       body, off);
-			nmsg = 2;
+			*nmsg = 2;
 		} else {
 			nl_msg(&r[0], RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK,
 			       body, off);
 		}
-	} else if (!strcmp(what, "route-many")) {
-		/* 65 GETs in one send: one more than the hook judges. */
-		static char many[65 * NLMSG_ALIGN(NLMSG_HDRLEN + sizeof(struct rtgenmsg))];
-		struct rtgenmsg g = { .rtgen_family = AF_UNSPEC };
-		size_t k, step = NLMSG_ALIGN(NLMSG_HDRLEN + sizeof(g));
-
-		for (k = 0; k < 65; k++) {
-			nl_msg(&r[0], RTM_GETLINK, 0, &g, sizeof(g));
-			r[0].h.nlmsg_seq = (__u32)k + 1;
-			memcpy(many + k * step, &r[0], step);
-		}
-		fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-		if (fd < 0)
-			return probe_setup_fail("netlink socket");
-		return probe_result(sendto(fd, many, sizeof(many), 0,
-					   (struct sockaddr *)&sa,
-					   sizeof(sa)) < 0 ? -1 : 0);
 	} else if (!strcmp(what, "route-short")) {
 		struct rtgenmsg g = { .rtgen_family = AF_UNSPEC };
 
@@ -282,10 +288,10 @@ static int netlink_op(const char *what)
 		rta_put(body, &off, NFTA_TABLE_NAME, "stockade_probe", 15);
 		nl_msg(&r[0], (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_DELTABLE,
 		       NLM_F_ACK, body, off);
-		proto = NETLINK_NETFILTER;
+		*proto = NETLINK_NETFILTER;
 	} else if (!strcmp(what, "audit-get")) {
 		nl_msg(&r[0], AUDIT_GET, NLM_F_ACK, body, 0);
-		proto = NETLINK_AUDIT;
+		*proto = NETLINK_AUDIT;
 	} else if (!strcmp(what, "diag-dump") || !strcmp(what, "sock-destroy")) {
 		struct inet_diag_req_v2 q = {
 			.sdiag_family = AF_INET, .sdiag_protocol = IPPROTO_TCP,
@@ -301,7 +307,7 @@ static int netlink_op(const char *what)
 			q.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
 			nl_msg(&r[0], SOCK_DESTROY, NLM_F_ACK, &q, sizeof(q));
 		}
-		proto = NETLINK_SOCK_DIAG;
+		*proto = NETLINK_SOCK_DIAG;
 	} else if (!strcmp(what, "generic-getfamily")) {
 		struct genlmsghdr *g = (struct genlmsghdr *)body;
 
@@ -310,29 +316,42 @@ static int netlink_op(const char *what)
 		off = GENL_HDRLEN;
 		rta_put(body, &off, CTRL_ATTR_FAMILY_NAME, "nlctrl", 7);
 		nl_msg(&r[0], GENL_ID_CTRL, NLM_F_ACK, body, off);
-		proto = NETLINK_GENERIC;
+		*proto = NETLINK_GENERIC;
 	} else {
 		return -2;
 	}
+	return 0;
+}
+
+/* netlink MSG: build it, send it in one sendmsg(), report the send. */
+static int netlink_op(const char *what)
+{
+	static char buf[2 * sizeof(struct nl_req)];
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	struct nl_req r[2];
+	size_t nmsg, len = 0, k;
+	int proto, fd, dump;
+	struct iovec iov;
+	struct msghdr mh;
+
+	if (!strcmp(what, "route-many"))
+		return nl_route_many();
+	if (nl_build(what, r, &nmsg, &proto, &dump))
+		return -2;
 	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, proto);
 	if (fd < 0)
 		return probe_setup_fail("netlink socket");
 	/* Messages back to back, each aligned: one skb, many headers. */
-	{
-		static char buf[sizeof(r)];
-		size_t len = 0, k;
+	for (k = 0; k < nmsg; k++) {
+		size_t l = NLMSG_ALIGN(r[k].h.nlmsg_len);
 
-		for (k = 0; k < nmsg; k++) {
-			size_t l = NLMSG_ALIGN(r[k].h.nlmsg_len);
-
-			if (!strcmp(what, "route-short"))
-				l = NLMSG_HDRLEN + 4;
-			memcpy(buf + len, &r[k], l);
-			len += l;
-		}
-		iov.iov_base = buf;
-		iov.iov_len = len;
+		if (!strcmp(what, "route-short"))
+			l = NLMSG_HDRLEN + 4;
+		memcpy(buf + len, &r[k], l);
+		len += l;
 	}
+	iov.iov_base = buf;
+	iov.iov_len = len;
 	memset(&mh, 0, sizeof(mh));
 	mh.msg_name = &sa;
 	mh.msg_namelen = sizeof(sa);
@@ -463,221 +482,17 @@ static int serve_op(struct sockaddr_storage *ss, socklen_t len,
 	return probe_result(0);
 }
 
-int main(int argc, char **argv)
+/* The options before the command. */
+struct opts {
+	const char *wait_for, *cgroup;
+	bool join_late;
+};
+
+/* What an op returns for a usage error (as netlink_op and sockopt_op do). */
+#define USAGE	(-2)
+
+static int usage(void)
 {
-	struct sockaddr_storage ss;
-	socklen_t len;
-	int i = 1, fd, type, lfd = -1, one = 1;
-	const char *wait_for = NULL, *cgroup = NULL;
-	bool join_late = false;
-
-	for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
-		if (!strcmp(argv[i], "--netns")) {
-			if (unshare(CLONE_NEWNET) || lo_up() || ping_all())
-				return probe_setup_fail("new network namespace");
-		} else if (!strcmp(argv[i], "--wait") && i + 1 < argc) {
-			wait_for = argv[++i];
-		} else if (!strcmp(argv[i], "--join-late")) {
-			join_late = true;
-		} else if (!strcmp(argv[i], "--cgroup") && i + 1 < argc) {
-			cgroup = argv[++i];
-		} else {
-			goto usage;
-		}
-	}
-	if (argc - i < 2)
-		goto usage;
-	/* The listener that connect --listen reaches is a service outside
-	 * the sandbox: made before joining, so that no listen rule is
-	 * needed for it (the ingress rules judge the socket's cgroup). */
-	if (!strcmp(argv[i], "connect") && argc - i >= 4) {
-		int k;
-
-		for (k = i + 4; k < argc; k++)
-			if (!strcmp(argv[k], "--listen"))
-				break;
-		if (k < argc) {
-			type = !strcmp(argv[i + 1], "tcp") ? SOCK_STREAM : SOCK_DGRAM;
-			if (parse_addr(argv[i + 2], argv[i + 3], &ss, &len))
-				goto usage;
-			lfd = make_listener(&ss, len, type, true);
-			if (lfd < 0)
-				return probe_setup_fail("listener");
-		}
-	}
-	if (!strcmp(argv[i], "serve")) {
-		if (argc - i < 4 || strcmp(argv[i + 1], "tcp") ||
-		    parse_addr(argv[i + 2], argv[i + 3], &ss, &len))
-			goto usage;
-		return serve_op(&ss, len, cgroup);
-	}
-	if (cgroup && !join_late && probe_join_cgroup(cgroup))
-		return probe_setup_fail("joining the cgroup");
-	probe_print_pid();
-	fflush(stdout);
-	probe_wait_file(wait_for);
-
-	if (!strcmp(argv[i], "socket")) {
-		const char *k = argv[i + 1];
-
-		if (!strcmp(k, "raw4"))
-			fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
-		else if (!strcmp(k, "raw6"))
-			fd = socket(AF_INET6, SOCK_RAW, IPPROTO_RAW);
-		else if (!strcmp(k, "icmp"))
-			fd = socket(AF_INET, SOCK_DGRAM, IPPROTO_ICMP);
-		else if (!strcmp(k, "icmp6"))
-			fd = socket(AF_INET6, SOCK_DGRAM, IPPROTO_ICMPV6);
-		else if (!strcmp(k, "packet"))
-			fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
-		else
-			goto usage;
-		return probe_result(fd < 0 ? -1 : 0);
-	}
-	if (!strcmp(argv[i], "netlink")) {
-		int rc = netlink_op(argv[i + 1]);
-
-		if (rc == -2)
-			goto usage;
-		return rc;
-	}
-	if (!strcmp(argv[i], "setsockopt") && argc - i >= 3) {
-		int rc = sockopt_op(argv[i + 1], argv[i + 2]);
-
-		if (rc == -2)
-			goto usage;
-		return rc;
-	}
-	if (!strcmp(argv[i], "listen") && argc - i >= 4 &&
-	    !strcmp(argv[i + 1], "tcp")) {
-		bool do_bind = strcmp(argv[i + 2], "-") != 0;
-		struct sockaddr_in6 got;
-		socklen_t glen = sizeof(got);
-
-		/* "-": no bind; PORT then says the family, 4 or 6. */
-		if (do_bind ? parse_addr(argv[i + 2], argv[i + 3], &ss, &len) :
-			      parse_addr(strcmp(argv[i + 3], "6") ? "0.0.0.0" : "::",
-					 "0", &ss, &len))
-			goto usage;
-		fd = make_listener(&ss, len, SOCK_STREAM, do_bind);
-		if (fd >= 0 && !getsockname(fd, (struct sockaddr *)&got, &glen))
-			printf("port=%d\n", ntohs(got.sin6_port));
-		return probe_result(fd < 0 ? -1 : 0);
-	}
-	if (argc - i < 4 || parse_addr(argv[i + 2], argv[i + 3], &ss, &len))
-		goto usage;
-	type = !strcmp(argv[i + 1], "tcp") ? SOCK_STREAM :
-	       !strcmp(argv[i + 1], "udp") ? SOCK_DGRAM : -1;
-	if (type < 0)
-		goto usage;
-
-	if (!strcmp(argv[i], "connect")) {
-		const char *until = NULL, *log_path = NULL;
-		long every_us = 2000;
-		bool listen_first = false;
-		int k;
-
-		for (k = i + 4; k < argc; k++) {
-			if (!strcmp(argv[k], "--listen"))
-				listen_first = true;
-			else if (!strcmp(argv[k], "--until") && k + 1 < argc)
-				until = argv[++k];
-			else if (!strcmp(argv[k], "--every-us") && k + 1 < argc)
-				every_us = atol(argv[++k]);
-			else if (!strcmp(argv[k], "--log") && k + 1 < argc)
-				log_path = argv[++k];
-			else
-				goto usage;
-		}
-		if (listen_first && lfd < 0)
-			return probe_setup_fail("listener");
-		if (until) {
-			/* A probe loop across an agent's restart: every attempt
-			 * must be denied. Non-blocking, so that an attempt that
-			 * got through never waits on a full backlog. */
-			long attempts = 0, ok = 0, failed = 0;
-			struct timespec t0, t1;
-			FILE *log = NULL;
-			bool allowed;
-
-			/* "-": stdout, opened before the sandbox was joined; a
-			 * sandbox may not be allowed to open files for writing. */
-			if (log_path && !strcmp(log_path, "-"))
-				log = stdout;
-			else if (log_path && !(log = fopen(log_path, "we")))
-				return probe_setup_fail("--log");
-			if (cgroup && join_late && probe_join_cgroup(cgroup))
-				return probe_setup_fail("joining the cgroup");
-			while (access(until, F_OK)) {
-				fd = socket(ss.ss_family, type | SOCK_NONBLOCK, 0);
-				if (fd < 0)
-					return probe_setup_fail("socket");
-				attempts++;
-				clock_gettime(CLOCK_REALTIME, &t0);
-				allowed = connect(fd, (struct sockaddr *)&ss, len) == 0 ||
-					  errno == EINPROGRESS;
-				clock_gettime(CLOCK_REALTIME, &t1);
-				if (allowed)
-					ok++;
-				else
-					failed++;
-				if (log)
-					fprintf(log, "%lld %lld %d\n",
-						(long long)t0.tv_sec * 1000000000 + t0.tv_nsec,
-						(long long)t1.tv_sec * 1000000000 + t1.tv_nsec,
-						allowed);
-				close(fd);
-				usleep((useconds_t)every_us);
-			}
-			if (log && log != stdout)
-				fclose(log);
-			printf("attempts=%ld ok=%ld failed=%ld\n", attempts, ok, failed);
-			return ok ? 1 : 0;
-		}
-		fd = socket(ss.ss_family, type, 0);
-		if (fd < 0)
-			return probe_setup_fail("socket");
-		if (cgroup && join_late && probe_join_cgroup(cgroup))
-			return probe_setup_fail("joining the cgroup");
-		return probe_result(connect(fd, (struct sockaddr *)&ss, len));
-	}
-	if (!strcmp(argv[i], "bind")) {
-		fd = socket(ss.ss_family, type, 0);
-		if (fd < 0)
-			return probe_setup_fail("socket");
-		if (argc - i > 4 && !strcmp(argv[i + 4], "--freebind") &&
-		    setsockopt(fd, ss.ss_family == AF_INET6 ? IPPROTO_IPV6 : IPPROTO_IP,
-			       ss.ss_family == AF_INET6 ? IPV6_FREEBIND : IP_FREEBIND,
-			       &one, sizeof(one)))
-			return probe_result(-1);
-		return probe_result(bind(fd, (struct sockaddr *)&ss, len));
-	}
-	if (!strcmp(argv[i], "sendto") && type == SOCK_DGRAM) {
-		long n = 1, k, failed = 0;
-		int rc = 0, last_errno = 0;
-
-		if (argc - i > 5 && !strcmp(argv[i + 4], "--count"))
-			n = atol(argv[i + 5]);
-		fd = socket(ss.ss_family, type, 0);
-		if (fd < 0 || n < 1)
-			return probe_setup_fail("socket");
-		if (cgroup && join_late && probe_join_cgroup(cgroup))
-			return probe_setup_fail("joining the cgroup");
-		/* A storm of denials, for the event pipeline's loss accounting. */
-		for (k = 0; k < n; k++) {
-			rc = sendto(fd, "x", 1, 0, (struct sockaddr *)&ss, len) < 0 ? -1 : 0;
-			if (rc) {
-				failed++;
-				last_errno = errno;
-			}
-		}
-		if (n > 1)
-			printf("failed=%ld %s\n", failed,
-			       failed ? probe_errname(last_errno) : "-");
-		errno = last_errno;
-		return probe_result(rc);
-	}
-usage:
 	fprintf(stderr, "usage: netprobe [--netns] [--cgroup DIR [--join-late]] [--wait FILE] connect tcp|udp ADDR PORT [--listen] [--until FILE [--every-us N]]\n"
 			"       netprobe [--netns] [--cgroup DIR] sendto udp ADDR PORT [--count N]\n"
 			"       netprobe [--netns] [--cgroup DIR] socket raw4|raw6|icmp|icmp6|packet\n"
@@ -687,4 +502,282 @@ usage:
 			"       netprobe [--netns] [--cgroup DIR] setsockopt tcp|udp|tcp6|udp6 OPTION\n"
 			"       netprobe [--netns] [--cgroup DIR] netlink MSG\n");
 	return 2;
+}
+
+/* The options, in order (--netns acts at once): the index of the
+ * command, 0 for a usage error, -1 when the new namespace failed. */
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	int i;
+
+	for (i = 1; i < argc && !strncmp(argv[i], "--", 2); i++) {
+		if (!strcmp(argv[i], "--netns")) {
+			if (unshare(CLONE_NEWNET) || lo_up() || ping_all()) {
+				probe_setup_fail("new network namespace");
+				return -1;
+			}
+		} else if (!strcmp(argv[i], "--wait") && i + 1 < argc) {
+			o->wait_for = argv[++i];
+		} else if (!strcmp(argv[i], "--join-late")) {
+			o->join_late = true;
+		} else if (!strcmp(argv[i], "--cgroup") && i + 1 < argc) {
+			o->cgroup = argv[++i];
+		} else {
+			return 0;
+		}
+	}
+	return argc - i < 2 ? 0 : i;
+}
+
+/* --join-late: join --cgroup now, once the socket exists. */
+static int join_late(const struct opts *o)
+{
+	return o->cgroup && o->join_late && probe_join_cgroup(o->cgroup) ? -1 : 0;
+}
+
+/* socket KIND */
+static int socket_op(const char *k)
+{
+	int fd;
+
+	if (!strcmp(k, "raw4"))
+		fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+	else if (!strcmp(k, "raw6"))
+		fd = socket(AF_INET6, SOCK_RAW, IPPROTO_RAW);
+	else if (!strcmp(k, "icmp"))
+		fd = socket(AF_INET, SOCK_DGRAM, IPPROTO_ICMP);
+	else if (!strcmp(k, "icmp6"))
+		fd = socket(AF_INET6, SOCK_DGRAM, IPPROTO_ICMPV6);
+	else if (!strcmp(k, "packet"))
+		fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+	else
+		return USAGE;
+	return probe_result(fd < 0 ? -1 : 0);
+}
+
+/* listen tcp ADDR PORT, or listen tcp - 4|6 (no bind; PORT says the
+ * family). */
+static int listen_op(const char *addr, const char *port)
+{
+	bool do_bind = strcmp(addr, "-") != 0;
+	struct sockaddr_storage ss;
+	struct sockaddr_in6 got;
+	socklen_t len, glen = sizeof(got);
+	int fd;
+
+	if (do_bind ? parse_addr(addr, port, &ss, &len) :
+		      parse_addr(strcmp(port, "6") ? "0.0.0.0" : "::", "0", &ss, &len))
+		return USAGE;
+	fd = make_listener(&ss, len, SOCK_STREAM, do_bind);
+	if (fd >= 0 && !getsockname(fd, (struct sockaddr *)&got, &glen))
+		printf("port=%d\n", ntohs(got.sin6_port));
+	return probe_result(fd < 0 ? -1 : 0);
+}
+
+/* connect --until FILE: a probe loop across an agent's restart, where
+ * every attempt must be denied. Non-blocking, so that an attempt that got
+ * through never waits on a full backlog. */
+static int connect_until(const struct sockaddr_storage *ss, socklen_t len,
+			 int type, const char *until, long every_us,
+			 const char *log_path, const struct opts *o)
+{
+	long attempts = 0, ok = 0, failed = 0;
+	struct timespec t0, t1;
+	FILE *log = NULL;
+	bool allowed;
+	int fd;
+
+	/* "-": stdout, opened before the sandbox was joined; a sandbox may
+	 * not be allowed to open files for writing. */
+	if (log_path && !strcmp(log_path, "-"))
+		log = stdout;
+	else if (log_path && !(log = fopen(log_path, "we")))
+		return probe_setup_fail("--log");
+	if (join_late(o))
+		return probe_setup_fail("joining the cgroup");
+	while (access(until, F_OK)) {
+		fd = socket(ss->ss_family, type | SOCK_NONBLOCK, 0);
+		if (fd < 0)
+			return probe_setup_fail("socket");
+		attempts++;
+		clock_gettime(CLOCK_REALTIME, &t0);
+		allowed = connect(fd, (const struct sockaddr *)ss, len) == 0 ||
+			  errno == EINPROGRESS;
+		clock_gettime(CLOCK_REALTIME, &t1);
+		if (allowed)
+			ok++;
+		else
+			failed++;
+		if (log)
+			fprintf(log, "%lld %lld %d\n",
+				(long long)t0.tv_sec * 1000000000 + t0.tv_nsec,
+				(long long)t1.tv_sec * 1000000000 + t1.tv_nsec,
+				allowed);
+		close(fd);
+		usleep((useconds_t)every_us);
+	}
+	if (log && log != stdout)
+		fclose(log);
+	printf("attempts=%ld ok=%ld failed=%ld\n", attempts, ok, failed);
+	return ok ? 1 : 0;
+}
+
+/* connect tcp|udp ADDR PORT [--listen] [--until FILE [--every-us N]
+ * [--log FILE]]: argv[4] on are the flags; lfd, the --listen listener. */
+static int connect_op(int argc, char **argv, const struct sockaddr_storage *ss,
+		      socklen_t len, int type, int lfd, const struct opts *o)
+{
+	const char *until = NULL, *log_path = NULL;
+	long every_us = 2000;
+	bool listen_first = false;
+	int k, fd;
+
+	for (k = 4; k < argc; k++) {
+		if (!strcmp(argv[k], "--listen"))
+			listen_first = true;
+		else if (!strcmp(argv[k], "--until") && k + 1 < argc)
+			until = argv[++k];
+		else if (!strcmp(argv[k], "--every-us") && k + 1 < argc)
+			every_us = atol(argv[++k]);
+		else if (!strcmp(argv[k], "--log") && k + 1 < argc)
+			log_path = argv[++k];
+		else
+			return USAGE;
+	}
+	if (listen_first && lfd < 0)
+		return probe_setup_fail("listener");
+	if (until)
+		return connect_until(ss, len, type, until, every_us, log_path, o);
+	fd = socket(ss->ss_family, type, 0);
+	if (fd < 0)
+		return probe_setup_fail("socket");
+	if (join_late(o))
+		return probe_setup_fail("joining the cgroup");
+	return probe_result(connect(fd, (const struct sockaddr *)ss, len));
+}
+
+/* bind tcp|udp ADDR PORT [--freebind] */
+static int bind_op(int argc, char **argv, const struct sockaddr_storage *ss,
+		   socklen_t len, int type)
+{
+	int fd = socket(ss->ss_family, type, 0), one = 1;
+
+	if (fd < 0)
+		return probe_setup_fail("socket");
+	if (argc > 4 && !strcmp(argv[4], "--freebind") &&
+	    setsockopt(fd, ss->ss_family == AF_INET6 ? IPPROTO_IPV6 : IPPROTO_IP,
+		       ss->ss_family == AF_INET6 ? IPV6_FREEBIND : IP_FREEBIND,
+		       &one, sizeof(one)))
+		return probe_result(-1);
+	return probe_result(bind(fd, (const struct sockaddr *)ss, len));
+}
+
+/* sendto udp ADDR PORT [--count N]: a storm of denials, for the event
+ * pipeline's loss accounting. */
+static int sendto_op(int argc, char **argv, const struct sockaddr_storage *ss,
+		     socklen_t len, int type, const struct opts *o)
+{
+	long n = 1, k, failed = 0;
+	int fd, rc = 0, last_errno = 0;
+
+	if (argc > 5 && !strcmp(argv[4], "--count"))
+		n = atol(argv[5]);
+	fd = socket(ss->ss_family, type, 0);
+	if (fd < 0 || n < 1)
+		return probe_setup_fail("socket");
+	if (join_late(o))
+		return probe_setup_fail("joining the cgroup");
+	for (k = 0; k < n; k++) {
+		rc = sendto(fd, "x", 1, 0, (const struct sockaddr *)ss, len) < 0 ? -1 : 0;
+		if (rc) {
+			failed++;
+			last_errno = errno;
+		}
+	}
+	if (n > 1)
+		printf("failed=%ld %s\n", failed,
+		       failed ? probe_errname(last_errno) : "-");
+	errno = last_errno;
+	return probe_result(rc);
+}
+
+/* connect --listen: the listener it reaches is a service outside the
+ * sandbox, made before joining, so that no listen rule is needed for it
+ * (the ingress rules judge the socket's cgroup). -1: none asked for. */
+static int pre_listener(int argc, char **argv, int *lfd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int k;
+
+	*lfd = -1;
+	if (strcmp(argv[0], "connect") || argc < 4)
+		return 0;
+	for (k = 4; k < argc; k++)
+		if (!strcmp(argv[k], "--listen"))
+			break;
+	if (k == argc)
+		return 0;
+	if (parse_addr(argv[2], argv[3], &ss, &len))
+		return USAGE;
+	*lfd = make_listener(&ss, len, !strcmp(argv[1], "tcp") ? SOCK_STREAM : SOCK_DGRAM,
+			     true);
+	return *lfd < 0 ? probe_setup_fail("listener") : 0;
+}
+
+/* The command argv[0] with its argc - 1 words: what runs before joining
+ * the cgroup, the pid line, then the one syscall. */
+static int run(int argc, char **argv, const struct opts *o)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int lfd, type, rc;
+
+	rc = pre_listener(argc, argv, &lfd);
+	if (rc)
+		return rc;
+	if (!strcmp(argv[0], "serve")) {
+		if (argc < 4 || strcmp(argv[1], "tcp") ||
+		    parse_addr(argv[2], argv[3], &ss, &len))
+			return USAGE;
+		return serve_op(&ss, len, o->cgroup);
+	}
+	if (o->cgroup && !o->join_late && probe_join_cgroup(o->cgroup))
+		return probe_setup_fail("joining the cgroup");
+	probe_print_pid();
+	fflush(stdout);
+	probe_wait_file(o->wait_for);
+
+	if (!strcmp(argv[0], "socket"))
+		return socket_op(argv[1]);
+	if (!strcmp(argv[0], "netlink"))
+		return netlink_op(argv[1]);
+	if (!strcmp(argv[0], "setsockopt") && argc >= 3)
+		return sockopt_op(argv[1], argv[2]);
+	if (!strcmp(argv[0], "listen") && argc >= 4 && !strcmp(argv[1], "tcp"))
+		return listen_op(argv[2], argv[3]);
+	if (argc < 4 || parse_addr(argv[2], argv[3], &ss, &len))
+		return USAGE;
+	type = !strcmp(argv[1], "tcp") ? SOCK_STREAM :
+	       !strcmp(argv[1], "udp") ? SOCK_DGRAM : -1;
+	if (type < 0)
+		return USAGE;
+	if (!strcmp(argv[0], "connect"))
+		return connect_op(argc, argv, &ss, len, type, lfd, o);
+	if (!strcmp(argv[0], "bind"))
+		return bind_op(argc, argv, &ss, len, type);
+	if (!strcmp(argv[0], "sendto") && type == SOCK_DGRAM)
+		return sendto_op(argc, argv, &ss, len, type, o);
+	return USAGE;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { 0 };
+	int i = parse_opts(argc, argv, &o), rc;
+
+	if (i < 0)
+		return 2;
+	rc = i ? run(argc - i, argv + i, &o) : USAGE;
+	return rc == USAGE ? usage() : rc;
 }

@@ -405,7 +405,19 @@ static int usage(void)
 	return 2;
 }
 
-int main(int argc, char **argv)
+/* What main measures: the monitor's samples, and the counters before the
+ * storm, at its end and once the agent has drained it. */
+struct run {
+	struct sample *smp, at_loss, at_end;
+	size_t n_smp, cap_smp;
+	uint64_t produced0, lost0, produced1, lost1, cons0, cons1;
+	uint64_t eperm, other, allowed;
+	long long cpu0, cpu1;
+	int64_t t_storm_end, t_drained;
+};
+
+/* The options into S: 0, or usage()'s 2. */
+static int parse_args(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "bpffs", required_argument, NULL, 'b' },
@@ -419,15 +431,7 @@ int main(int argc, char **argv)
 		{ "fill-stopped", no_argument, NULL, 'F' },
 		{ 0 }
 	};
-	struct sample *smp = NULL, at_loss = { .t = -1 }, at_end = { 0 }, cur;
-	size_t n_smp = 0, cap_smp = 0;
-	uint64_t produced0, lost0, produced1, lost1, cons0, cons1;
-	uint64_t eperm = 0, other = 0, allowed = 0;
-	long long cpu0 = -1, cpu1 = -1;
-	struct agent_meta meta;
-	int64_t t_storm_end, t_drained, deadline, next;
-	int c, i, rc = 2;
-	FILE *sf = NULL;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
@@ -452,11 +456,20 @@ int main(int argc, char **argv)
 	    S.seconds <= 0 || S.rate < 0 || optind != argc ||
 	    (S.fill_stopped && (S.rate > 0 || S.agent_pid <= 0)))
 		return usage();
+	return 0;
+}
+
+/* The maps, the stopped agent (--fill-stopped), the workers waiting at
+ * the barrier, the counters before; then the start. 0, or -1 (said). */
+static int storm_start(struct run *r)
+{
+	int i;
+
 	/* Sleeps end on time (default slack: 50 us), for the pacing and the
 	 * monitor's sampling both. */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	if (setup_maps())
-		goto out;
+		return -1;
 	if (S.agent_pid > 0 && agent_hwm_reset())
 		fprintf(stderr, "storm: resetting the agent's VmHWM failed: %s; its peak is over the agent's life\n",
 			strerror(errno));
@@ -465,154 +478,205 @@ int main(int argc, char **argv)
 		 * rounding of record sizes leave the ring room to spare. */
 		S.count = S.ring_bytes / REC_BYTES * 9 / 10;
 		if (agent_stop())
-			goto out;
+			return -1;
 	}
 	if (pthread_barrier_init(&S.go, NULL, (unsigned)S.threads + 1))
-		goto out;
+		return -1;
 	for (i = 0; i < S.threads; i++) {
 		S.w[i].idx = i;
 		if (pthread_create(&S.w[i].th, NULL, worker_main, &S.w[i])) {
 			fprintf(stderr, "storm: starting thread %d failed\n", i);
-			goto out;	/* returning ends the waiting threads */
+			return -1;	/* returning ends the waiting threads */
 		}
 	}
-	if (counters(&produced0, &lost0)) {
+	if (counters(&r->produced0, &r->lost0)) {
 		fprintf(stderr, "storm: reading the pinned bss failed: %s\n", strerror(errno));
-		goto out;
+		return -1;
 	}
-	cons0 = __atomic_load_n(S.cons, __ATOMIC_ACQUIRE);
-	cpu0 = S.agent_pid > 0 ? agent_cpu() : -1;
+	r->cons0 = __atomic_load_n(S.cons, __ATOMIC_ACQUIRE);
+	r->cpu0 = S.agent_pid > 0 ? agent_cpu() : -1;
 	S.t0 = now_ns();
 	S.t_end = S.t0 + (int64_t)(S.seconds * 1e9);
 	pthread_barrier_wait(&S.go);
+	return 0;
+}
 
-	/* The monitor: sample until the storm has ended. */
-	next = S.t0;
+/* The monitor: sample until the storm has ended. 0, or -1 out of memory. */
+static int storm_monitor(struct run *r)
+{
+	int64_t next = S.t0;
+	struct sample cur;
+
 	for (;;) {
 		/* Fine-grained until the first loss, which then is placed to
 		 * within SAMPLE_US_FAST (or 0.5% after the first second). */
-		next += at_loss.t < 0 && next - S.t0 < 1000000000 ?
+		next += r->at_loss.t < 0 && next - S.t0 < 1000000000 ?
 			SAMPLE_US_FAST * 1000 : SAMPLE_US_SLOW * 1000;
 		sleep_until(next);
 		cur.t = now_ns() - S.t0;
 		cur.sent = sent_total();
 		if (counters(&cur.produced, &cur.lost))
 			break;
-		cur.produced -= produced0;
-		cur.lost -= lost0;
-		cur.cons = (__atomic_load_n(S.cons, __ATOMIC_ACQUIRE) - cons0) / REC_BYTES;
+		cur.produced -= r->produced0;
+		cur.lost -= r->lost0;
+		cur.cons = (__atomic_load_n(S.cons, __ATOMIC_ACQUIRE) - r->cons0) / REC_BYTES;
 		cur.log_bytes = log_bytes();
-		if (n_smp == cap_smp) {
+		if (r->n_smp == r->cap_smp) {
 			struct sample *ns;
 
-			cap_smp = cap_smp ? 2 * cap_smp : 4096;
-			ns = realloc(smp, cap_smp * sizeof(*smp));
+			r->cap_smp = r->cap_smp ? 2 * r->cap_smp : 4096;
+			ns = realloc(r->smp, r->cap_smp * sizeof(*r->smp));
 			if (!ns)
-				goto out;
-			smp = ns;
+				return -1;
+			r->smp = ns;
 		}
-		smp[n_smp++] = cur;
-		if (at_loss.t < 0 && cur.lost)
-			at_loss = cur;
+		r->smp[r->n_smp++] = cur;
+		if (r->at_loss.t < 0 && cur.lost)
+			r->at_loss = cur;
 		/* Done when every worker has returned (paced: its count sent;
 		 * unthrottled: the clock ran out). */
 		if (S.rate > 0 ? cur.sent >= (uint64_t)(S.rate * S.seconds / S.threads + 0.5) * (uint64_t)S.threads :
 		    S.count ? cur.sent >= S.count : cur.t >= S.t_end - S.t0)
 			break;
 	}
+	return 0;
+}
+
+/* The workers joined and their counts summed; a stopped agent goes on. */
+static void storm_end(struct run *r)
+{
+	int i;
+
 	for (i = 0; i < S.threads; i++)
 		pthread_join(S.w[i].th, NULL);
-	t_storm_end = now_ns();
-	at_end.t = t_storm_end - S.t0;
-	at_end.cons = (__atomic_load_n(S.cons, __ATOMIC_ACQUIRE) - cons0) / REC_BYTES;
-	at_end.log_bytes = log_bytes();
+	r->t_storm_end = now_ns();
+	r->at_end.t = r->t_storm_end - S.t0;
+	r->at_end.cons = (__atomic_load_n(S.cons, __ATOMIC_ACQUIRE) - r->cons0) / REC_BYTES;
+	r->at_end.log_bytes = log_bytes();
 	for (i = 0; i < S.threads; i++) {
-		eperm += S.w[i].eperm;
-		other += S.w[i].other;
-		allowed += S.w[i].allowed;
+		r->eperm += S.w[i].eperm;
+		r->other += S.w[i].other;
+		r->allowed += S.w[i].allowed;
 	}
-
 	if (S.fill_stopped) {
-		t_storm_end = now_ns();
+		r->t_storm_end = now_ns();
 		kill(S.agent_pid, SIGCONT);
 	}
-	/* Drained: the ring empty, every loss reported (the agent writes the
-	 * lost record, flushes, then updates agent_meta). */
-	deadline = now_ns() + DRAIN_TIMEOUT_S * 1000000000LL;
+}
+
+/* Drained: the ring empty, every loss reported (the agent writes the
+ * lost record, flushes, then updates agent_meta). 0; 2, the counters
+ * could not be read; 3, not drained within DRAIN_TIMEOUT_S. */
+static int storm_drain(struct run *r)
+{
+	int64_t deadline = now_ns() + DRAIN_TIMEOUT_S * 1000000000LL;
+	struct agent_meta meta;
+
 	for (;;) {
 		unsigned long cons = __atomic_load_n(S.cons, __ATOMIC_ACQUIRE);
 		unsigned long prod = __atomic_load_n(S.prod, __ATOMIC_ACQUIRE);
 
-		if (counters(&produced1, &lost1) || lookup0(S.meta_fd, &meta)) {
+		if (counters(&r->produced1, &r->lost1) || lookup0(S.meta_fd, &meta)) {
 			fprintf(stderr, "storm: reading the pinned counters failed: %s\n", strerror(errno));
-			goto out;
+			return 2;
 		}
-		if (cons == prod && meta.lost_reported >= lost1)
+		if (cons == prod && meta.lost_reported >= r->lost1)
 			break;
 		if (now_ns() > deadline) {
 			fprintf(stderr, "storm: the agent did not drain within %d s (ring %lu bytes behind, %llu lost not reported)\n",
 				DRAIN_TIMEOUT_S, prod - cons,
-				(unsigned long long)(lost1 - meta.lost_reported));
-			rc = 3;
-			goto out;
+				(unsigned long long)(r->lost1 - meta.lost_reported));
+			return 3;
 		}
 		sleep_until(now_ns() + (S.fill_stopped ? 100000 : 1000000));
 	}
-	t_drained = now_ns();
-	cons1 = __atomic_load_n(S.cons, __ATOMIC_ACQUIRE);
+	r->t_drained = now_ns();
+	r->cons1 = __atomic_load_n(S.cons, __ATOMIC_ACQUIRE);
 	if (S.agent_pid > 0)
-		cpu1 = agent_cpu();
+		r->cpu1 = agent_cpu();
+	return 0;
+}
 
-	if (S.samples) {
-		sf = fopen(S.samples, "we");
-		if (!sf) {
-			fprintf(stderr, "storm: cannot write %s: %s\n", S.samples, strerror(errno));
-			goto out;
-		}
-		fprintf(sf, "# T_NS SENT PRODUCED LOST CONS_RECORDS LOG_BYTES\n");
-		for (size_t k = 0; k < n_smp; k++)
-			fprintf(sf, "%lld %llu %llu %llu %llu %llu\n", (long long)smp[k].t,
-				(unsigned long long)smp[k].sent,
-				(unsigned long long)smp[k].produced,
-				(unsigned long long)smp[k].lost,
-				(unsigned long long)smp[k].cons,
-				(unsigned long long)smp[k].log_bytes);
-		if (fclose(sf)) {
-			fprintf(stderr, "storm: writing %s failed\n", S.samples);
-			goto out;
-		}
+/* --samples FILE: every sample, one line each. 0, or -1 (said). */
+static int write_samples(const struct run *r)
+{
+	FILE *sf;
+
+	if (!S.samples)
+		return 0;
+	sf = fopen(S.samples, "we");
+	if (!sf) {
+		fprintf(stderr, "storm: cannot write %s: %s\n", S.samples, strerror(errno));
+		return -1;
 	}
+	fprintf(sf, "# T_NS SENT PRODUCED LOST CONS_RECORDS LOG_BYTES\n");
+	for (size_t k = 0; k < r->n_smp; k++)
+		fprintf(sf, "%lld %llu %llu %llu %llu %llu\n", (long long)r->smp[k].t,
+			(unsigned long long)r->smp[k].sent,
+			(unsigned long long)r->smp[k].produced,
+			(unsigned long long)r->smp[k].lost,
+			(unsigned long long)r->smp[k].cons,
+			(unsigned long long)r->smp[k].log_bytes);
+	if (fclose(sf)) {
+		fprintf(stderr, "storm: writing %s failed\n", S.samples);
+		return -1;
+	}
+	return 0;
+}
+
+/* The KEY=VALUE report; 1 when a datagram was not denied. */
+static int report(const struct run *r)
+{
 	printf("sent=%llu\neperm=%llu\nother_errno=%llu\nallowed=%llu\n",
-	       (unsigned long long)sent_total(), (unsigned long long)eperm,
-	       (unsigned long long)other, (unsigned long long)allowed);
-	printf("storm_ns=%lld\nrate=%.1f\ndrain_ns=%lld\n", (long long)at_end.t,
-	       (double)sent_total() * 1e9 / (double)at_end.t,
-	       (long long)(t_drained - t_storm_end));
+	       (unsigned long long)sent_total(), (unsigned long long)r->eperm,
+	       (unsigned long long)r->other, (unsigned long long)r->allowed);
+	printf("storm_ns=%lld\nrate=%.1f\ndrain_ns=%lld\n", (long long)r->at_end.t,
+	       (double)sent_total() * 1e9 / (double)r->at_end.t,
+	       (long long)(r->t_drained - r->t_storm_end));
 	if (S.fill_stopped)
-		printf("drain_rate=%.0f\n", (double)(cons1 - cons0) / REC_BYTES * 1e9 /
-					   (double)(t_drained - t_storm_end));
+		printf("drain_rate=%.0f\n", (double)(r->cons1 - r->cons0) / REC_BYTES * 1e9 /
+					   (double)(r->t_drained - r->t_storm_end));
 	printf("produced=%llu\nlost=%llu\ncons_records=%llu\n",
-	       (unsigned long long)(produced1 - produced0),
-	       (unsigned long long)(lost1 - lost0),
-	       (unsigned long long)((cons1 - cons0) / REC_BYTES));
+	       (unsigned long long)(r->produced1 - r->produced0),
+	       (unsigned long long)(r->lost1 - r->lost0),
+	       (unsigned long long)((r->cons1 - r->cons0) / REC_BYTES));
 	printf("first_loss_ns=%lld\nat_loss_cons=%llu\nat_loss_log_bytes=%llu\n",
-	       (long long)at_loss.t, (unsigned long long)at_loss.cons,
-	       (unsigned long long)at_loss.log_bytes);
+	       (long long)r->at_loss.t, (unsigned long long)r->at_loss.cons,
+	       (unsigned long long)r->at_loss.log_bytes);
 	printf("storm_end_cons=%llu\nstorm_end_log_bytes=%llu\n",
-	       (unsigned long long)at_end.cons, (unsigned long long)at_end.log_bytes);
+	       (unsigned long long)r->at_end.cons, (unsigned long long)r->at_end.log_bytes);
 	if (S.agent_pid > 0)
 		printf("agent_cpu_ticks=%lld\nclk_tck=%ld\nagent_hwm_kb=%ld\n",
-		       cpu0 >= 0 && cpu1 >= 0 ? cpu1 - cpu0 : -1, sysconf(_SC_CLK_TCK),
-		       agent_hwm_kb());
-	rc = other || allowed ? 1 : 0;
-	if (rc)
+		       r->cpu0 >= 0 && r->cpu1 >= 0 ? r->cpu1 - r->cpu0 : -1,
+		       sysconf(_SC_CLK_TCK), agent_hwm_kb());
+	if (r->other || r->allowed) {
 		fprintf(stderr, "storm: %llu datagrams were allowed and %llu failed otherwise than EPERM: the sandbox's policy must deny every one\n",
-			(unsigned long long)allowed, (unsigned long long)other);
+			(unsigned long long)r->allowed, (unsigned long long)r->other);
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct run r = { .at_loss = { .t = -1 }, .cpu0 = -1, .cpu1 = -1 };
+	int rc = parse_args(argc, argv);
+
+	if (rc)
+		return rc;
+	rc = 2;
+	if (storm_start(&r) || storm_monitor(&r))
+		goto out;
+	storm_end(&r);
+	rc = storm_drain(&r);
+	if (rc)
+		goto out;
+	rc = write_samples(&r) ? 2 : report(&r);
 out:
 	/* Whatever went wrong, the agent must not stay stopped. */
 	if (S.fill_stopped)
 		kill(S.agent_pid, SIGCONT);
-	free(smp);
+	free(r.smp);
 	free(S.bss_buf);
 	return rc;
 }

@@ -29,8 +29,7 @@ top=$CGROUP_ROOT/stockade-burst
 agent_pid=
 
 cleanup() {
-	[ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
-	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
+	agent_end
 	rmcg "$top"
 	rm -rf "$work"
 }

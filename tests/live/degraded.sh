@@ -13,7 +13,7 @@
 # both checks are skipped, and say so.
 #
 # Environment: STOCKADE (binary), CGROUP_ROOT (unused: the agent finds the
-# cgroup2 mount itself), SRC (the source tree, for agent/agent.c).
+# cgroup2 mount itself), SRC (the source tree, for agent/daemon.c).
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -46,11 +46,7 @@ bpffs=/sys/fs/bpf/stockade-degraded-$$
 agent_pid=
 
 cleanup() {
-	if [ -n "$agent_pid" ]; then
-		kill -9 "$agent_pid" 2>/dev/null
-		wait "$agent_pid" 2>/dev/null
-	fi
-	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
+	agent_end -9
 	rm -rf "$work"
 }
 trap cleanup EXIT

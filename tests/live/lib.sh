@@ -16,6 +16,9 @@
 #   cg_empty DIR...    move what still runs in each cgroup DIR to the root
 #                      cgroup, then remove DIR (one level)
 #   rmcg DIR           remove a cgroup tree, children first
+#   agent_end [SIGNAL] signal the agent $agent_pid (SIGTERM, or SIGNAL:
+#                      -9), wait for it, detach what $bpffs still pins
+#   lost_sum FILE      the records the agent counted lost in its log FILE
 # A script may still define any of these itself after sourcing: its own
 # definition wins. It sets `here` (its own directory) before sourcing.
 
@@ -84,4 +87,17 @@ cg_empty() {
 rmcg() {
 	[ -d "$1" ] || return 0
 	find "$1" -depth -type d -exec rmdir {} \; 2>/dev/null
+}
+
+# A killed agent leaves its pins, and so its enforcement, behind. The
+# script sets agent_pid and bpffs.
+# shellcheck disable=SC2154
+agent_end() {
+	[ -n "$agent_pid" ] && kill ${1:+"$1"} "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
+	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
+}
+
+lost_sum() {
+	grep '"event":"lost"' "$1" | sed -n 's/.*"count":\([0-9]*\),.*/\1/p' |
+		awk '{ s += $1 } END { print s + 0 }'
 }

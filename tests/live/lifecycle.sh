@@ -56,11 +56,7 @@ loop_pid=
 
 cleanup() {
 	[ -n "$loop_pid" ] && touch "$work/stop" && wait "$loop_pid" 2>/dev/null
-	if [ -n "$agent_pid" ]; then
-		kill -9 "$agent_pid" 2>/dev/null
-		wait "$agent_pid" 2>/dev/null
-	fi
-	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
+	agent_end -9
 	cg_empty "$cga/kid" "$cga" "$cgb" "$cgc"
 	rm -rf "$work"
 }
@@ -311,8 +307,7 @@ sleep 0.3
 cat "$work/agent1.log" "$work/agent2.log" > "$work/all.log"
 seq_of() { sed -n 's/.*"seq":\([0-9]*\),.*/\1/p'; }
 logged=$(grep "\"pid\":$loop_proc," "$work/all.log" | seq_of | sort -un | wc -l)
-lost=$(grep '"event":"lost"' "$work/all.log" | sed -n 's/.*"count":\([0-9]*\),.*/\1/p' |
-	awk '{ s += $1 } END { print s + 0 }')
+lost=$(lost_sum "$work/all.log")
 # With BPF-LSM the open loop's denials are records too; both loops
 # share the lost count, so they are judged together.
 ologged=0
@@ -580,8 +575,7 @@ if [ -n "$STOCKADE_VARIANT_LAYOUT" ] && [ -x "$STOCKADE_VARIANT_LAYOUT" ]; then
 	logged=$(grep "\"pid\":$loop_proc," "$work/all.log" | seq_of | sort -un | wc -l)
 	ologged=0
 	[ "$lsm" = 1 ] && ologged=$(grep "\"pid\":$oloop_proc," "$work/all.log" | seq_of | sort -un | wc -l)
-	lost=$(grep '"event":"lost"' "$work/all.log" | sed -n 's/.*"count":\([0-9]*\),.*/\1/p' |
-		awk '{ s += $1 } END { print s + 0 }')
+	lost=$(lost_sum "$work/all.log")
 	if [ "$((logged + ologged + lost))" -ge "$((attempts + oattempts))" ]; then
 		ok "replacements: $attempts + $oattempts denials, $logged + $ologged logged, $lost lost"
 	else
@@ -728,8 +722,7 @@ seqs=$(seq_of < "$work/all.log" | sort -un)
 first=$(echo "$seqs" | head -n 1)
 last=$(echo "$seqs" | tail -n 1)
 count=$(echo "$seqs" | wc -l)
-lost=$(grep '"event":"lost"' "$work/all.log" | sed -n 's/.*"count":\([0-9]*\),.*/\1/p' |
-	awk '{ s += $1 } END { print s + 0 }')
+lost=$(lost_sum "$work/all.log")
 unused=$(grep '"event":"pin_replace"' "$work/all.log" | sed -n 's/.*"seq_unused":\([0-9]*\).*/\1/p' |
 	awk '{ s += $1 } END { print s + 0 }')
 if [ $((last - first + 1 - count)) -eq "$((lost + unused))" ]; then

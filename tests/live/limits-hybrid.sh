@@ -35,11 +35,7 @@ bpffs=/sys/fs/bpf/stockade-limits-$$
 agent_pid=
 
 cleanup() {
-	if [ -n "$agent_pid" ]; then
-		kill -9 "$agent_pid" 2>/dev/null
-		wait "$agent_pid" 2>/dev/null
-	fi
-	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
+	agent_end -9
 	if [ -d "$cg" ]; then
 		echo 1 > "$cg/cgroup.kill" 2>/dev/null
 		sleep 0.2
@@ -117,6 +113,19 @@ else
 		not_ok "nothing applied" "pins left under $bpffs: $(ls "$bpffs/maps" | tr '\n' ' ')"
 	else
 		ok "nothing applied: no record, no confinement, no state, no pins"
+	fi
+	# `stockade check --cgroup-root` runs the agent's limits check too,
+	# with the same words; plain `check` (no tree named) does not.
+	"$STOCKADE" check --cgroup-root "$CGROUP_ROOT" "$policy" > "$work/check.out" 2> "$work/check.err"
+	rc=$?
+	"$STOCKADE" check "$policy" > /dev/null 2>&1
+	rc_plain=$?
+	want="limits.memory: policy 'live-limits' cannot be applied on this host: it is a hybrid cgroup host"
+	if [ "$rc" = 1 ] && [ "$rc_plain" = 0 ] && grep -qF "$want" "$work/check.err" &&
+	   grep -qF "$policy:$(pos_of memory): " "$work/check.err"; then
+		ok "check --cgroup-root refuses the same limits at their positions (exit 1); plain check passes"
+	else
+		not_ok "check --cgroup-root" "exit $rc (plain $rc_plain), want 1 (0); stderr: $(head -c 600 "$work/check.err")"
 	fi
 fi
 

@@ -47,11 +47,7 @@ loops=
 cleanup() {
 	touch "$work/stop" "$work/stop2"
 	for p in $loops; do wait "$p" 2>/dev/null; done
-	if [ -n "$agent_pid" ]; then
-		kill -9 "$agent_pid" 2>/dev/null
-		wait "$agent_pid" 2>/dev/null
-	fi
-	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
+	agent_end -9
 	cg_empty "$cg" "$cg2"
 	rm -rf "$work"
 }
@@ -62,7 +58,7 @@ trap 'exit 130' INT TERM
 # PORT; written whole by a rename, as editors and deploy tools do (dot
 # files are not policies).
 policy() {
-	cat > "$work/pol/.p.tmp" <<EOF
+	cat > "$work/${STAGE:-pol}/.p.tmp" <<EOF
 name: ${4:-rl}
 mode: ${2:-enforce}
 cgroups: [${3:-/$tag}]
@@ -73,7 +69,20 @@ network:
       ports: [$1]
       proto: tcp
 EOF
-	mv "$work/pol/.p.tmp" "$work/pol/${5:-p}.yaml"
+	mv "$work/${STAGE:-pol}/.p.tmp" "$work/${STAGE:-pol}/${5:-p}.yaml"
+}
+
+# publish [RM...]: move every staged policy file into the policy
+# directory and remove the named ones there, all from one process, so
+# that the agent's 200 ms settle sees one change however loaded the
+# machine is (two shell commands can be further apart than that).
+publish() {
+	perl -e 'my ($from, $to) = (shift, shift);
+		 opendir(my $d, $from) or die "$from: $!";
+		 for (grep { /\.yaml$/ } readdir($d)) {
+			rename("$from/$_", "$to/$_") or die "$_: $!";
+		 }
+		 for (@ARGV) { unlink("$to/$_"); }' "$work/stage" "$work/pol" "$@"
 }
 
 # try PORT [CGROUP]: one connect from the sandbox; prints OK or the errno.
@@ -102,7 +111,7 @@ reload_ok() {
 	return 1
 }
 
-mkdir "$work/pol" "$cg" || { echo "reload: cannot create $cg" >&2; exit 1; }
+mkdir "$work/pol" "$work/stage" "$cg" || { echo "reload: cannot create $cg" >&2; exit 1; }
 policy 8080
 # shellcheck disable=SC2086
 "$STOCKADE" agent $STOCKADE_AGENT_FLAGS --bpffs "$bpffs" --detach-on-exit \
@@ -330,7 +339,7 @@ reload_ok
 # A cgroup that moves to another policy in the reload that also changes
 # its old policy decides by its old policy or its new one, never by the
 # old policy's new version (the reload holds it on its old rules across
-# the flip, agent/agent.c hold_movers()). Here /$tag-2 is allowed 8081 by
+# the flip, agent/reload.c hold_movers(), agent/policy_table.c policy_plan__holds()). Here /$tag-2 is allowed 8081 by
 # both, and 8083 by neither; rl's new version allows 8083. Both files are
 # written within the agent's 200 ms inotify settle time: one reload.
 policy 8081 enforce "/$tag, /$tag-2"
@@ -347,11 +356,16 @@ i=1
 mv_bad=0
 while [ "$i" -le "${MOVES:-20}" ]; do
 	if [ $((i % 2)) = 1 ]; then
+		STAGE=stage
 		policy 8083 enforce "/$tag"
 		policy 8081 enforce "/$tag-2" rlq q
+		STAGE=
+		publish
 	else
-		rm -f "$work/pol/q.yaml"
+		STAGE=stage
 		policy 8081 enforce "/$tag, /$tag-2"
+		STAGE=
+		publish q.yaml
 	fi
 	reload_ok > /dev/null || mv_bad=$((mv_bad + 1))
 	sleep 0.02
@@ -380,8 +394,7 @@ wait "$agent_pid"
 rc=$?
 agent_pid=
 [ "$rc" = 0 ] && ok "SIGTERM: exit 0" || not_ok "SIGTERM" "exit $rc"
-lost=$(grep '"event":"lost"' "$log" | sed -n 's/.*"count":\([0-9]*\),.*/\1/p' |
-	awk '{ s += $1 } END { print s + 0 }')
+lost=$(lost_sum "$log")
 seqs=$(sed -n 's/.*"seq":\([0-9]*\),.*/\1/p' "$log" | sort -un)
 first=$(echo "$seqs" | head -n 1)
 last=$(echo "$seqs" | tail -n 1)

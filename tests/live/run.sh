@@ -32,9 +32,7 @@ late=$CGROUP_ROOT/stockade-live-late-1
 agent_pid=
 
 cleanup() {
-	[ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
-	# Whatever a failed run left pinned.
-	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
+	agent_end	# and whatever a failed run left pinned
 	cg_empty "$cg/child" "$cg" "$late"
 	rm -rf "$work"
 }

@@ -38,8 +38,7 @@ top3=$CGROUP_ROOT/stockade-zw3
 agent_pid=
 
 cleanup() {
-	[ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
-	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
+	agent_end
 	rmcg "$top1"; rmcg "$top2"; rmcg "$top3"
 	rm -rf "$work"
 }

@@ -22,7 +22,8 @@
 #               write scope and a TCP socket connected to a loopback
 #               address the policy denies, moved into a confined cgroup
 #               by an outsider: one preexisting_fd record each, once;
-#               with files.preexisting: kill, the holder ends
+#               with files.preexisting: kill, the holder ends; a child
+#               clone3(CLONE_INTO_CGROUP)'d in holding /etc/shadow: one
 #   starve      the agent stopped, a 16 KiB ring: 200 fork+exec fill it
 #               to the exec records' limit, and the 3 denials after them
 #               are all logged; produced == logged + lost, losses > 0
@@ -233,7 +234,7 @@ while True:
 	holder report
 	echo "$hp" > "$cg/cgroup.procs"
 	wait_for 10 pre_n "$hp" 3
-	sleep 2.5	# more scans: none may repeat a record
+	sleep 1.5	# a second walk would have written by now
 	r=$(pre_for "$hp")
 	if [ "$(echo "$r" | grep -c .)" = 3 ] &&
 	   echo "$r" | grep -q '"path":"/etc/shadow","access":"read","reason":"protected","action":"report"' &&
@@ -248,6 +249,19 @@ while True:
 		t_ok $T/preexist/report-keeps-holder
 	else
 		t_fail $T/preexist/report-keeps-holder "files.preexisting: report killed pid $hp"
+	fi
+	# clone3(CLONE_INTO_CGROUP) from outside: the child brings the fd.
+	"$TOOLS/fileprobe" clone-hold "$cg" /etc/shadow < /dev/null > "$work/w/clone.out" 2>&1 &
+	holders="$holders $!"
+	wait_for 20 grep -qs '^ready$' "$work/w/clone.out"
+	cp=$(sed -n 's/^child=\([0-9]*\)$/\1/p' "$work/w/clone.out")
+	holders="$holders $cp"
+	if [ -n "$cp" ] && wait_for 10 pre_n "$cp" 1 && sleep 1 &&
+	   [ "$(pre_for "$cp" | grep -c .)" = 1 ] &&
+	   pre_for "$cp" | grep -q '"path":"/etc/shadow","access":"read","reason":"protected","action":"report"'; then
+		t_ok $T/preexist/clone-into-cgroup
+	else
+		t_fail $T/preexist/clone-into-cgroup "want 1 preexisting_fd record of /etc/shadow for the clone3 child ${cp:-?}: $(pre_for "${cp:-x}") $(tr '\n' ' ' < "$work/w/clone.out")"
 	fi
 	holder kill
 	echo "$hp" > "$kcg/cgroup.procs"

@@ -15,7 +15,7 @@
 #   audit    inside /files-audit: OK, and exactly one "audit" record with
 #            the same fields (plus, for a few cases, the record of a second
 #            hook the kernel reaches once the first one let the call go on:
-#            see EXTRA in kase()).
+#            see EXTRA in kase(), tests/vm/lib.sh).
 # Records arrive through the ring buffer, so a phase runs all its probes
 # first and then judges every record once the log has settled: a missing
 # record costs one settle (about a second), never a timeout per case.
@@ -44,7 +44,6 @@ cases=$work/cases
 FP='"comm":"fileprobe"'
 agent=
 early=
-helpers=
 # Targets outside the sandbox (phase_helpers), pids and hold_a's address.
 hold_a='' hold_addr='' hold_k='' srv_path='' srv_abs='' srv_task=''
 
@@ -129,190 +128,29 @@ EOF
 
 # ---- helpers outside the sandbox ----
 
-# helper VAR NAME ARGS...: start `fileprobe ARGS` in the background, wait
-# for its "ready" line; VAR gets its pid (empty if it did not come up).
-helper() {
-	_var=$1 _hn=$2
-	shift 2
-	"$probe" "$@" > "$work/$_hn.out" 2>&1 &
-	_hp=$!
-	helpers="$helpers $_hp"
-	if ! wait_for 5 grep -q '^ready$' "$work/$_hn.out"; then
-		echo "file-scope: helper $_hn did not come up: $(cat "$work/$_hn.out")"
-		_hp=
-	fi
-	eval "$_var=\$_hp"
-}
-
 gone() {
 	! alive "$1"
-}
-
-stop_helpers() {
-	for _p in $helpers; do
-		kill -9 "$_p" 2>/dev/null
-		wait "$_p" 2>/dev/null
-	done
-	helpers=
 }
 
 cleanup() {
 	stop_helpers
 	[ -z "$early" ] || kill -9 "$early" 2>/dev/null
-	if [ -n "$agent" ]; then
-		kill -9 "$agent" 2>/dev/null
-		wait "$agent" 2>/dev/null
-	fi
-	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
+	agent_kill
 	umount /srv/mnt /srv/mnt2 2>/dev/null
-	for d in "$sbx" "$aud" "$esc"; do
-		[ -d "$d" ] || continue
-		while read -r p; do
-			echo "$p" > "$CGROUP_ROOT/cgroup.procs"
-		done < "$d/cgroup.procs" 2>/dev/null
-		rmdir "$d" 2>/dev/null
-	done
+	cg_remove "$sbx" "$aud" "$esc"
 }
 trap cleanup EXIT
 
-# ---- the case machinery ----
-
-# Set per phase by set_phase: phase (enforce|outside|audit), cgarg (the
-# probe's --cgroup, empty outside), base (fields every record of the phase
-# has). With notrun set, every check fails at once, saying why: the count
-# of results stays the same whatever broke.
-phase=
-cgarg=
-base=
-notrun=
-why=
+# ---- the case machinery (tests/vm/lib.sh: kase, judge_cases) ----
 
 set_phase() {
 	phase=$1
 	_common="\"uid\":0, \"ts\":\" \"seq\": \"tid\": \"comm\":\""
 	case $phase in
-	enforce)
-		cgarg="--cgroup $sbx"
-		base="\"event\":\"deny\" \"policy\":\"files\" \"cgroup\":\"/files-sbx\" \"cgroup_id\":$sbx_id, $_common" ;;
-	audit)
-		cgarg="--cgroup $aud"
-		base="\"event\":\"audit\" \"policy\":\"files-audit\" \"cgroup\":\"/files-audit\" \"cgroup_id\":$aud_id, $_common" ;;
-	outside)
-		cgarg=
-		base= ;;
+	enforce) phase_in "$sbx" deny files "\"cgroup_id\":$sbx_id, $_common" ;;
+	audit) phase_in "$aud" audit files-audit "\"cgroup_id\":$aud_id, $_common" ;;
+	outside) cgarg='' base='' ;;
 	esac
-}
-
-# kase NAME WANT FIELDS EXTRA PROBE-ARGS...
-#   WANT    what the probe prints in enforce mode (outside and audit: OK);
-#           ENFORCE/OTHER when the allowed call still fails further on
-#           (e.g. EPERM/ENXIO: a device node with no driver behind it)
-#   FIELDS  what the one record must contain, space-separated case
-#           patterns (a number ends in [,}] so 12 never matches 123);
-#           empty for allowed work: no record in any phase
-#   EXTRA   audit only: KIND:OP of records a second hook may add once
-#           audit mode let the first one pass; enforce stops at the first
-# Runs the probe now, judges its records in judge().
-kase() {
-	_n=$1 _want=$2 _f=$3 _x=$4
-	shift 4
-	if [ -n "$notrun" ]; then
-		t_fail "$T/$phase/$_n" "not run: $why"
-		return
-	fi
-	case $_want in
-	*/*) [ "$phase" = enforce ] && _want=${_want%/*} || _want=${_want#*/} ;;
-	*) [ "$phase" = enforce ] || _want=OK ;;
-	esac
-	# shellcheck disable=SC2086
-	_out=$(timeout 40 "$probe" $cgarg "$@" 2>&1)
-	_rc=$?
-	_pid=$(echo "$_out" | sed -n 's/^pid=\([0-9][0-9]*\)$/\1/p' | head -n 1)
-	_got=$(echo "$_out" | tail -n 1)
-	_det="exit $_rc: $(echo "$_out" | tail -n 4 | tr '\n|' ' /')"
-	echo "$_n|${_pid:-none}|$_want|$_got|$_f|$_x|$_det" >> "$cases"
-}
-
-# has_all LINE FIELDS: LINE matches every pattern of FIELDS; else sets
-# _miss to the first that fails.
-has_all() {
-	for _p in $2; do
-		case $1 in
-		*$_p*) ;;
-		*) _miss=$_p; return 1 ;;
-		esac
-	done
-	return 0
-}
-
-# Until the log has not grown for 0.6 s (at most 5 s).
-settle() {
-	_last=-1 _same=0 _left=25
-	while [ $_left -gt 0 ]; do
-		_now=$(wc -l < "$log")
-		if [ "$_now" = "$_last" ]; then
-			_same=$((_same + 1))
-			[ $_same -ge 3 ] && return 0
-		else
-			_same=0
-			_last=$_now
-		fi
-		sleep 0.2
-		_left=$((_left - 1))
-	done
-}
-
-short() { printf '%s' "$1" | cut -c 1-400; }
-
-# Judge every case of the phase: the probe's result and its records.
-judge() {
-	[ -f "$cases" ] || return 0
-	settle
-	while IFS='|' read -r _n _pid _want _got _f _x _det; do
-		_name="$T/$phase/$_n"
-		_err=
-		[ "$_got" = "$_want" ] || _err="expected $_want, got '$_got' ($_det)"
-		if [ "$_pid" = none ]; then
-			t_fail "$_name" "probe printed no pid=N line ($_det)"
-			continue
-		fi
-		# The probe's own records: not its exec and exit records, nor the
-		# agent's report of fds it held from before (agent/preexist.c).
-		grep "\"pid\":$_pid," "$log" | grep -v '"event":"\(exec\|exit\|preexisting_fd\)"' > "$work/recs"
-		_cnt=$(wc -l < "$work/recs")
-		if [ "$phase" = outside ] || [ -z "$_f" ]; then
-			[ "$_cnt" = 0 ] ||
-				_err="${_err:+$_err; }$_cnt record(s) for pid $_pid, want none: $(short "$(head -n 1 "$work/recs")")"
-		else
-			_want_f="$base \"pid\":$_pid, $_f"
-			_hit=0 _odd='' _miss=''
-			while IFS= read -r _line; do
-				if has_all "$_line" "$_want_f"; then
-					_hit=$((_hit + 1))
-					continue
-				fi
-				_ok=0 _why="no $_miss in $(short "$_line")"
-				if [ "$phase" = audit ]; then
-					for _k in $_x; do
-						has_all "$_line" "\"event\":\"audit\" \"kind\":\"${_k%%:*}\" \"op\":\"${_k#*:}\"" &&
-							_ok=1
-					done
-				fi
-				[ $_ok = 1 ] || _odd=${_odd:-$_why}
-			done < "$work/recs"
-			if [ "$_cnt" = 0 ]; then
-				_err="${_err:+$_err; }no record for pid $_pid (want $_f)"
-			elif [ $_hit != 1 ] || [ -n "$_odd" ]; then
-				_err="${_err:+$_err; }$_cnt record(s) for pid $_pid, $_hit with every field${_odd:+; $_odd}"
-			fi
-		fi
-		if [ -z "$_err" ]; then
-			t_ok "$_name"
-		else
-			t_fail "$_name" "$_err"
-		fi
-	done < "$cases"
-	rm -f "$cases"
 }
 
 # ---- the cases (issue 4's list, in its order) ----
@@ -499,7 +337,7 @@ all_cases() {
 		exec 8>&-
 	fi
 
-	# 9. allowed work, one syscall each (the script comes after judge())
+	# 9. allowed work, one syscall each (the script comes after judge_cases)
 	kase read-input OK '' '' open-read /task/in/data.txt
 	kase create-in-scope OK '' '' open-creat /task/out/new.txt
 	kase mkdir-in-tmp-scope OK '' '' mkdir /tmp/task/newdir
@@ -528,12 +366,12 @@ fd_server() {
 job() {
 	_name="$T/$phase/allowed-work"
 	[ -z "$notrun" ] || { t_fail "$_name" "not run: $why"; return; }
-	settle
+	log_settle "$log"
 	_before=$(wc -l < "$log")
 	timeout 30 sh -c 'echo $$ > "$1/cgroup.procs" && exec sh /task/job.sh' \
 		sh "$1" > "$work/job.out" 2>&1
 	_rc=$?
-	settle
+	log_settle "$log"
 	_new=$(tail -n +$((_before + 1)) "$log" | grep -E '"event":"(deny|audit)"')
 	_bad=
 	[ "$_rc" = 0 ] && grep -q '^JOB-DONE$' "$work/job.out" ||
@@ -557,7 +395,7 @@ run_phase() {
 	[ -n "$notrun" ] || fixtures
 	phase_helpers
 	all_cases
-	[ -n "$notrun" ] || judge
+	[ -n "$notrun" ] || judge_cases
 	stop_helpers
 }
 
@@ -601,12 +439,7 @@ early=$!
 	--policy tests/vm/file-scope-audit.yaml --log "$log" \
 	--bpffs "$bpffs" --detach-on-exit ${STOCKADE_AGENT_FLAGS:-} > "$work/agent.out" 2> "$work/agent.err" &
 agent=$!
-ready_or_dead() {
-	grep -q '"event":"agent_ready"' "$log" || ! alive "$agent"
-}
-# Loading and verifying the programs is slow under TCG emulation.
-wait_for 60 ready_or_dead
-ready=$(grep '"event":"agent_ready"' "$log" | head -n 1)
+agent_wait_ready
 if [ -z "$ready" ]; then
 	if alive "$agent"; then
 		why="no agent_ready within 60 s"
@@ -664,7 +497,7 @@ job "$aud"
 set_phase enforce
 kase kill-agent EPERM "\"kind\":\"signal\" \"target_pid\":${agent}[,}] \"signal\":9[,}] \"reason\":\"outside_sandbox\" $FP" '' \
 	kill "$agent" 9
-judge
+judge_cases
 sleep 0.5
 if alive "$agent"; then
 	t_ok $T/agent-survives
@@ -693,9 +526,5 @@ if [ -n "$agent" ]; then
 else
 	t_fail $T/agent-stops "no agent left to stop"
 fi
-if grep -q '"event":"lost"' "$log"; then
-	t_fail $T/no-lost-records "$(grep '"event":"lost"' "$log" | head -n 1)"
-else
-	t_ok $T/no-lost-records
-fi
+t_no_lost
 exit 0

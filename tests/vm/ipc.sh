@@ -16,7 +16,8 @@
 #   outside  from the root cgroup: OK, and no record at all;
 #   audit    inside /ipc-audit: OK, and exactly one "audit" record (plus,
 #            for a few cases, the record of a second check the kernel makes
-#            once the first one let the call go on: EXTRA in kase()).
+#            once the first one let the call go on: EXTRA in kase(),
+#            tests/vm/lib.sh).
 # The host's objects (tools/ipcprobe.c `setup`: a key in the user keyring,
 # a shm segment with data, a semaphore set, a message queue, a POSIX queue
 # with a message) are made fresh outside every sandbox before each phase;
@@ -37,7 +38,6 @@ bpffs=/sys/fs/bpf/ipc
 cases=$work/cases
 FP='"comm":"ipcprobe"'
 agent=
-helpers=
 key='' shm='' shmkey='' sem='' msg='' hold='' tenant_shm=''
 
 if [ "$(hostname)" != stockade-vm ] || [ ! -f /init ]; then
@@ -50,29 +50,6 @@ mkdir -p "$work" /tmp/ipc/task
 
 set -f	# record fields are case patterns, never file globs
 
-# helper VAR NAME ARGS...: start `ipcprobe ARGS` in the background, wait
-# for its "ready" line; VAR gets its pid (empty if it did not come up).
-helper() {
-	_var=$1 _hn=$2
-	shift 2
-	"$probe" "$@" > "$work/$_hn.out" 2>&1 &
-	_hp=$!
-	helpers="$helpers $_hp"
-	if ! wait_for 5 grep -q '^ready$' "$work/$_hn.out"; then
-		echo "ipc: helper $_hn did not come up: $(cat "$work/$_hn.out")"
-		_hp=
-	fi
-	eval "$_var=\$_hp"
-}
-
-stop_helpers() {
-	for _p in $helpers; do
-		kill -9 "$_p" 2>/dev/null
-		wait "$_p" 2>/dev/null
-	done
-	helpers=
-}
-
 teardown() {
 	[ -z "$key" ] || "$probe" teardown "$key" "$shm" "$sem" "$msg" > /dev/null 2>&1
 	[ -z "$tenant_shm" ] || "$probe" teardown 0 "$tenant_shm" -1 -1 > /dev/null 2>&1
@@ -83,18 +60,8 @@ teardown() {
 cleanup() {
 	stop_helpers
 	teardown
-	if [ -n "$agent" ]; then
-		kill -9 "$agent" 2>/dev/null
-		wait "$agent" 2>/dev/null
-	fi
-	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
-	for d in "$sbx" "$aud"; do
-		[ -d "$d" ] || continue
-		while read -r p; do
-			echo "$p" > "$CGROUP_ROOT/cgroup.procs"
-		done < "$d/cgroup.procs" 2>/dev/null
-		rmdir "$d" 2>/dev/null
-	done
+	agent_kill
+	cg_remove "$sbx" "$aud"
 }
 trap cleanup EXIT
 
@@ -125,129 +92,16 @@ fixtures() {
 	helper hold hold hold
 }
 
-# ---- the case machinery (tests/vm/file-scope.sh) ----
-
-phase=
-cgarg=
-base=
-notrun=
-why=
+# ---- the case machinery (tests/vm/lib.sh: kase, judge_cases) ----
 
 set_phase() {
 	phase=$1
 	_common="\"uid\":0, \"ts\":\" \"seq\": \"tid\": \"comm\":\""
 	case $phase in
-	enforce)
-		cgarg="--cgroup $sbx"
-		base="\"event\":\"deny\" \"policy\":\"ipc\" \"cgroup\":\"/ipc-sbx\" \"cgroup_id\":$sbx_id, $_common" ;;
-	audit)
-		cgarg="--cgroup $aud"
-		base="\"event\":\"audit\" \"policy\":\"ipc-audit\" \"cgroup\":\"/ipc-audit\" \"cgroup_id\":$aud_id, $_common" ;;
-	outside)
-		cgarg=
-		base= ;;
+	enforce) phase_in "$sbx" deny ipc "\"cgroup_id\":$sbx_id, $_common" ;;
+	audit) phase_in "$aud" audit ipc-audit "\"cgroup_id\":$aud_id, $_common" ;;
+	outside) cgarg='' base='' ;;
 	esac
-}
-
-# kase NAME WANT FIELDS EXTRA PROBE-ARGS... (see file-scope.sh): WANT in
-# enforce mode (OK elsewhere), FIELDS of the one record (empty: none in
-# any phase), EXTRA audit-only KIND:OP records a second check may add, or
-# "twice": in audit mode the kernel asks the same question twice.
-kase() {
-	_n=$1 _want=$2 _f=$3 _x=$4
-	shift 4
-	if [ -n "$notrun" ]; then
-		t_fail "$T/$phase/$_n" "not run: $why"
-		return
-	fi
-	[ "$phase" = enforce ] || _want=OK
-	# shellcheck disable=SC2086
-	_out=$(timeout 40 "$probe" $cgarg "$@" 2>&1)
-	_rc=$?
-	_pid=$(echo "$_out" | sed -n 's/^pid=\([0-9][0-9]*\)$/\1/p' | head -n 1)
-	_got=$(echo "$_out" | tail -n 1)
-	_det="exit $_rc: $(echo "$_out" | tail -n 4 | tr '\n|' ' /')"
-	echo "$_n|${_pid:-none}|$_want|$_got|$_f|$_x|$_det" >> "$cases"
-}
-
-has_all() {
-	for _p in $2; do
-		case $1 in
-		*$_p*) ;;
-		*) _miss=$_p; return 1 ;;
-		esac
-	done
-	return 0
-}
-
-settle() {
-	_last=-1 _same=0 _left=25
-	while [ $_left -gt 0 ]; do
-		_now=$(wc -l < "$log")
-		if [ "$_now" = "$_last" ]; then
-			_same=$((_same + 1))
-			[ $_same -ge 3 ] && return 0
-		else
-			_same=0
-			_last=$_now
-		fi
-		sleep 0.2
-		_left=$((_left - 1))
-	done
-}
-
-short() { printf '%s' "$1" | cut -c 1-400; }
-
-judge() {
-	[ -f "$cases" ] || return 0
-	settle
-	while IFS='|' read -r _n _pid _want _got _f _x _det; do
-		_name="$T/$phase/$_n"
-		_err=
-		[ "$_got" = "$_want" ] || _err="expected $_want, got '$_got' ($_det)"
-		if [ "$_pid" = none ]; then
-			t_fail "$_name" "probe printed no pid=N line ($_det)"
-			continue
-		fi
-		# The probe's own records: not its exec and exit records, nor the
-		# agent's report of fds it held from before (agent/preexist.c).
-		grep "\"pid\":$_pid," "$log" | grep -v '"event":"\(exec\|exit\|preexisting_fd\)"' > "$work/recs"
-		_cnt=$(wc -l < "$work/recs")
-		if [ "$phase" = outside ] || [ -z "$_f" ]; then
-			[ "$_cnt" = 0 ] ||
-				_err="${_err:+$_err; }$_cnt record(s) for pid $_pid, want none: $(short "$(head -n 1 "$work/recs")")"
-		else
-			_want_f="$base \"pid\":$_pid, $_f"
-			_hit=0 _odd='' _miss=''
-			while IFS= read -r _line; do
-				if has_all "$_line" "$_want_f"; then
-					_hit=$((_hit + 1))
-					continue
-				fi
-				_ok=0 _why="no $_miss in $(short "$_line")"
-				if [ "$phase" = audit ]; then
-					for _k in $_x; do
-						has_all "$_line" "\"event\":\"audit\" \"kind\":\"${_k%%:*}\" \"op\":\"${_k#*:}\"" &&
-							_ok=1
-					done
-				fi
-				[ $_ok = 1 ] || _odd=${_odd:-$_why}
-			done < "$work/recs"
-			if [ "$_cnt" = 0 ]; then
-				_err="${_err:+$_err; }no record for pid $_pid (want $_f)"
-			elif { [ $_hit != 1 ] &&
-			       ! { [ "$phase" = audit ] && [ "$_x" = twice ] && [ $_hit = 2 ]; }; } ||
-			     [ -n "$_odd" ]; then
-				_err="${_err:+$_err; }$_cnt record(s) for pid $_pid, $_hit with every field${_odd:+; $_odd}"
-			fi
-		fi
-		if [ -z "$_err" ]; then
-			t_ok "$_name"
-		else
-			t_fail "$_name" "$_err"
-		fi
-	done < "$cases"
-	rm -f "$cases"
 }
 
 # ---- the cases ----
@@ -321,10 +175,8 @@ sigio_case() {
 	fi
 	_out=$("$probe" fifo-write /tmp/ipc/task/fifo 2>&1)
 	_pid=$(echo "$_out" | sed -n 's/^pid=\([0-9][0-9]*\)$/\1/p')
-	settle
-	# The probe's own records: not its exec and exit records, nor the
-	# agent's report of fds it held from before (agent/preexist.c).
-	grep "\"pid\":$_pid," "$log" | grep -v '"event":"\(exec\|exit\|preexisting_fd\)"' > "$work/recs"
+	log_settle "$log"
+	own_records "$_pid" > "$work/recs"
 	_cnt=$(wc -l < "$work/recs")
 	_err=
 	[ "$(echo "$_out" | tail -n 1)" = OK ] ||
@@ -355,7 +207,7 @@ run_phase() {
 	set_phase "$1"
 	[ -n "$notrun" ] || fixtures
 	all_cases
-	[ -n "$notrun" ] || judge
+	[ -n "$notrun" ] || judge_cases
 	sigio_case
 	stop_helpers
 }
@@ -386,11 +238,7 @@ fi
 	--log "$log" --bpffs "$bpffs" --detach-on-exit ${STOCKADE_AGENT_FLAGS:-} \
 	> "$work/agent.out" 2> "$work/agent.err" &
 agent=$!
-ready_or_dead() {
-	grep -q '"event":"agent_ready"' "$log" || ! alive "$agent"
-}
-wait_for 60 ready_or_dead
-ready=$(grep '"event":"agent_ready"' "$log" | head -n 1)
+agent_wait_ready
 case $ready in
 *'"degraded":[]'*) t_ok $T/agent-ready ;;
 *)
@@ -407,9 +255,5 @@ run_phase outside
 run_phase audit
 
 teardown
-if grep -q '"event":"lost"' "$log"; then
-	t_fail $T/no-lost-records "$(grep '"event":"lost"' "$log" | head -n 1)"
-else
-	t_ok $T/no-lost-records
-fi
+t_no_lost
 exit 0

@@ -8,6 +8,9 @@
 # NAME may contain spaces (the live tests' names do) but not " | ".
 # Each result is also appended to $RESULTS, so scripts run as separate
 # processes add up to one count for the final `done` line.
+# The agent and probe-case functions below read and set the sourcing
+# script's variables (log, agent, phase, ready...), named where they are.
+# shellcheck disable=SC2034,SC2154
 
 RESULTS=${RESULTS:-/tmp/stockade-results}
 
@@ -70,8 +73,7 @@ wait_for() {
 
 # has_all LINE FIELDS: LINE matches every space-separated case pattern of
 # FIELDS (a number ends in [,}] so 12 never matches 123); else sets _miss
-# to the first that fails. (file-scope.sh and netctl.sh keep copies of
-# their own.)
+# to the first that fails.
 has_all() {
 	for _p in $2; do
 		case $1 in
@@ -98,4 +100,244 @@ log_settle() {
 		sleep 0.2
 		_left=$((_left - 1))
 	done
+}
+
+short() { printf '%s' "$1" | cut -c 1-400; }
+
+# ---- an agent under test ----
+# The script sets agent (its pid), log (its --log) and bpffs (its pins).
+
+_ready_or_dead() {
+	grep -q '"event":"agent_ready"' "$log" || ! alive "$agent"
+}
+
+# agent_wait_ready: until agent_ready is in the log or the agent is gone
+# (at most 60 s: loading the programs is slow under TCG); ready gets the
+# record, empty if none came.
+agent_wait_ready() {
+	wait_for 60 _ready_or_dead
+	ready=$(grep '"event":"agent_ready"' "$log" | head -n 1)
+}
+
+# agent_kill: SIGKILL the agent, then detach its pins (a killed agent
+# leaves them, and so its enforcement, behind).
+agent_kill() {
+	if [ -n "$agent" ]; then
+		kill -9 "$agent" 2>/dev/null
+		wait "$agent" 2>/dev/null
+	fi
+	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
+}
+
+# cg_remove DIR...: move each cgroup's processes to the root, remove it.
+cg_remove() {
+	for _d in "$@"; do
+		[ -d "$_d" ] || continue
+		while read -r _p; do
+			echo "$_p" > "$CGROUP_ROOT/cgroup.procs"
+		done < "$_d/cgroup.procs" 2>/dev/null
+		rmdir "$_d" 2>/dev/null
+	done
+}
+
+# t_no_lost: the result $T/no-lost-records (no "lost" record in the log).
+t_no_lost() {
+	if grep -q '"event":"lost"' "$log"; then
+		t_fail "$T/no-lost-records" "$(grep '"event":"lost"' "$log" | head -n 1)"
+	else
+		t_ok "$T/no-lost-records"
+	fi
+}
+
+# ---- helpers outside the sandbox ----
+
+helpers=
+
+# helper VAR NAME ARGS...: start `$probe ARGS` in the background, wait for
+# its "ready" line; VAR gets its pid (empty if it did not come up).
+helper() {
+	_var=$1 _hn=$2
+	shift 2
+	"$probe" "$@" > "$work/$_hn.out" 2>&1 &
+	_hp=$!
+	helpers="$helpers $_hp"
+	if ! wait_for 5 grep -q '^ready$' "$work/$_hn.out"; then
+		echo "$T: helper $_hn did not come up: $(cat "$work/$_hn.out")"
+		_hp=
+	fi
+	eval "$_var=\$_hp"
+}
+
+stop_helpers() {
+	for _p in $helpers; do
+		kill -9 "$_p" 2>/dev/null
+		wait "$_p" 2>/dev/null
+	done
+	helpers=
+}
+
+# ---- probe cases: one syscall a case, judged by its result and records ----
+# The scripts of the BPF-LSM guarantees (file-scope.sh, ipc.sh, priv.sh,
+# netctl.sh) run every case in several phases (enforce in one sandbox,
+# outside every sandbox, audit in another...). A phase runs all its probes
+# first (kase), then judges every case once the log has settled
+# (judge_cases): a missing record costs one settle, never a timeout a case.
+#
+# The script sets T, probe, work, log and cases (the phase's queue file);
+# per phase: phase, cgarg (the probe's --cgroup, empty outside) and base
+# (fields every record of the phase has; phase_in sets both). Optional:
+#   probe_flags    before cgarg on every probe's line (netctl: --netns)
+#   probe_timeout  seconds a probe may take (40)
+#   probe_tail     lines of the probe's output kept for a failure (4)
+#   enforcing      the phases that want the enforce result ("enforce")
+#   skip_ok        a probe that prints SKIP (the VM lacks what the case
+#                  needs) passes, and says so
+# With notrun set, every case fails at once, saying $why: the count of
+# results stays the same whatever broke.
+
+notrun=
+why=
+
+# phase_in DIR EVENT POLICY FIELDS: the phase runs in cgroup DIR, and its
+# records are EVENT records of POLICY for that cgroup, with FIELDS.
+phase_in() {
+	cgarg="--cgroup $1"
+	base="\"event\":\"$2\" \"policy\":\"$3\" \"cgroup\":\"${1#"$CGROUP_ROOT"}\" $4"
+}
+
+# kase_run NAME WANT FIELDS EXTRA PROBE-ARGS...: run the probe now and
+# queue the case for judge_cases; WANT is this phase's result.
+kase_run() {
+	_n=$1 _want=$2 _f=$3 _x=$4
+	shift 4
+	# shellcheck disable=SC2086
+	_out=$(timeout "${probe_timeout:-40}" "$probe" $probe_flags $cgarg "$@" 2>&1)
+	_rc=$?
+	_pid=$(echo "$_out" | sed -n 's/^pid=\([0-9][0-9]*\)$/\1/p' | head -n 1)
+	_got=$(echo "$_out" | tail -n 1)
+	_det="exit $_rc: $(echo "$_out" | tail -n "${probe_tail:-4}" | tr '\n|' ' /')"
+	echo "$_n|${_pid:-none}|$_want|$_got|$_f|$_x|$_det" >> "$cases"
+}
+
+# kase NAME WANT FIELDS EXTRA PROBE-ARGS...
+#   WANT    what the probe prints in an enforcing phase (elsewhere OK), or
+#           ENFORCE/OTHER when the allowed call still fails further on
+#           (e.g. EPERM/ENXIO: a device node with no driver behind it).
+#           ANY: not checked; !EPERM: anything but EPERM
+#   FIELDS  what the one record must contain, space-separated case
+#           patterns (a number ends in [,}] so 12 never matches 123);
+#           empty for allowed work: no record in any phase
+#   EXTRA   audit only: records a later hook may add once audit mode let
+#           the first one pass, as KIND:OP or KIND (enforce stops at the
+#           first); or "twice": the kernel asks the same question twice
+kase() {
+	if [ -n "$notrun" ]; then
+		t_fail "$T/$phase/$1" "not run: $why"
+		return
+	fi
+	case " ${enforcing:-enforce} " in
+	*" $phase "*) _enf=1 ;;
+	*) _enf= ;;
+	esac
+	_want=$2
+	case $_want in
+	*/*) [ -n "$_enf" ] && _want=${_want%/*} || _want=${_want#*/} ;;
+	*) [ -n "$_enf" ] || _want=OK ;;
+	esac
+	_n=$1 _f=$3 _x=$4
+	shift 4
+	kase_run "$_n" "$_want" "$_f" "$_x" "$@"
+}
+
+# kase_extra LINE EXTRA: in the audit phase, LINE is a record EXTRA allows.
+kase_extra() {
+	[ "$phase" = audit ] || return 1
+	for _k in $2; do
+		case $_k in
+		twice) ;;
+		*:*) has_all "$1" "\"event\":\"audit\" \"kind\":\"${_k%%:*}\" \"op\":\"${_k#*:}\"" && return 0 ;;
+		*) has_all "$1" "\"event\":\"audit\" \"kind\":\"$_k\"" && return 0 ;;
+		esac
+	done
+	return 1
+}
+
+# own_records PID: the records of a probe's own calls in $log. Not its
+# exec and exit records, nor the agent's report of fds it held from before
+# confinement (agent/preexist.c): every probe has those.
+own_records() {
+	grep "\"pid\":$1," "$log" | grep -v '"event":"\(exec\|exit\|preexisting_fd\)"'
+}
+
+# judge_cases: every queued case of the phase, one result each: the
+# probe's result, and its records (outside, or with no FIELDS: none; else
+# exactly one with base and FIELDS, besides what EXTRA allows).
+judge_cases() {
+	[ -f "$cases" ] || return 0
+	log_settle "$log"
+	while IFS='|' read -r _n _pid _want _got _f _x _det; do
+		_name="$T/$phase/$_n"
+		_err=
+		if [ -n "$skip_ok" ] && [ "$_got" = SKIP ]; then
+			echo "$T: $_name skipped: the VM lacks what it needs ($_det)"
+			t_ok "$_name"
+			continue
+		fi
+		case $_want in
+		ANY) ;;
+		'!EPERM') [ "$_got" != EPERM ] && [ -n "$_got" ] ||
+			_err="expected anything but EPERM, got '$_got' ($_det)" ;;
+		*) [ "$_got" = "$_want" ] || _err="expected $_want, got '$_got' ($_det)" ;;
+		esac
+		if [ "$_pid" = none ]; then
+			t_fail "$_name" "probe printed no pid=N line ($_det)"
+			continue
+		fi
+		own_records "$_pid" > "$work/recs"
+		_cnt=$(wc -l < "$work/recs")
+		if [ "$phase" = outside ] || [ -z "$_f" ]; then
+			[ "$_cnt" = 0 ] ||
+				_err="${_err:+$_err; }$_cnt record(s) for pid $_pid, want none: $(short "$(head -n 1 "$work/recs")")"
+		else
+			_want_f="$base \"pid\":$_pid, $_f"
+			_hit=0 _odd='' _miss=''
+			while IFS= read -r _line; do
+				if has_all "$_line" "$_want_f"; then
+					_hit=$((_hit + 1))
+					continue
+				fi
+				_why="no $_miss in $(short "$_line")"
+				kase_extra "$_line" "$_x" || _odd=${_odd:-$_why}
+			done < "$work/recs"
+			if [ "$_cnt" = 0 ]; then
+				_err="${_err:+$_err; }no record for pid $_pid (want $_f)"
+			elif { [ $_hit != 1 ] &&
+			       ! { [ "$phase" = audit ] && [ "$_x" = twice ] && [ $_hit = 2 ]; }; } ||
+			     [ -n "$_odd" ]; then
+				_err="${_err:+$_err; }$_cnt record(s) for pid $_pid, $_hit with every field${_odd:+; $_odd}"
+			fi
+		fi
+		if [ -z "$_err" ]; then
+			t_ok "$_name"
+		else
+			t_fail "$_name" "$_err"
+		fi
+	done < "$cases"
+	rm -f "$cases"
+}
+
+# agent_ready_or_fail NAME LOG PID ERRFILE: wait (60 s: loading is slow
+# under TCG) for the agent's agent_ready in LOG; ok NAME when it names no
+# degraded guarantee, else fail NAME with the agent's last words and
+# return 1. Sets ready to the record.
+agent_ready_or_fail() {
+	_an=$1 _al=$2 _ap=$3 _ae=$4
+	wait_for 60 eval 'grep -q "\"event\":\"agent_ready\"" "$_al" || ! alive "$_ap"'
+	ready=$(grep '"event":"agent_ready"' "$_al" | head -n 1)
+	case $ready in
+	*'"degraded":[]'*) t_ok "$_an"; return 0 ;;
+	esac
+	t_fail "$_an" "want agent_ready with nothing degraded: ${ready:-none}; $(tail -n 3 "$_ae" | tr '\n' ' ')"
+	t_show "$_ae"
+	return 1
 }

@@ -100,6 +100,10 @@ for h in $(sed -n 's/^[[:space:]]*{ "stk_[a-z0-9_]*", "\([a-z0-9_]*\)".*/\1/p' /
 	[ "$h" = socket_create ] && continue
 	grep -qw "bpf_lsm_$h" /proc/kallsyms && want=$((want + 1))
 done
+# fentry rows (LSM_FENTRY "func"): one link each where the kernel has func.
+for f in $(sed -n 's/^[[:space:]]*{ "stk_[a-z0-9_]*", LSM_FENTRY "\([a-z0-9_]*\)".*/\1/p' /opt/stockade/agent/lsm_table.c 2>/dev/null); do
+	grep -qw "$f" /proc/kallsyms && want=$((want + 1))
+done
 have=$(ls "$bpffs/links" | grep -c '^lsm-')
 if [ -e "$bpffs/links/lsm-stk_socket_create" ]; then
 	t_fail $T/links "lsm-stk_socket_create is pinned: the hidden hook's program was attached"

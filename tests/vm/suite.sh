@@ -9,6 +9,8 @@
 #                   (tests/vm/lsm-probe.sh);
 #      file-scope/* issue 4: file scope, credentials, tamper resistance
 #                   (tests/vm/file-scope.sh);
+#      exec/*       issue 14: what may execute: W^X for files, memfd,
+#                   deleted files, exec lists (tests/vm/exec.sh);
 #      ipc/*        issue 11: keys, SysV IPC, mqueues, SIGIO
 #                   (tests/vm/ipc.sh);
 #      priv/*       issue 11: capabilities, kernel code, host state, perf
@@ -178,6 +180,23 @@ left=$(pidof stockade fileprobe)
 # A killed agent leaves its pins (and so its enforcement) behind.
 [ ! -d /sys/fs/bpf/file-scope ] ||
 	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/file-scope > /dev/null 2>&1
+fi
+
+# What may execute (tests/vm/exec.sh): W^X for files, memfd and deleted
+# files, exec lists, #! scripts, anonymous executable memory.
+if want exec; then
+echo "suite: exec at $(cut -d' ' -f1 /proc/uptime) s"
+timeout -s KILL 300 sh tests/vm/exec.sh
+rc=$?
+if [ $rc = 137 ]; then
+	t_fail exec/run "killed after 300 s; the results above are partial"
+elif [ $rc != 0 ]; then
+	t_fail exec/run "exited with status $rc before its end; the results above are partial (see the console)"
+fi
+left=$(pidof stockade execprobe)
+[ -z "$left" ] || kill -9 $left 2>/dev/null
+[ ! -d /sys/fs/bpf/exec ] ||
+	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/exec > /dev/null 2>&1
 fi
 
 # Least privilege (tests/vm/priv.sh): capabilities, kernel code, host

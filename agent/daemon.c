@@ -27,17 +27,17 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "agent.h"
-#include "preexist_agent.h"
-#include "agent_int.h"
+#include "daemon.h"
 #include "bpfutil.h"
 #include "cgroup.h"
+#include "events_agent.h"
 #include "limits_agent.h"
 #include "log.h"
 #include "loop.h"
 #include "lsm.h"
 #include "file_rules.h"
 #include "net_rules.h"
+#include "preexist_agent.h"
 #include "pin.h"
 #include "replace.h"
 #include "sandbox.h"
@@ -73,16 +73,7 @@ void agent__signals_init(void)
 
 const char *agent__policy_name(struct agent *a, uint32_t policy_id)
 {
-	if (policy_id == POLICY_ID_CONFLICT)
-		return "(conflict)";
-	if (policy_id >= POLICY_MAX)
-		return "(unknown)";
-	if (a->by_id[policy_id])
-		return a->set.v[a->by_id[policy_id] - 1]->name;
-	/* A record from before this agent, of a policy since removed. */
-	if (a->old && a->old[policy_id].name[0])
-		return a->old[policy_id].name;
-	return "(unknown)";
+	return policy_table__name(&a->pt, &a->set, policy_id);
 }
 
 const struct sandbox_cg *agent__find_cg(struct agent *a, uint64_t id)
@@ -90,27 +81,54 @@ const struct sandbox_cg *agent__find_cg(struct agent *a, uint64_t id)
 	return sandbox_table__find(&a->cgt, id);
 }
 
+/* The names interface (agent/names.h): the policy table's answers. */
 static const char *names_policy_name(const void *ctx, uint32_t id)
 {
-	return agent__policy_name((struct agent *)ctx, id);
+	const struct agent *a = ctx;
+
+	return policy_table__name(&a->pt, &a->set, id);
 }
 
-/* The policy of id in the set in force (ids are not set indexes: a
- * reload or an adopting start gives fresh ones). */
 static const struct policy *names_policy(const void *ctx, uint32_t id)
 {
 	const struct agent *a = ctx;
 
-	if (id == POLICY_ID_CONFLICT || id >= POLICY_MAX || !a->by_id[id])
-		return NULL;
-	return a->set.v[a->by_id[id] - 1];
+	return policy_table__policy(&a->pt, &a->set, id);
 }
 
 static uint32_t names_slot_id(const void *ctx, uint32_t slot)
 {
 	const struct agent *a = ctx;
 
-	return slot < POLICY_SLOTS ? a->slot_id[slot] : POLICY_ID_CONFLICT;
+	return policy_table__slot_id(&a->pt, slot);
+}
+
+/* agent_meta's daemon half (events__meta_update() adds the rest). */
+static void meta_fill(const void *ctx, struct agent_meta *m)
+{
+	const struct agent *a = ctx;
+
+	m->pid = a->running ? (__u32)getpid() : 0;
+	m->started_ns = (__u64)a->started_ns;
+	m->reloads = a->reloads;
+	m->reload_result = a->reload_result;
+	m->reload_problems = a->reload_problems;
+}
+
+/* What a replacement asks of the daemon (struct replace_env). */
+static bool rep_watched(void *ctx, uint64_t id)
+{
+	return agent__watched(ctx, id);
+}
+
+static int rep_counters_carry(void *ctx, uint64_t id, int old_fd)
+{
+	return limits__counters_carry(((struct agent *)ctx)->lim, id, old_fd);
+}
+
+static void rep_limits_sweep(void *ctx, const struct cgroup_paths *paths)
+{
+	limits__sweep(((struct agent *)ctx)->lim, paths);
 }
 
 /* ---- preflight: every check names its fix ---- */
@@ -146,7 +164,7 @@ static int open_skel(struct agent *a, bool with_lsm)
 		pr_err("agent", "opening the BPF object failed: %s", strerror(errno));
 		return err;
 	}
-	err = lsm__set_autoload(a, a->skel, with_lsm);
+	err = lsm__set_autoload(&a->lsm, a->skel, with_lsm);
 	if (err) {
 		stockade__destroy(a->skel);
 		a->skel = NULL;
@@ -159,25 +177,29 @@ static int open_skel(struct agent *a, bool with_lsm)
 	 * replaced instead: fresh maps, in a staging directory. */
 	if (a->rep) {
 		err = 0;	/* a retry of this load: decided already */
-	} else if (replace__interrupted(a->opt.bpffs)) {
+	} else if (replace__interrupted(a->pin_dir)) {
 		snprintf(why, sizeof(why), "a replacement was interrupted");
 		err = -ESTALE;
 	} else {
-		err = pin__maps_prepare(a->skel, a->opt.bpffs, a->opt.ring_size,
+		err = pin__maps_prepare(a->skel, a->pin_dir, a->opt.ring_size,
 					why, sizeof(why));
 	}
-	if (err == -ESTALE && !a->rep)
-		err = replace__prepare(a, why);
+	if (err == -ESTALE && !a->rep) {
+		err = replace__prepare(&a->rep, a->opt.bpffs, why);
+		/* From here on the new state is pinned there. */
+		if (!err)
+			a->pin_dir = replace__staging(a->rep);
+	}
 	if (a->rep && !err) {
 		/* Its sequence and ring size, then our staging pins. */
-		replace__configure(a);
-		err = pin__maps_prepare(a->skel, a->opt.bpffs, a->opt.ring_size,
+		replace__configure(a->rep, a->skel, a->opt.ring_size);
+		err = pin__maps_prepare(a->skel, a->pin_dir, a->opt.ring_size,
 					why, sizeof(why));
 	}
 	if (err) {
 		if (err == -ESTALE)
 			pr_err("pin", "the maps pinned under %s do not fit this build: %s",
-			       a->opt.bpffs, why);
+			       a->pin_dir, why);
 		err = -ESTALE;	/* the message is out; not an LSM problem */
 	} else {
 		err = stockade__load(a->skel);
@@ -187,17 +209,6 @@ static int open_skel(struct agent *a, bool with_lsm)
 		a->skel = NULL;
 	}
 	return err;
-}
-
-/* Is the program behind link the one prog holds (same tag)? */
-bool agent__same_prog(struct bpf_link *link, const struct bpf_program *prog)
-{
-	__u8 have[8], want[8];
-
-	if (pin__link_prog(bpf_link__fd(link), have, NULL) ||
-	    pin__prog_tag(bpf_program__fd(prog), want, NULL))
-		return false;
-	return !memcmp(have, want, sizeof(have));
 }
 
 /*
@@ -212,7 +223,7 @@ static int load_bpf(struct agent *a)
 	int err;
 
 	if (!lsm__bpf_listed(why, sizeof(why))) {
-		err = lsm__degrade(a, why);
+		err = lsm__degrade(&a->lsm, why);
 		return err ?: open_skel(a, false);
 	}
 	log_libbpf_quiet = true;
@@ -223,7 +234,7 @@ static int load_bpf(struct agent *a)
 	if (err == -ESTALE || err == -EOPNOTSUPP)
 		return err;
 	if (!err) {
-		err = lsm__attach(a);
+		err = lsm__attach(&a->lsm, a->skel, a->pin_dir);
 		if (!err)
 			return 0;
 		snprintf(why, sizeof(why), "attaching BPF-LSM programs failed: %s (are BPF trampolines blocked on this kernel?)",
@@ -248,7 +259,7 @@ static int load_bpf(struct agent *a)
 			       strerror(-err));
 		return err;
 	}
-	err = lsm__degrade(a, why);
+	err = lsm__degrade(&a->lsm, why);
 	if (err) {
 		stockade__destroy(a->skel);
 		a->skel = NULL;
@@ -281,21 +292,23 @@ static void notify_systemd(void)
 static void emit_ready(struct agent *a)
 {
 	const char *names[POLICY_MAX];
-	size_t i, confined = 0;
+	const char *const *degraded;
+	size_t i, confined = 0, n_degraded;
 
 	for (i = 0; i < a->set.n && i < POLICY_MAX; i++)
 		names[i] = a->set.v[i]->name;
 	for (i = 0; i < a->cgt.n; i++)
 		confined += 1;
-	events__begin(a, "agent_ready");
-	json_str_array(&a->j, "policies", names, a->set.n);
-	json_u64(&a->j, "cgroups", confined);
-	json_str(&a->j, "cgroup_root", a->cgroot);
-	json_str_array(&a->j, "degraded", a->degraded, a->n_degraded);
-	json_u64(&a->j, "pid", (uint64_t)getpid());
-	json_str(&a->j, "bpffs", a->opt.bpffs);
-	json_str(&a->j, "pins", a->rep ? "replaced" : a->adopting ? "adopted" : "created");
-	events__emit(a);
+	events__begin(&a->ev, "agent_ready");
+	json_str_array(&a->ev.j, "policies", names, a->set.n);
+	json_u64(&a->ev.j, "cgroups", confined);
+	json_str(&a->ev.j, "cgroup_root", a->cgroot);
+	degraded = lsm__degraded(&a->lsm, &n_degraded);
+	json_str_array(&a->ev.j, "degraded", degraded, n_degraded);
+	json_u64(&a->ev.j, "pid", (uint64_t)getpid());
+	json_str(&a->ev.j, "bpffs", a->pin_dir);
+	json_str(&a->ev.j, "pins", a->rep ? "replaced" : a->adopting ? "adopted" : "created");
+	events__emit(&a->ev);
 	notify_systemd();
 }
 
@@ -333,30 +346,27 @@ static void agent_cleanup(struct agent *a, bool detach, int sig)
 			a->scan_gen++;	/* none seen: every OUTSIDE entry goes */
 			sweep_outside(a);
 		}
-		limits__fini(a);
-		if (detach)
-			for (i = 0; i < a->n_lsm_links; i++)
-				if (bpf_link__pin_path(a->lsm_links[i]))
-					unlink(bpf_link__pin_path(a->lsm_links[i]));
-		lsm__drop(a, false, NULL);
-		if (a->ring) {
-			events__close_ring(a);
-			events__begin(a, "agent_stop");
+		limits__fini(a->lim);
+		a->lim = NULL;
+		lsm__drop(&a->lsm, detach);
+		if (events__reading(&a->ev)) {
+			events__close_ring(&a->ev);
+			events__begin(&a->ev, "agent_stop");
 			if (sig)
-				json_u64(&a->j, "signal", (uint64_t)sig);
-			json_str(&a->j, "enforcement", detach ? "removed" : "kept");
-			json_u64(&a->j, "cgroups", detach ? 0 : n);
-			events__emit(a);
+				json_u64(&a->ev.j, "signal", (uint64_t)sig);
+			json_str(&a->ev.j, "enforcement", detach ? "removed" : "kept");
+			json_u64(&a->ev.j, "cgroups", detach ? 0 : n);
+			events__emit(&a->ev);
 		}
 		if (a->running) {
 			a->running = false;
-			events__meta_update(a);
+			events__meta_update(&a->ev);
 		}
-		events__close(a);
+		events__close(&a->ev);
 	}
 	/* After the links and the entries; we hold the lock. */
 	if (detach && a->pin_fd >= 0)
-		pin__remove_all(a->opt.bpffs);
+		pin__remove_all(a->pin_dir);
 	sandbox_table__free(&a->cgt);
 	bpf_link__destroy(a->born_link);
 	for (i = 0; i < a->n_wds; i++)
@@ -367,7 +377,7 @@ static void agent_cleanup(struct agent *a, bool detach, int sig)
 		close(a->cg_ino_fd);
 	free(a->det);
 	free(a->det_seen);
-	free(a->old);
+	policy_table__free(&a->pt);
 	key_set_free(&a->keys_allow);
 	key_set_free(&a->keys_meta);
 	key_set_free(&a->keys_file);
@@ -417,12 +427,12 @@ static void report_growth(struct agent *a, const char *event, uint64_t now,
 {
 	if (now == *seen)
 		return;
-	events__begin(a, event);
-	json_u64(&a->j, "count", now - *seen);
-	json_u64(&a->j, total_key, now);
-	json_str(&a->j, "reason", reason);
+	events__begin(&a->ev, event);
+	json_u64(&a->ev.j, "count", now - *seen);
+	json_u64(&a->ev.j, total_key, now);
+	json_str(&a->ev.j, "reason", reason);
 	*seen = now;
-	events__emit(a);
+	events__emit(&a->ev);
 }
 
 /* Map inserts retried after a transient ENOMEM (agent/bpfutil.h), and new
@@ -582,11 +592,11 @@ static int agent_loop_init(struct agent_loop *al, struct agent *a)
 	err = loop__add_post(al->l, on_turn, al);
 	if (err)
 		goto fail_err;
-	err = events__loop_add(a, al->l);
+	err = events__loop_add(&a->ev, al->l);
 	if (!err)
-		err = limits__loop_add(a, al->l);
+		err = limits__loop_add(a->lim, al->l);
 	if (!err)
-		err = preexist__loop_add(a, al->l);
+		err = preexist__loop_add(a->pre, al->l);
 	if (err)
 		return err;	/* said */
 	/* The first turn scans: whatever inotify could not report between
@@ -635,7 +645,40 @@ static int agent_preflight(struct agent *a, bool *detach)
 	 * sit in a staging directory, which pin__remove_all() would take). */
 	*detach = !a->adopting && !replace__interrupted(a->opt.bpffs);
 	/* Limits this host cannot apply fail the start like a bad policy. */
-	return limits__check(a);
+	return limits__check(a->cgroot, &a->set);
+}
+
+static int limits_init(struct agent *a)
+{
+	const struct limits_config cfg = {
+		.skel = a->skel,
+		.cgroot = a->cgroot,
+		.names = &a->names,
+		.state_path = a->opt.state_path,
+		.metrics_path = a->opt.metrics_path,
+		.pin_dir = &a->pin_dir,
+		.ev = &a->ev,
+	};
+
+	return limits__init(&a->lim, &cfg);
+}
+
+/* The check of fds held from before confinement (agent/preexist.c):
+ * files only where a file scope refuses them now. */
+static int preexist_init(struct agent *a)
+{
+	struct preexist_cfg cfg = {
+		.skel = a->skel, .names = &a->names, .cgroot = a->cgroot,
+		.ev = &a->ev,
+	};
+	const char *const *degraded;
+	size_t i, n;
+
+	degraded = lsm__degraded(&a->lsm, &n);
+	for (i = 0; i < n; i++)
+		if (!strcmp(degraded[i], "file_scope"))
+			cfg.no_files = true;
+	return preexist__open(&a->pre, &cfg);
 }
 
 /* The BPF object loaded (or adopted, or replacing another build's), the
@@ -654,23 +697,34 @@ static int agent_load(struct agent *a, bool *detach)
 	}
 	if (err)
 		return err;
+	a->setup = (struct setup_ctx){ .skel = a->skel, .names = &a->names,
+				       .dir = wd_setup_dir, .ctx = a };
 	born_attach(a);
-	err = events__open(a);
+	err = events__open(&a->ev, a->skel, &(struct events_cfg){
+				   .log_path = a->opt.log_path,
+				   .cgroot = a->cgroot, .names = &a->names,
+				   .meta = meta_fill, .ctx = a });
 	if (err)
 		return err;
 	a->started_ns = (int64_t)time(NULL) * 1000000000;
 	a->started_boot_ns = clock_now_ns(CLOCK_BOOTTIME);
 	a->running = true;
-	events__meta_update(a);
+	events__meta_update(&a->ev);
 	if (a->adopting) {
 		err = read_old_policies(a);
 		if (err)
 			return err;
 		/* Records written while no agent ran, before anything new. */
-		events__drain(a);
+		events__drain(&a->ev);
 	}
 	if (a->rep) {
-		err = replace__carry(a);
+		err = replace__carry(a->rep, &(struct replace_env){
+					     .skel = a->skel, .ev = &a->ev,
+					     .names = &a->names, .cgroot = a->cgroot,
+					     .watched = rep_watched,
+					     .counters_carry = rep_counters_carry,
+					     .limits_sweep = rep_limits_sweep, .ctx = a },
+				     &a->pt.old);
 		if (err)
 			return err;
 	}
@@ -682,7 +736,10 @@ static int agent_load(struct agent *a, bool *detach)
 	if (err)
 		return err;
 	emit_policies(a);
-	return limits__init(a);
+	err = limits_init(a);
+	if (!err)
+		err = preexist_init(a);
+	return err;
 }
 
 /* The first scan: every selected cgroup confined; then what an adopted or
@@ -701,21 +758,20 @@ static int agent_confine(struct agent *a)
 	}
 	if (a->adopting)
 		sweep(a);
-	return a->rep ? replace__finish(a) : 0;
+	if (!a->rep)
+		return 0;
+	err = replace__finish(a->rep, lsm__n_attached(&a->lsm), lsm__off(&a->lsm));
+	if (!err)
+		a->pin_dir = a->opt.bpffs;	/* published there */
+	return err;
 }
 
 /* Just before agent_ready: the state file and metrics, the next fresh
  * id, the policy files watched, the heap given back. */
 static void agent_settle(struct agent *a)
 {
-	size_t i;
-
-	limits__tick(a);	/* the state file and metrics exist at agent_ready */
-	/* Past the last id in use: a fresh id is one nothing used lately. */
-	for (i = 1; i < POLICY_MAX; i++)
-		if (a->by_id[i] || (a->old && a->old[i].name[0]))
-			a->next_id = (uint32_t)i;
-	a->next_id = a->next_id % (POLICY_MAX - 1) + 1;
+	limits__tick(a->lim);	/* the state file and metrics exist at agent_ready */
+	policy_table__round_robin(&a->pt);
 	watch_policies(a);
 	/* Loading parsed the kernel's BTF (megabytes) and freed it; glibc
 	 * keeps freed heap for reuse, which the agent never needs again at
@@ -738,6 +794,8 @@ int agent__run(const struct agent_opts *opt)
 	if (!a)
 		return -ENOMEM;
 	a->opt = *opt;
+	lsm__init(&a->lsm, opt->allow_degraded);
+	a->pin_dir = a->opt.bpffs;
 	a->names = (struct names){ .cgt = &a->cgt, .ctx = a,
 				   .policy_name = names_policy_name,
 				   .policy = names_policy,
@@ -779,8 +837,8 @@ cleanup:
 	agent_cleanup(a, detach, al.stop_signal);
 	/* After the cleanup: its sources point into the agent's rooms. */
 	loop__free(al.l);
-	preexist__fini();
-	replace__free(a);
+	preexist__free(a->pre);
+	replace__free(a->rep);
 	free(a);
 	return err;
 }

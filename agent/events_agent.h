@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The event pipeline, the agent's half (agent/events.c): the ring buffer
+ * read into one JSON object per line (stdout, and --log FILE), the
+ * kernel's loss counter turned into `lost` records, and the agent-side
+ * records (events__begin() ... events__emit()). It names cgroups and
+ * policies through a names interface (agent/names.h), never through the
+ * daemon's state; the daemon embeds one struct events and hands it to
+ * every room that writes a record.
+ *
+ * Not events.h: that name is include/events.h, the record format the BPF
+ * programs share, which every file of agent/ includes as "events.h".
+ */
+#ifndef STOCKADE_EVENTS_AGENT_H
+#define STOCKADE_EVENTS_AGENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+#include "json.h"
+
+struct agent_meta;
+struct cgroup_paths;
+struct evring;
+struct loop;
+struct names;
+struct sandbox_cg;
+struct stockade;
+
+/* What the daemon tells events__open(). */
+struct events_cfg {
+	const char *log_path;		/* --log FILE, or NULL */
+	const char *cgroot;		/* the cgroup2 mount: drained records' paths */
+	const struct names *names;	/* cgroups and policies by id */
+	/* agent_meta's daemon half: pid (while it runs), its start, its
+	 * reloads. events__meta_update() adds the layout and the losses
+	 * reported, which are events' own. */
+	void (*meta)(const void *ctx, struct agent_meta *m);
+	const void *ctx;
+};
+
+/* The fields are events.c's: the others read and write only j, between
+ * events__begin() and events__emit(). All zero before events__open(), and
+ * events__close() takes that too. */
+struct events {
+	struct events_cfg cfg;
+	struct json j;			/* the record being built */
+	FILE *log;			/* --log, or NULL */
+	struct evring *ring;		/* NULL: not reading */
+	/* Paths of every cgroup, while draining records from before us. */
+	struct cgroup_paths *drain_paths;
+	__u64 *seq;			/* the BPF programs' ev_seq, shared */
+	const __u64 *kernel_lost;	/* their ev_lost */
+	int meta_fd;			/* agent_meta */
+	uint64_t lost_seen;		/* losses already reported */
+	uint64_t lost_agent;		/* records received but not written out */
+	uint64_t logged;		/* kernel records written out */
+	int64_t boot_to_real_ns;	/* CLOCK_BOOTTIME to CLOCK_REALTIME */
+};
+
+/* Before the load: the ring buffer's size in bytes (--ring-size). */
+void events__set_ring_size(struct stockade *skel, unsigned int bytes);
+/* After the load: --log opened, the ring mapped, the losses an earlier
+ * agent reported read back. */
+int events__open(struct events *ev, struct stockade *skel,
+		 const struct events_cfg *cfg);
+void events__close(struct events *ev);
+/* Is the ring being read (open, and not closed yet)? */
+bool events__reading(const struct events *ev);
+/* Read the ring from the main loop (agent/loop.h): its fd, and the
+ * coalescing timer. */
+int events__loop_add(struct events *ev, struct loop *l);
+/* Write what the ring still holds, and stop reading it. */
+void events__close_ring(struct events *ev);
+/* Write what the ring holds now (records from before this agent). */
+int events__drain(struct events *ev);
+/* Write what another ring buffer holds (a replaced state's, agent/replace.c);
+ * the number of records, or a negative errno. */
+int events__drain_map(struct events *ev, int map_fd);
+/* Write agent_meta: the daemon's half (cfg.meta), losses reported. */
+void events__meta_update(struct events *ev);
+/* Start an agent-side record (takes a sequence number); add its fields to
+ * ev->j, finish with events__emit(). */
+void events__begin(struct events *ev, const char *event);
+void events__emit(struct events *ev);
+/* A confined cgroup's policy, cgroup and cgroup_id fields. */
+void events__cgroup_fields(struct events *ev, const struct sandbox_cg *cg);
+
+#endif
