@@ -29,7 +29,9 @@
 #include "cgroup.h"
 #include "events.h"
 #include "events_agent.h"
+#include "exec.h"
 #include "exec_agent.h"
+#include "exec_hash.h"
 #include "limits_util.h"
 #include "names.h"
 #include "policy.h"
@@ -372,6 +374,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 	struct events *ev = ctx;
 	const struct event *e = data;
 	const struct sandbox_cg *cg;
+	const struct policy *pol;
 	bool lsm_record = size >= sizeof(struct event) && !ev_kind_is_net(e->kind);
 	bool setup;
 
@@ -389,6 +392,10 @@ static int handle_event(void *ctx, void *data, size_t size)
 			ev->lost_agent++;
 			return 0;
 		}
+		pol = names__policy(ev->cfg.names, e->policy_id);
+		if ((e->type & ~EV_TYPE_PENDING) == EV_EXEC && pol &&
+		    pol->exec.hash_sha256 && ev->hash)
+			exec_hash__fields(ev->hash, &ev->j, data);
 		goto end;
 	}
 	if (size < sizeof(*e) || (lsm_record && size < sizeof(struct file_event))) {
@@ -705,6 +712,12 @@ int events__open(struct events *ev, struct stockade *skel,
 	ev->kernel_lost = &skel->bss->ev_lost;
 	ev->meta_fd = bpf_map__fd(skel->maps.agent_meta);
 	ev->boot_to_real_ns = clock_now_ns(CLOCK_REALTIME) - clock_now_ns(CLOCK_BOOTTIME);
+	err = exec_hash__new(&ev->hash);
+	if (err) {
+		pr_err("events", "allocating the exec records' hash cache failed: %s",
+		       strerror(-err));
+		return err;
+	}
 	err = exec__read_boot_id();
 	if (err)
 		pr_warn("events", "reading /proc/sys/kernel/random/boot_id failed: %s; exec_ids carry a boot id of zeros, unique on this boot only",
@@ -770,4 +783,6 @@ void events__close(struct events *ev)
 		ev->log = NULL;
 	}
 	json_free(&ev->j);
+	exec_hash__free(ev->hash);
+	ev->hash = NULL;
 }

@@ -127,6 +127,19 @@ static void path_field(struct json *j, const char *key, const char *s,
 	}
 }
 
+void exec__script_path(const struct exec_event *x, char *buf, size_t len)
+{
+	/* The script's own file is closed once its interpreter is open:
+	 * its path is the name given, made absolute. */
+	const char *f = x->filename;
+
+	if (f[0] != '/' && x->cwd[0])
+		snprintf(buf, len, "%.*s/%.*s", EXEC_PATH_MAX, x->cwd,
+			 EXEC_PATH_MAX, f);
+	else
+		snprintf(buf, len, "%.*s", EXEC_PATH_MAX, f);
+}
+
 static void exec_fields(struct json *j, const struct exec_event *x, size_t size,
 			const struct names *n, const char *cgroup)
 {
@@ -148,15 +161,7 @@ static void exec_fields(struct json *j, const struct exec_event *x, size_t size,
 	if (x->flags & EXEC_F_PREV)
 		id_field(j, "prev_exec_id", &x->prev);
 	if (x->flags & EXEC_F_SCRIPT) {
-		/* The script's own file is closed once its interpreter is
-		 * open: its path is the name given, made absolute. */
-		const char *f = x->filename;
-
-		if (f[0] != '/' && x->cwd[0])
-			snprintf(script, sizeof(script), "%.*s/%.*s",
-				 EXEC_PATH_MAX, x->cwd, EXEC_PATH_MAX, f);
-		else
-			snprintf(script, sizeof(script), "%.*s", EXEC_PATH_MAX, f);
+		exec__script_path(x, script, sizeof(script));
 		json_str_raw(j, "binary", script, strlen(script));
 		path_field(j, "interpreter", x->binary,
 			   x->flags & EXEC_F_BINARY_TRUNC);

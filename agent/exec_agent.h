@@ -27,6 +27,11 @@ const char *exec__event(uint8_t type);
 int exec__json(struct json *j, const void *rec, size_t size,
 	       const struct names *n, const char *cgroup);
 
+/* A #! script's path (EXEC_F_SCRIPT): the name given to execve, made
+ * absolute against the record's cwd; buf of EXEC_PATH_MAX * 2 + 2. */
+struct exec_event;
+void exec__script_path(const struct exec_event *x, char *buf, size_t len);
+
 /* The boot id in exec_ids: /proc/sys/kernel/random/boot_id (read once;
  * 0 or -errno, then every id carries 32 zeros). exec__set_boot_id()
  * takes it as text (dashes dropped): for the tests. */

@@ -112,10 +112,11 @@ static void print_exec(const struct policy *p)
 		printf("nowhere");
 	for (i = 0; p->exec.has_paths && i < p->exec.n_paths; i++)
 		printf("%s%s", i ? ", " : "", p->exec.paths[i].path);
-	printf("%s%s\n",
+	printf("%s%s%s\n",
 	       p->exec.allow_written ? ", files the sandbox can write included (allow_written)" :
 	       ", minus the write scope",
-	       p->exec.anon_deny ? "; anonymous memory may not become executable (anon_exec: deny)" : "");
+	       p->exec.anon_deny ? "; anonymous memory may not become executable (anon_exec: deny)" : "",
+	       p->exec.hash_sha256 ? "; exec records carry the program's SHA-256 (hash: sha256)" : "");
 }
 
 /* stockade check [--cgroup-root DIR] FILE|DIR...: the checks of a start

@@ -303,6 +303,7 @@ static void emit_exec_fields(struct agent *a, const struct policy *p)
 {
 	json_bool(&a->ev.j, "exec_allow_written", p->exec.allow_written);
 	json_str(&a->ev.j, "anon_exec", p->exec.anon_deny ? "deny" : "allow");
+	json_str(&a->ev.j, "exec_hash", p->exec.hash_sha256 ? "sha256" : "none");
 }
 
 /* The `policy` record of set.v[i]: what is in force, by content. */

@@ -1270,18 +1270,19 @@ static void check_files(struct ctx *c, const struct ynode *n, struct policy *p)
 
 /*
  * exec: a list of paths (exec.paths), or a mapping {paths, allow_written,
- * anon_exec}. An empty list is allowed: nothing may be executed, which
+ * anon_exec, hash}. An empty list is allowed: nothing may be executed, which
  * only a policy whose sandboxes start from a preexisting process needs.
  */
 static void check_exec(struct ctx *c, const struct ynode *n, struct policy *p)
 {
 	static const struct field f[] = {
 		{ "paths", false }, { "allow_written", false },
-		{ "anon_exec", false },
+		{ "anon_exec", false }, { "hash", false },
 	};
 	static const char *const anon_words[] = { "allow", "deny" };
-	const struct ynode *v[3];
-	int anon;
+	static const char *const hash_words[] = { "none", "sha256" };
+	const struct ynode *v[4];
+	int anon, hash;
 
 	p->exec.has = true;
 	p->exec.pos = n->pos;
@@ -1291,8 +1292,8 @@ static void check_exec(struct ctx *c, const struct ynode *n, struct policy *p)
 			  &p->exec.paths, &p->exec.n_paths);
 		return;
 	}
-	if (!want(c, n, "exec", Y_MAP, "a list of paths or a mapping (paths, allow_written, anon_exec)") ||
-	    !get_fields(c, n, "exec", f, 3, v))
+	if (!want(c, n, "exec", Y_MAP, "a list of paths or a mapping (paths, allow_written, anon_exec, hash)") ||
+	    !get_fields(c, n, "exec", f, 4, v))
 		return;
 	if (v[0]) {
 		p->exec.has_paths = true;
@@ -1305,6 +1306,8 @@ static void check_exec(struct ctx *c, const struct ynode *n, struct policy *p)
 	}
 	if (v[2] && get_word(c, v[2], "exec.anon_exec", anon_words, 2, &anon))
 		p->exec.anon_deny = anon == 1;
+	if (v[3] && get_word(c, v[3], "exec.hash", hash_words, 2, &hash))
+		p->exec.hash_sha256 = hash == 1;
 }
 
 static void check_namespaces(struct ctx *c, const struct ynode *n,

@@ -151,6 +151,7 @@ struct policy {
 		size_t n_paths;
 		bool allow_written;	/* drop the write-scope subtraction */
 		bool anon_deny;		/* anon_exec: deny (JIT memory refused) */
+		bool hash_sha256;	/* hash: sha256 (exec records carry it) */
 		struct policy_pos pos, allow_written_pos;
 	} exec;
 

@@ -646,7 +646,11 @@ static void test_exec_forms(void **state)
 	}
 	if ((p = parse_ok(*state, OK_HEAD "exec: {paths: [/opt], anon_exec: allow}\n")) &&
 	    EXPECT(p->exec.n_paths == 1))
-		EXPECT(!p->exec.anon_deny && !p->exec.allow_written);
+		EXPECT(!p->exec.anon_deny && !p->exec.allow_written && !p->exec.hash_sha256);
+	if ((p = parse_ok(*state, OK_HEAD "exec: {hash: sha256}\n")))
+		EXPECT(p->exec.hash_sha256 && !p->exec.has_paths);
+	if ((p = parse_ok(*state, OK_HEAD "exec: {hash: none}\n")))
+		EXPECT(!p->exec.hash_sha256);
 	DONE();
 }
 
@@ -1419,13 +1423,15 @@ int main(void)
 
 		/* exec */
 		BAD(exec_scalar, OK_HEAD "exec: /usr\n",
-		    "t.yaml:3:7: exec: expected a list of paths or a mapping (paths, allow_written, anon_exec), got '/usr'"),
+		    "t.yaml:3:7: exec: expected a list of paths or a mapping (paths, allow_written, anon_exec, hash), got '/usr'"),
 		BAD(exec_key, OK_HEAD "exec: {allow_writen: true}\n",
-		    "t.yaml:3:8: exec.allow_writen: unknown key 'allow_writen'; expected one of: paths, allow_written, anon_exec"),
+		    "t.yaml:3:8: exec.allow_writen: unknown key 'allow_writen'; expected one of: paths, allow_written, anon_exec, hash"),
 		BAD(exec_written_word, OK_HEAD "exec: {allow_written: yes}\n",
 		    "t.yaml:3:23: exec.allow_written: expected true or false, got 'yes'"),
 		BAD(exec_anon_word, OK_HEAD "exec: {anon_exec: no}\n",
 		    "t.yaml:3:19: exec.anon_exec: expected allow or deny, got 'no'"),
+		BAD(exec_hash_word, OK_HEAD "exec: {hash: md5}\n",
+		    "t.yaml:3:14: exec.hash: expected none or sha256, got 'md5'"),
 		BAD(exec_relative, OK_HEAD "exec: [usr/bin]\n",
 		    "t.yaml:3:8: exec[0]: 'usr/bin' is not an absolute path; write it from '/'"),
 		BAD(exec_paths_dots, OK_HEAD "exec: {paths: [/opt/../bin]}\n",

@@ -11,6 +11,8 @@
 #               with parent_exec_seen false (its parent exec'd outside);
 #               the script's with binary (the script), interpreter (the
 #               resolved /bin/sh) and interpreter_line; argv escaped
+#   sha256      exec.hash: sha256: busybox's exec record carries its digest,
+#               the script's its own and its interpreter's (sha256sum's)
 #   long-argv   an argv over 1 KiB: argv_truncated
 #   exit        hello.sh exits 7: an exit record with its exec_id and
 #               status 7; a sleep killed by SIGKILL: signal 9
@@ -52,7 +54,18 @@ mkdir -p "$work/pol" "$work/w" "$cg" "$scg"
 cat > "$work/pol/execrec.yaml" <<EOF
 name: execrec
 category: model-generated-code
-cgroups: [/execrec, /execrec-storm]
+cgroups: [/execrec]
+network:
+  default: deny
+files:
+  write: [$work/w]
+exec:
+  hash: sha256
+EOF
+cat > "$work/pol/execstorm.yaml" <<EOF
+name: execstorm
+category: model-generated-code
+cgroups: [/execrec-storm]
 network:
   default: deny
 files:
@@ -164,6 +177,19 @@ else
 		t_ok $T/chain/argv-escaped
 	else
 		t_fail $T/chain/argv-escaped "${_miss:-argv or cwd}: $c"
+	fi
+	# exec.hash: sha256: the program's digest; a script's, and its
+	# interpreter's.
+	bb_sum=$(sha256sum "$(readlink -f /bin/busybox)" | cut -d' ' -f1)
+	sh_sum=$(sha256sum "$sh_real" | cut -d' ' -f1)
+	hello_sum=$(sha256sum "$work/hello.sh" | cut -d' ' -f1)
+	if [ "$(field "$c" sha256)" = "$bb_sum" ] &&
+	   [ "$(field "$b" sha256)" = "$hello_sum" ] &&
+	   [ "$(field "$b" interpreter_sha256)" = "$sh_sum" ] &&
+	   [ -n "$bb_sum" ] && ! echo "$b$c" | grep -q sha256_error; then
+		t_ok $T/chain/sha256
+	else
+		t_fail $T/chain/sha256 "want sha256 $bb_sum for busybox, $hello_sum and interpreter $sh_sum for hello.sh: $c // $b"
 	fi
 	case $a in *'"exec_id":"'[0-9a-f]*-[0-9]*-[0-9]*'"'*) t_ok $T/chain/exec-id-format ;;
 	*) t_fail $T/chain/exec-id-format "want BOOTID-NS-PID: $a" ;; esac
