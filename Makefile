@@ -35,7 +35,7 @@ CFLAGS		?= $(CDEBUG) -O2
 # DEFS: -D flags for both halves (make variant-layout).
 DEFS		?=
 CFLAGS		+= $(WARN) $(INCLUDES) -D_GNU_SOURCE -std=gnu11 $(DEFS)
-LDLIBS		:= -lbpf -lelf -lz -lyaml
+LDLIBS		:= -lbpf -lelf -lz -lyaml -lnettle
 ifeq ($(STATIC),1)
 LDFLAGS		+= -static
 LDLIBS		+= -lzstd
@@ -47,7 +47,7 @@ BPF_SRCS	:= $(wildcard bpf/*.bpf.c)
 BPF_OBJS	:= $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
 POLICY_SRCS	:= $(wildcard policy/*.c)
 # Userspace code with no BPF skeleton dependency: the unit tests link it.
-LIB_SRCS	:= $(POLICY_SRCS) agent/json.c agent/net_rules.c agent/file_rules.c \
+LIB_SRCS	:= $(POLICY_SRCS) agent/json.c agent/net_rules.c agent/file_rules.c agent/exec.c agent/exec_hash.c agent/preexist_judge.c \
 		   agent/limits_util.c agent/lsm_table.c agent/rules_check.c \
 		   agent/sandbox_table.c agent/policy_table.c agent/loop.c agent/manifest.c
 AGENT_SRCS	:= $(filter-out $(LIB_SRCS),$(wildcard agent/*.c))
@@ -64,7 +64,7 @@ TOOL_BINS	:= $(patsubst tools/%.c,$(OUT)/tools/%,$(TOOL_SRCS))
 
 # Debian packages the build, the tests and the demo need.
 DEB_PKGS	:= clang llvm gcc make pkg-config libbpf-dev bpftool libelf-dev \
-		   zlib1g-dev libzstd-dev libyaml-dev libcmocka-dev \
+		   zlib1g-dev libzstd-dev libyaml-dev libcmocka-dev nettle-dev \
 		   libclang-rt-14-dev iproute2 util-linux qemu-system-x86 \
 		   busybox-static cpio python3-minimal xz-utils runc
 
@@ -121,8 +121,15 @@ $(OUT)/tools/%: tools/%.c $(wildcard include/*.h tools/*.h) | $(OUT)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -lm -o $@
 
+# benchhash times agent/exec_hash.c itself: linked with it.
+$(OUT)/tools/benchhash: tools/benchhash.c $(OUT)/obj/agent/exec_hash.o $(OUT)/obj/agent/exec.o \
+		$(OUT)/obj/agent/json.o $(wildcard include/*.h agent/*.h) | $(OUT)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) -lnettle -lm -o $@
+
 # storm reads the pinned .bss with the skeleton's struct stockade__bss.
-$(OUT)/tools/storm: $(OUT)/stockade.skel.h
+$(OUT)/tools/storm $(OUT)/tools/evcount: $(OUT)/stockade.skel.h
 
 tools: $(TOOL_BINS)
 
@@ -133,7 +140,7 @@ $(OUT):
 $(OUT)/tests/test_%: tests/unit/test_%.c tests/unit/test.h $(LIB_OBJS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(filter-out %.h,$^) -lyaml -lcmocka -o $@
+	$(Q)$(CC) $(CFLAGS) $(filter-out %.h,$^) -lyaml -lnettle -lcmocka -o $@
 
 $(OUT)/asan/%.o: %.c $(wildcard include/*.h policy/*.h agent/*.h)
 	$(call msg,CC-ASAN,$@)
@@ -143,7 +150,7 @@ $(OUT)/asan/%.o: %.c $(wildcard include/*.h policy/*.h agent/*.h)
 $(OUT)/tests/asan-test_%: tests/unit/test_%.c tests/unit/test.h $(ASAN_OBJS)
 	$(call msg,CC-ASAN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(ASAN_FLAGS) $(filter-out %.h,$^) -lyaml -lcmocka -o $@
+	$(Q)$(CC) $(CFLAGS) $(ASAN_FLAGS) $(filter-out %.h,$^) -lyaml -lnettle -lcmocka -o $@
 
 unit-test: $(UNIT_BINS) $(OUT)/stockade.skel.h
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
@@ -208,7 +215,7 @@ variant-layout:
 # ---- live tests on this machine's kernel (root) ----
 # Every script runs, even after one failed (each says what it found), and
 # the target fails if any did.
-LIVE_TESTS := run degraded limits-hybrid lifecycle reload zerowin burst latency manifest
+LIVE_TESTS := run degraded limits-hybrid lifecycle reload zerowin burst latency preexist manifest
 live-test: $(BIN) tools variant variant-layout
 	@rc=0; for t in $(LIVE_TESTS); do \
 		STOCKADE_VARIANT=$(VARIANT) STOCKADE_VARIANT_LAYOUT=$(VARIANT_LAYOUT) \

@@ -312,6 +312,16 @@ bool ctl_caps_of(struct ctl *c, uint32_t id, bool json, char *buf,
 	return true;
 }
 
+bool ctl_flags_of(struct ctl *c, uint32_t id, uint32_t *flags)
+{
+	struct policy_conf conf;
+
+	if (c->conf_fd < 0 || bpf_map_lookup_elem(c->conf_fd, &id, &conf))
+		return false;
+	*flags = conf.flags;
+	return true;
+}
+
 /* The policy id a slot holds now, as the programs resolve it
  * (sandbox_current()): POLICY_ID_CONFLICT for a slot out of range or
  * empty. */

@@ -69,5 +69,8 @@ int ctl_read_entries(struct ctl *c, struct entry **out, size_t *n_out);
 size_t ctl_degraded(struct ctl *c, size_t n_lsm, const char **out, size_t max);
 bool ctl_caps_of(struct ctl *c, uint32_t id, bool json, char *buf,
 		    size_t len);
+/* Policy id's settings flags (policy_conf.flags, include/sandbox.h) in
+ * *flags; false when the map cannot tell. */
+bool ctl_flags_of(struct ctl *c, uint32_t id, uint32_t *flags);
 
 #endif

@@ -182,6 +182,17 @@ static int status_gather(struct status *S)
 	return 0;
 }
 
+/* What may execute under policy id (README, "Execution"), as in force. */
+static void status_exec_fields(struct ctl *c, struct json *j, uint32_t id)
+{
+	uint32_t flags;
+
+	if (!ctl_flags_of(c, id, &flags))
+		return;
+	json_bool(j, "exec_allow_written", flags & SANDBOX_EXEC_WRITTEN);
+	json_str(j, "anon_exec", flags & SANDBOX_ANON_EXEC_DENY ? "deny" : "allow");
+}
+
 /* status --json: one object (README, "CLI"). */
 static void status_print_json(struct status *S)
 {
@@ -254,6 +265,7 @@ static void status_print_json(struct status *S)
 					json_raw(&sub, "capabilities", lit);
 				}
 			}
+			status_exec_fields(c, &sub, r->policy_id);
 		} else {
 			json_str(&sub, "policy", "(no entry)");
 		}

@@ -37,6 +37,7 @@
 #include "lsm.h"
 #include "file_rules.h"
 #include "net_rules.h"
+#include "preexist_agent.h"
 #include "pin.h"
 #include "replace.h"
 #include "sandbox.h"
@@ -594,6 +595,8 @@ static int agent_loop_init(struct agent_loop *al, struct agent *a)
 	err = events__loop_add(&a->ev, al->l);
 	if (!err)
 		err = limits__loop_add(a->lim, al->l);
+	if (!err)
+		err = preexist__loop_add(a->pre, al->l);
 	if (err)
 		return err;	/* said */
 	/* The first turn scans: whatever inotify could not report between
@@ -660,6 +663,24 @@ static int limits_init(struct agent *a)
 	return limits__init(&a->lim, &cfg);
 }
 
+/* The check of fds held from before confinement (agent/preexist.c):
+ * files only where a file scope refuses them now. */
+static int preexist_init(struct agent *a)
+{
+	struct preexist_cfg cfg = {
+		.skel = a->skel, .names = &a->names, .cgroot = a->cgroot,
+		.ev = &a->ev,
+	};
+	const char *const *degraded;
+	size_t i, n;
+
+	degraded = lsm__degraded(&a->lsm, &n);
+	for (i = 0; i < n; i++)
+		if (!strcmp(degraded[i], "file_scope"))
+			cfg.no_files = true;
+	return preexist__open(&a->pre, &cfg);
+}
+
 /* The BPF object loaded (or adopted, or replacing another build's), the
  * ring opened, the policies written and switched in. */
 static int agent_load(struct agent *a, bool *detach)
@@ -715,7 +736,10 @@ static int agent_load(struct agent *a, bool *detach)
 	if (err)
 		return err;
 	emit_policies(a);
-	return limits_init(a);
+	err = limits_init(a);
+	if (!err)
+		err = preexist_init(a);
+	return err;
 }
 
 /* The first scan: every selected cgroup confined; then what an adopted or
@@ -813,6 +837,7 @@ cleanup:
 	agent_cleanup(a, detach, al.stop_signal);
 	/* After the cleanup: its sources point into the agent's rooms. */
 	loop__free(al.l);
+	preexist__free(a->pre);
 	replace__free(a->rep);
 	free(a);
 	return err;

@@ -128,6 +128,7 @@ struct agent {
 	uint64_t retries_seen;	/* bpfutil_enomem_retries already reported */
 
 	struct limits_state *lim;	/* agent/limits.c */
+	struct preexist *pre;		/* held fds (agent/preexist.c) */
 };
 
 /* agent/daemon.c */

@@ -29,6 +29,9 @@
 #include "cgroup.h"
 #include "events.h"
 #include "events_agent.h"
+#include "exec.h"
+#include "exec_agent.h"
+#include "exec_hash.h"
 #include "limits_util.h"
 #include "names.h"
 #include "policy.h"
@@ -116,6 +119,8 @@ static const char *const op_names[] = {
 	[EV_OP_SETUP_BEGIN] = "begin", [EV_OP_SETUP_EXEC] = "exec",
 	[EV_OP_SETUP_DEADLINE] = "deadline", [EV_OP_SETUP_REFUSED] = "refused",
 	[EV_OP_SETUP_MOVED] = "moved",
+	[EV_OP_MMAP_EXEC] = "mmap_exec", [EV_OP_MPROTECT_EXEC] = "mprotect_exec",
+	[EV_OP_PERSONALITY] = "personality", [EV_OP_TRACEME] = "traceme",
 };
 
 static const char *const reason_names[] = {
@@ -145,6 +150,10 @@ static const char *const reason_names[] = {
 	[EV_REASON_TABLE_FULL] = "table_full",
 	[EV_REASON_PERF_NOT_ALLOWED] = "perf_not_allowed",
 	[EV_REASON_IN_SETUP] = "in_setup",
+	[EV_REASON_NOT_EXECUTABLE] = "not_executable",
+	[EV_REASON_MEMORY_FILE] = "memory_file",
+	[EV_REASON_DELETED_FILE] = "deleted_file",
+	[EV_REASON_ANON_EXEC] = "anon_exec",
 };
 
 
@@ -365,9 +374,30 @@ static int handle_event(void *ctx, void *data, size_t size)
 	struct events *ev = ctx;
 	const struct event *e = data;
 	const struct sandbox_cg *cg;
+	const struct policy *pol;
 	bool lsm_record = size >= sizeof(struct event) && !ev_kind_is_net(e->kind);
 	bool setup;
 
+	/* Exec and exit records (agent/exec.c): not refusals. */
+	if (size >= sizeof(*e) && exec__event(e->type)) {
+		const struct sandbox_cg *xcg = names__cg(ev->cfg.names, e->cgroup_id);
+		const char *p = xcg ? xcg->path : "";
+
+		if (!xcg && ev->drain_paths)
+			p = cgroup_paths__find(ev->drain_paths, e->cgroup_id) ?: "";
+		common_fields(ev, (int64_t)e->ts_boot_ns + ev->boot_to_real_ns, e->seq,
+			      exec__event(e->type));
+		if (exec__json(&ev->j, data, size, ev->cfg.names, p)) {
+			pr_warn("events", "short exec record (%zu bytes) from the kernel; counted as lost", size);
+			ev->lost_agent++;
+			return 0;
+		}
+		pol = names__policy(ev->cfg.names, e->policy_id);
+		if ((e->type & ~EV_TYPE_PENDING) == EV_EXEC && pol &&
+		    pol->exec.hash_sha256 && ev->hash)
+			exec_hash__fields(ev->hash, &ev->j, data);
+		goto end;
+	}
 	if (size < sizeof(*e) || (lsm_record && size < sizeof(struct file_event))) {
 		pr_warn("events", "short record (%zu bytes) from the kernel; counted as lost", size);
 		ev->lost_agent++;
@@ -682,6 +712,16 @@ int events__open(struct events *ev, struct stockade *skel,
 	ev->kernel_lost = &skel->bss->ev_lost;
 	ev->meta_fd = bpf_map__fd(skel->maps.agent_meta);
 	ev->boot_to_real_ns = clock_now_ns(CLOCK_REALTIME) - clock_now_ns(CLOCK_BOOTTIME);
+	err = exec_hash__new(&ev->hash);
+	if (err) {
+		pr_err("events", "allocating the exec records' hash cache failed: %s",
+		       strerror(-err));
+		return err;
+	}
+	err = exec__read_boot_id();
+	if (err)
+		pr_warn("events", "reading /proc/sys/kernel/random/boot_id failed: %s; exec_ids carry a boot id of zeros, unique on this boot only",
+			strerror(-err));
 	json_init(&ev->j);
 	/*
 	 * Records go out in batches (ring_commit flushes each one, and every
@@ -743,4 +783,6 @@ void events__close(struct events *ev)
 		ev->log = NULL;
 	}
 	json_free(&ev->j);
+	exec_hash__free(ev->hash);
+	ev->hash = NULL;
 }

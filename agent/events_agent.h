@@ -24,6 +24,7 @@
 struct agent_meta;
 struct cgroup_paths;
 struct evring;
+struct exec_hash;
 struct loop;
 struct names;
 struct sandbox_cg;
@@ -58,6 +59,7 @@ struct events {
 	uint64_t lost_agent;		/* records received but not written out */
 	uint64_t logged;		/* kernel records written out */
 	int64_t boot_to_real_ns;	/* CLOCK_BOOTTIME to CLOCK_REALTIME */
+	struct exec_hash *hash;		/* exec.hash: sha256 (agent/exec_hash.h) */
 };
 
 /* Before the load: the ring buffer's size in bytes (--ring-size). */

@@ -15,6 +15,7 @@ enum src {
 	SRC_OVERRIDE = 1 << 4,
 	SRC_SINK = 1 << 5,
 	SRC_ANCESTOR = 1 << 6,	/* above a deny or protected boundary */
+	SRC_EXEC = 1 << 7,	/* an exec.paths entry */
 };
 
 /*
@@ -106,7 +107,7 @@ static unsigned int covering(const struct bset *b, const char *path,
 	for (;;) {
 		hit = bset_find(b, buf);
 		if (hit) {
-			src |= hit->src & (SRC_READ | SRC_WRITE | SRC_DENY);
+			src |= hit->src & (SRC_READ | SRC_WRITE | SRC_DENY | SRC_EXEC);
 			if (!decided && (hit->src & (SRC_PROTECTED | SRC_OVERRIDE))) {
 				/* An override opens its subtree, even when it
 				 * names the protected path itself. */
@@ -149,6 +150,23 @@ static int add_list(struct bset *b, const struct policy_path *v, size_t n,
 	return err;
 }
 
+/*
+ * May a file under an entry with these covering sources and these flags
+ * be executed or mapped executable? Readable, under `exec.paths` when
+ * the policy lists them, and (W^X) not writable unless
+ * exec.allow_written. Protected and denied paths keep FILE_EXEC off too,
+ * though judge_ex() refuses them before it looks.
+ */
+static bool exec_allowed(const struct policy *p, unsigned int src,
+			 unsigned int flags)
+{
+	if (!(flags & FILE_READ) || (flags & (FILE_DENY | FILE_PROTECTED)))
+		return false;
+	if (p->exec.has_paths && !(src & SRC_EXEC))
+		return false;
+	return p->exec.allow_written || !(flags & FILE_WRITE);
+}
+
 /* Every boundary of p: its lists, the sinks, the protected paths (and
  * those below each home). */
 static int add_bounds(struct bset *b, const struct policy *p,
@@ -166,6 +184,8 @@ static int add_bounds(struct bset *b, const struct policy *p,
 		ret = add_list(b, p->files.write, p->files.n_write, SRC_WRITE);
 	if (!ret)
 		ret = add_list(b, p->files.deny, p->files.n_deny, SRC_DENY);
+	if (!ret)
+		ret = add_list(b, p->exec.paths, p->exec.n_paths, SRC_EXEC);
 	for (i = 0; !ret && i < p->files.n_overrides; i++)
 		ret = bset_add(b, p->files.overrides[i].path, SRC_OVERRIDE);
 	for (i = 0; !ret && i < sizeof(sinks) / sizeof(sinks[0]); i++)
@@ -243,6 +263,8 @@ static int add_entries(const struct bset *b, const struct policy *p,
 			e->val.flags |= FILE_DENY;
 		if (protected)
 			e->val.flags |= FILE_PROTECTED;
+		if (exec_allowed(p, src, e->val.flags))
+			e->val.flags |= FILE_EXEC;
 	}
 	return 0;
 }

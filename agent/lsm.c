@@ -122,6 +122,25 @@ static const struct btf_type *strip(const struct btf *btf, __u32 *id)
 	return t;
 }
 
+/* The BTF function that stands for hook: bpf_lsm_<hook>, or for an
+ * fentry row (LSM_FENTRY) the kernel function itself. */
+static void btf_func_of(const char *hook, char *name, size_t len)
+{
+	size_t n = strlen(LSM_FENTRY);
+
+	if (!strncmp(hook, LSM_FENTRY, n))
+		snprintf(name, len, "%s", hook + n);
+	else
+		snprintf(name, len, "bpf_lsm_%s", hook);
+}
+
+/* An fentry program attached with the LSM ones (lsm_table.c). */
+static bool is_fentry(const struct bpf_program *prog)
+{
+	return bpf_program__type(prog) == BPF_PROG_TYPE_TRACING &&
+	       bpf_program__expected_attach_type(prog) == BPF_TRACE_FENTRY;
+}
+
 /*
  * Is bpf_lsm_<hook> in this kernel, shaped as row expects? Returns 0, or
  * -ENOENT (no such hook) or -EPROTO (another prototype) with why set.
@@ -135,7 +154,7 @@ static int hook_fits(const struct btf *btf, const char *hook,
 	__u32 id;
 	int i = 0, fid;
 
-	snprintf(name, sizeof(name), "bpf_lsm_%s", hook);
+	btf_func_of(hook, name, sizeof(name));
 	fid = btf__find_by_name_kind(btf, name, BTF_KIND_FUNC);
 	if (fid < 0) {
 		snprintf(why, len, "this kernel has no LSM hook %s (no %s in its BTF)",
@@ -259,7 +278,7 @@ size_t lsm__lost(bool (*attached)(const char *prog, void *ctx), void *ctx,
 	for (i = 0; (row = lsm__row(i)); i++) {
 		if (attached(row->prog, ctx))
 			continue;
-		snprintf(name, sizeof(name), "bpf_lsm_%s", row->hook);
+		btf_func_of(row->hook, name, sizeof(name));
 		if (row->newer && btf && btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) < 0)
 			continue;	/* the older hook covers it */
 		for (ok = false, k = 0; !ok && (twin = lsm__row(k)); k++)
@@ -276,8 +295,8 @@ size_t lsm__lost(bool (*attached)(const char *prog, void *ctx), void *ctx,
 
 bool lsm__is_ours(const struct bpf_program *prog)
 {
-	return bpf_program__type(prog) == BPF_PROG_TYPE_LSM ||
-	       !strcmp(bpf_program__name(prog), LSM_SETUP_PROG);
+	return bpf_program__type(prog) == BPF_PROG_TYPE_LSM || is_fentry(prog) ||
+	       lsm__rides_along(bpf_program__name(prog));
 }
 
 int lsm__set_autoload(struct lsm_state *ls, struct stockade *skel, bool on)
@@ -300,13 +319,14 @@ int lsm__set_autoload(struct lsm_state *ls, struct stockade *skel, bool on)
 		const char *hook = hook_of(prog);
 		const struct lsm_hook *row;
 
-		if (!strcmp(bpf_program__name(prog), LSM_SETUP_PROG)) {
+		if (lsm__rides_along(bpf_program__name(prog))) {
 			/* The setup pass's tracepoint (bpf/setup.bpf.c) serves
-			 * the BPF-LSM programs only: loaded with them. */
+			 * the BPF-LSM programs only, and the exec records need
+			 * their trampolines: loaded with them. */
 			bpf_program__set_autoload(prog, on);
 			continue;
 		}
-		if (bpf_program__type(prog) != BPF_PROG_TYPE_LSM)
+		if (bpf_program__type(prog) != BPF_PROG_TYPE_LSM && !is_fentry(prog))
 			continue;
 		if (!on || !btf || !hook) {
 			bpf_program__set_autoload(prog, on);

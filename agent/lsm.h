@@ -24,6 +24,10 @@
 #include <stddef.h>
 
 #define LSM_MAX_ARGS	4
+/* A row whose hook starts so is an fentry program on that kernel
+ * function ("fentry/<func>", its section), not an LSM hook: probed by the
+ * function's BTF, attached and pinned with the LSM programs. */
+#define LSM_FENTRY	"fentry/"
 #define LSM_ARG_SCALAR	"="
 
 struct lsm_hook {
@@ -85,6 +89,9 @@ int lsm__set_autoload(struct lsm_state *ls, struct stockade *skel, bool on);
 bool lsm__is_ours(const struct bpf_program *prog);
 /* The setup pass's tracepoint (bpf/setup.bpf.c), loaded with BPF-LSM. */
 #define LSM_SETUP_PROG	"stk_setup_attach"
+/* A tracing program loaded, attached and pinned with the LSM programs:
+ * the setup pass's, and the exec records' (bpf/exec.bpf.c). */
+bool lsm__rides_along(const char *prog);
 /* Every LSM guarantee lost (no BPF-LSM at all): refuses without
  * --allow-degraded. */
 int lsm__degrade(struct lsm_state *ls, const char *cause);

@@ -47,9 +47,31 @@ static const struct lsm_hook lsm_table[] = {
 	 * program's name, and stk_inode_removexattr has the same 15. */
 	{ "stk_inode_rm_acl", "inode_remove_acl", FILE_SCOPE, true, { "", "dentry" } },
 
+	/* bpf/file.bpf.c: what may execute. Exec itself is judged in
+	 * file_open (FMODE_EXEC); these two judge PROT_EXEC mappings: a
+	 * file mapped executable (mmap, shmat SHM_EXEC), a mapping made
+	 * executable (mprotect), and anonymous memory under anon_exec.
+	 * Same prototypes on 6.1, 6.12 and 6.18 (the trailing arguments
+	 * are unsigned longs). */
+	{ "stk_mmap_file", "mmap_file", "exec_scope", NULL, false,
+	  { "file", LSM_ARG_SCALAR, LSM_ARG_SCALAR, LSM_ARG_SCALAR } },
+	{ "stk_file_mprotect", "file_mprotect", "exec_scope", NULL, false,
+	  { "vm_area_struct", LSM_ARG_SCALAR, LSM_ARG_SCALAR } },
+	/* Not LSM hooks (personality(2) reaches none; task_prctl is
+	 * prctl's only): fentry programs on the syscall's entry, which kill
+	 * a sandbox setting READ_IMPLIES_EXEC under anon_exec: deny. Probed
+	 * like a hook, by the function's BTF (agent/lsm.h); missing, only
+	 * this guarantee is lost. The ia32 entry exists only with
+	 * CONFIG_IA32_EMULATION: without it nothing reaches it (`newer`). */
+	{ "stk_persona", LSM_FENTRY "__x64_sys_personality", "anon_exec_personality",
+	  NULL, false, { "pt_regs" } },
+	{ "stk_persona32", LSM_FENTRY "__ia32_sys_personality", "anon_exec_personality",
+	  NULL, true, { "pt_regs" } },
+
 	/* bpf/lsm.bpf.c: the sandbox's edge. */
 	{ "stk_bpf", "bpf", "bpf", NULL, false, { "", "bpf_attr" } },
 	{ "stk_ptrace", "ptrace_access_check", "ptrace", NULL, false, { "task_struct" } },
+	{ "stk_ptrace_traceme", "ptrace_traceme", "ptrace", NULL, false, { "task_struct" } },
 	{ "stk_task_kill", "task_kill", "signals", NULL, false, { "task_struct" } },
 	{ "stk_file_set_fowner", "file_set_fowner", "signals", NULL, false, { "file" } },
 	{ "stk_file_send_sigiotask", "file_send_sigiotask", "signals", NULL, false,
@@ -144,9 +166,22 @@ static const struct lsm_hook lsm_table[] = {
 	/* userfaultfd's anonymous inode is the one point that tells it. */
 	{ "stk_inode_init_security_anon", "inode_init_security_anon", "userfaultfd", NULL,
 	  false, { "inode", "qstr", "inode" } },
+
+	/* bpf/exec.bpf.c: exec and exit records. Tracepoints, not LSM hooks
+	 * (hook: the tracepoint), loaded and pinned with the LSM programs:
+	 * they need the same BPF trampolines (lsm__rides_along()). */
+	{ "stk_exec", "sched_process_exec", "exec_records", NULL, false, { 0 } },
+	{ "stk_exec_fork", "sched_process_fork", "exec_records", NULL, false, { 0 } },
+	{ "stk_exec_exit", "sched_process_exit", "exec_records", NULL, false, { 0 } },
 };
 
 #define N_TABLE	(sizeof(lsm_table) / sizeof(lsm_table[0]))
+
+bool lsm__rides_along(const char *prog)
+{
+	return !strcmp(prog, LSM_SETUP_PROG) || !strcmp(prog, "stk_exec") ||
+	       !strcmp(prog, "stk_exec_fork") || !strcmp(prog, "stk_exec_exit");
+}
 
 const struct lsm_hook *lsm__row(size_t i)
 {

@@ -113,6 +113,32 @@ static void warn_caps(const struct policy *p)
 				policy_cap_name(cap));
 }
 
+/*
+ * What may execute under p, one line on stdout (README, "Execution"); a
+ * policy that lets written files run says so on stderr as a warning.
+ */
+static void print_exec(const struct policy *p)
+{
+	size_t i;
+
+	if (p->exec.allow_written)
+		fprintf(stderr, "%s:%d:%d: exec.allow_written: warning: the sandbox may run programs it wrote itself (no W^X for files); a process that is taken over can then download and run any code\n",
+			p->file, p->exec.allow_written_pos.line,
+			p->exec.allow_written_pos.col);
+	printf("%s: policy %s may execute from: ", p->file, p->name);
+	if (!p->exec.has_paths)
+		printf("the read scope");
+	else if (!p->exec.n_paths)
+		printf("nowhere");
+	for (i = 0; p->exec.has_paths && i < p->exec.n_paths; i++)
+		printf("%s%s", i ? ", " : "", p->exec.paths[i].path);
+	printf("%s%s%s\n",
+	       p->exec.allow_written ? ", files the sandbox can write included (allow_written)" :
+	       ", minus the write scope",
+	       p->exec.anon_deny ? "; anonymous memory may not become executable (anon_exec: deny)" : "",
+	       p->exec.hash_sha256 ? "; exec records carry the program's SHA-256 (hash: sha256)" : "");
+}
+
 /* stockade check [--cgroup-root DIR] FILE|DIR...: the checks of a start
  * and a reload, in their order. The limits check needs the cgroup tree
  * the agent will run on, so it runs only when --cgroup-root names it:
@@ -175,6 +201,7 @@ static int cmd_check(int argc, char **argv)
 			check_warnings(set.v[i]);
 			warn_caps(set.v[i]);
 			printf("%s: policy %s ok\n", set.v[i]->file, set.v[i]->name);
+			print_exec(set.v[i]);
 		}
 	policy_diag__free(&diag);
 	policy_set__free(&set);

@@ -42,10 +42,11 @@ const char *pin__map_name(const struct stockade *skel, const struct bpf_map *map
 		return "data";
 	if (map == skel->maps.bss)
 		return "bss";
-	/* .rodata is constant, the scratch map holds nothing between two
+	/* .rodata is constant, the scratch maps hold nothing between two
 	 * runs of a program, and rcu_sync is only ever written (a reload's
 	 * grace period): each load keeps its own. */
 	if (bpf_map__is_internal(map) || map == skel->maps.lsm_scratch ||
+	    map == skel->maps.exec_scratch ||
 	    map == skel->maps.rcu_sync || map == skel->maps.rcu_inner)
 		return NULL;
 	return bpf_map__name(map);

@@ -147,6 +147,13 @@ void free_slots(struct agent *a)
 			a->pt.slot_id[s] = POLICY_ID_CONFLICT;
 }
 
+/* exec's settings in policy_conf.flags (include/sandbox.h). */
+static __u32 exec_flags(const struct policy *p)
+{
+	return (p->exec.anon_deny ? SANDBOX_ANON_EXEC_DENY : 0) |
+	       (p->exec.allow_written ? SANDBOX_EXEC_WRITTEN : 0);
+}
+
 /* A policy's settings for the `policies` map (include/sandbox.h). */
 static void conf_of(const struct policy *p, struct policy_conf *conf)
 {
@@ -156,7 +163,8 @@ static void conf_of(const struct policy *p, struct policy_conf *conf)
 		      (p->net.icmp ? SANDBOX_ICMP : 0) |
 		      (p->namespaces.user ? SANDBOX_USERNS : 0) |
 		      (p->perf_allow ? SANDBOX_PERF : 0) |
-		      (p->userfaultfd ? SANDBOX_USERFAULTFD : 0);
+		      (p->userfaultfd ? SANDBOX_USERFAULTFD : 0) |
+		      exec_flags(p);
 	conf->netlink = p->net.netlink;
 	conf->caps = policy_caps(p);
 }
@@ -333,6 +341,15 @@ cleanup:
 	return err;
 }
 
+/* The `policy` record's exec fields: whether files the sandbox can write
+ * may run (W^X off), and whether JIT memory is refused. */
+static void emit_exec_fields(struct agent *a, const struct policy *p)
+{
+	json_bool(&a->ev.j, "exec_allow_written", p->exec.allow_written);
+	json_str(&a->ev.j, "anon_exec", p->exec.anon_deny ? "deny" : "allow");
+	json_str(&a->ev.j, "exec_hash", p->exec.hash_sha256 ? "sha256" : "none");
+}
+
 /* The `policy` record of set.v[i]: what is in force, by content. */
 void emit_policy(struct agent *a, size_t i)
 {
@@ -348,6 +365,7 @@ void emit_policy(struct agent *a, size_t i)
 	json_str(&a->ev.j, "hash", hash);
 	json_u64(&a->ev.j, "generation", in->generation);
 	json_str(&a->ev.j, "mode", in->mode == SANDBOX_AUDIT ? "audit" : "enforce");
+	emit_exec_fields(a, a->set.v[i]);
 	events__emit(&a->ev);
 }
 

@@ -36,6 +36,9 @@ struct sandbox_cg {
 	unsigned int seen;	/* scan generation that last saw it */
 	struct bpf_link *links[SANDBOX_N_LINKS];
 	struct limits_cg *lim;	/* limits, watches, run time: agent/limits.c */
+	/* The policy id + 1 its processes' held fds were last checked
+	 * under (agent/preexist.c); 0: not yet. */
+	uint32_t held_checked;
 };
 
 struct sandbox_table {

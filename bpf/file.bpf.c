@@ -17,6 +17,15 @@
 #define S_IFMT			00170000
 #define S_IFBLK			0060000
 #define S_IFCHR			0020000
+#define PROT_WRITE		0x2
+#define PROT_EXEC		0x4
+#define MAP_SHARED		0x01	/* MAP_SHARED_VALIDATE has it too */
+#define VM_EXEC			0x4
+#define VM_SHARED		0x8
+#define READ_IMPLIES_EXEC	0x0400000
+#define SIGKILL			9
+/* /dev/zero: MKDEV(1, 5) in the kernel's dev_t (20 minor bits). */
+#define DEV_ZERO		((1U << 20) | 5)
 
 /*
  * bpf_d_path() for the hooks that may call it. Returns the path's length
@@ -138,6 +147,73 @@ static __always_inline bool is_cgroup_migrate(struct file *file)
 	       str_eq(name, "cgroup.threads", 15);
 }
 
+/*
+ * Execution (README, "Execution"). An exec, and a PROT_EXEC mapping, is
+ * refused before its path is judged when the file is one no path rule
+ * can vouch for: on an internal mount (memfd, shm, anon inodes: code
+ * that only ever lived in memory), or unlinked (i_nlink 0: deleted after
+ * it was opened, or an O_TMPFILE). Then its path must be executable
+ * (FILE_EXEC: readable, in the exec scope, not writable unless
+ * exec.allow_written).
+ */
+static __always_inline __u8 exec_unvetted(struct file *file)
+{
+	if (is_internal(BPF_CORE_READ(file, f_path.mnt)))
+		return EV_REASON_MEMORY_FILE;
+	if (!BPF_CORE_READ(file, f_inode, i_nlink))
+		return EV_REASON_DELETED_FILE;
+	return 0;
+}
+
+/*
+ * by_walk: file_mprotect may not call bpf_d_path() (it is no sleepable
+ * hook: mmap_lock is held), so the path is walked there (walk(); a
+ * memfd's path then reads "/"); elsewhere bpf_d_path() gives it.
+ */
+static __always_inline int judge_exec(struct sandbox *sb,
+				      struct policy_conf *conf, __u64 cgid,
+				      struct file *file, __u8 op, bool by_walk)
+{
+	struct lsm_scratch *s = scratch();
+	char *path;
+	long len, off = 0;
+	__u8 reason;
+
+	if (!s)
+		return -EPERM;	/* cannot happen; fail closed */
+	if (by_walk) {
+		off = walk(s->buf[0], BPF_CORE_READ(file, f_path.mnt),
+			   BPF_CORE_READ(file, f_path.dentry));
+		len = off < 0 ? off : FILE_BUF_SIZE - 1 - off;
+	} else {
+		len = dpath((struct path *)&file->f_path, s->buf[0]);
+	}
+	path = &s->buf[0][off & MASK];
+	reason = exec_unvetted(file);
+	if (reason)	/* a memfd's d_path reads "/memfd:NAME (deleted)" */
+		return lsm_deny(sb, conf, cgid, EV_KIND_FILE, op, reason,
+				len < 0 ? NULL : path, NULL, 0, 0);
+	if (len < 0)
+		return lsm_deny(sb, conf, cgid, EV_KIND_FILE, op,
+				EV_REASON_PATH_TOO_LONG, NULL, NULL, 0, 0);
+	if (is_foreign_mount(BPF_CORE_READ(file, f_path.mnt)))
+		return lsm_deny(sb, conf, cgid, EV_KIND_FILE, op,
+				EV_REASON_DETACHED_MOUNT, path, NULL, 0, 0);
+	reason = judge(s, sb->policy_id, path, len & MASK,
+		       WANT_READ | WANT_EXEC);
+	if (!reason)
+		return 0;
+	return lsm_deny(sb, conf, cgid, EV_KIND_FILE, op, reason, path,
+			NULL, 0, 0);
+}
+
+/* Opened for exec (execve, execveat, a #! interpreter, uselib). */
+static __always_inline bool is_exec_open(struct file *file)
+{
+	return (BPF_CORE_READ(file, f_mode) | BPF_CORE_READ(file, f_flags)) &
+	       FMODE_EXEC;
+}
+
 /* An opened (or received) file, judged by the access it was opened for. */
 static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 {
@@ -157,6 +233,11 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 	 * mqueue fs): judged by who created them, not by path. */
 	if (is_mqueue_sb(BPF_CORE_READ(file, f_inode, i_sb)))
 		return mq_judge(sb, conf, cgid, BPF_CORE_READ(file, f_path.dentry));
+	/* execve() (and its #! interpreter) opens the binary with
+	 * __FMODE_EXEC in f_flags before bprm_check_security runs, so the
+	 * exec is judged here, once, and no bprm program is needed. */
+	if (kind == EV_KIND_FILE && is_exec_open(file))
+		return judge_exec(sb, conf, cgid, file, EV_OP_EXEC, false);
 	if (is_internal(BPF_CORE_READ(file, f_path.mnt)))
 		return 0;
 	s = scratch();
@@ -171,9 +252,8 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 	/* O_ACCMODE 3 opens for ioctl only: judge it as both. */
 	if (!want)
 		want = WANT_READ | WANT_WRITE;
-	/* execve() (and its #! interpreter) opens the binary with
-	 * __FMODE_EXEC in f_flags before bprm_check_security runs, so the
-	 * exec is judged here, once, and no bprm program is needed. */
+	/* An exec open went to judge_exec() above; a received fd that was
+	 * opened for exec (binfmt_misc's open-binary) is named so. */
 	op = want & WANT_WRITE ? EV_OP_OPEN_WRITE :
 	     ((mode | flags) & FMODE_EXEC) ? EV_OP_EXEC : op_r;
 	len = dpath((struct path *)&file->f_path, s->buf[0]);
@@ -209,6 +289,191 @@ int BPF_PROG(stk_file_open, struct file *file)
 		setup_exec(file, is_internal(mnt) || is_foreign_mount(mnt));
 	}
 	return judge_file(file, EV_KIND_FILE, EV_OP_OPEN_READ);
+}
+
+/*
+ * Anonymous memory made executable: a JIT's code, or shellcode. Allowed
+ * unless exec.anon_exec is deny.
+ */
+static __always_inline int anon_exec(struct sandbox *sb,
+				     struct policy_conf *conf, __u64 cgid,
+				     __u8 op)
+{
+	if (!(conf->flags & SANDBOX_ANON_EXEC_DENY))
+		return 0;
+	return lsm_deny(sb, conf, cgid, EV_KIND_FILE, op, EV_REASON_ANON_EXEC,
+			NULL, NULL, 0, 0);
+}
+
+/* A MAP_SHARED|MAP_ANONYMOUS mapping's file: shmem_zero_setup() names it
+ * "dev/zero" on the internal shm mount (a memfd is "memfd:NAME"). */
+static __always_inline bool is_shared_anon(struct file *file)
+{
+	char name[9] = {};
+
+	if (!is_internal(BPF_CORE_READ(file, f_path.mnt)))
+		return false;
+	bpf_probe_read_kernel_str(name, sizeof(name),
+				  BPF_CORE_READ(file, f_path.dentry, d_name.name));
+	return str_eq(name, "dev/zero", 9);
+}
+
+/* The /dev/zero device itself (any node of it): mmap_zero() turns a
+ * private mapping of it into anonymous memory, a shared one into shared
+ * anonymous memory; the device file is never what runs. */
+static __always_inline bool is_dev_zero(struct file *file)
+{
+	struct inode *ino = BPF_CORE_READ(file, f_inode);
+
+	return (BPF_CORE_READ(ino, i_mode) & S_IFMT) == S_IFCHR &&
+	       BPF_CORE_READ(ino, i_rdev) == DEV_ZERO;
+}
+
+static __always_inline bool anon_deny(struct policy_conf *conf)
+{
+	return conf->flags & SANDBOX_ANON_EXEC_DENY;
+}
+
+/* Under READ_IMPLIES_EXEC every readable mapping is executable, brk's
+ * heap and a new stack included (VM_DATA_DEFAULT_FLAGS), with no hook on
+ * the way; see stk_persona. */
+static __always_inline bool reads_imply_exec(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	return BPF_CORE_READ(t, personality) & READ_IMPLIES_EXEC;
+}
+
+/*
+ * A mapping of a file opened for exec is the kernel's ELF loader mapping
+ * the binary or its interpreter (binfmt_elf: vm_mmap of bprm->file), or a
+ * binfmt_misc interpreter given the binary's fd: judged when it was
+ * opened (file_open), so judged once, with one record. A file opened any
+ * other way has no FMODE_EXEC.
+ *
+ * Under anon_exec: deny, a private mapping that is both writable and
+ * executable is anonymous memory in all but name (written pages are
+ * private copies: code the sandbox wrote, whatever file is behind it),
+ * refused before the exec-open shortcut: an ELF with an RWX segment is
+ * refused too (README, "Execution").
+ */
+SEC("lsm/mmap_file")
+int BPF_PROG(stk_mmap_file, struct file *file, unsigned long reqprot,
+	     unsigned long prot, unsigned long flags)
+{
+	struct policy_conf *conf;
+	struct sandbox *sb, sb_snap;
+	__u64 cgid;
+
+	struct file *raw = NULL;
+
+	/* Every mmap on the host comes here: leave before any lookup. The
+	 * kernel has added PROT_EXEC for READ_IMPLIES_EXEC already. */
+	if (!(prot & PROT_EXEC))
+		return 0;
+	conf = lsm_current(&sb, &cgid, &sb_snap);
+	if (!conf)
+		return 0;
+	/* NULL for anonymous memory. Both tests, on purpose: the 6.12
+	 * verifier takes a plain hook pointer argument for non-NULL and
+	 * drops `!file` as dead code, hence the copy read as a number
+	 * (raw); kernels that declare it file__nullable make it maybe-NULL
+	 * and reject any use of file not guarded by `!file` itself. */
+	bpf_probe_read_kernel(&raw, sizeof(raw), &ctx[0]);
+	if (!raw || !file)
+		return anon_exec(sb, conf, cgid, EV_OP_MMAP_EXEC);
+	/* /dev/zero, and remap_file_pages() of a shared anonymous mapping
+	 * (its vm_file is shmem's "dev/zero"): anonymous memory. */
+	if (is_dev_zero(file) || is_shared_anon(file))
+		return anon_exec(sb, conf, cgid, EV_OP_MMAP_EXEC);
+	if (anon_deny(conf) &&
+	    (((prot & PROT_WRITE) && !(flags & MAP_SHARED)) || reads_imply_exec()))
+		return anon_exec(sb, conf, cgid, EV_OP_MMAP_EXEC);
+	if (is_exec_open(file))
+		return 0;
+	return judge_exec(sb, conf, cgid, file, EV_OP_MMAP_EXEC, false);
+}
+
+/*
+ * mprotect() adding PROT_EXEC: judged as an exec of the mapped file (its
+ * vm_file), or as anonymous memory; a mapping already executable is not
+ * judged again. Under anon_exec: deny, first (before that shortcut and
+ * the exec-open one, which would pass a program's own .text or .data):
+ * a private mapping made writable and executable, and a private mapping
+ * made executable after it was written (an anon_vma: it holds COW'd
+ * pages, the sandbox's bytes, not the file's). TEXTREL libraries do the
+ * latter (README, "Execution").
+ */
+SEC("lsm/file_mprotect")
+int BPF_PROG(stk_file_mprotect, struct vm_area_struct *vma,
+	     unsigned long reqprot, unsigned long prot)
+{
+	struct policy_conf *conf;
+	struct sandbox *sb, sb_snap;
+	struct file *file;
+	__u64 vm_flags;
+	__u64 cgid;
+
+	if (!(prot & PROT_EXEC))
+		return 0;
+	vm_flags = BPF_CORE_READ(vma, vm_flags);
+	conf = lsm_current(&sb, &cgid, &sb_snap);
+	if (!conf)
+		return 0;
+	if (anon_deny(conf) && !(vm_flags & VM_SHARED) &&
+	    ((prot & PROT_WRITE) ||
+	     (!(vm_flags & VM_EXEC) && BPF_CORE_READ(vma, anon_vma))))
+		return anon_exec(sb, conf, cgid, EV_OP_MPROTECT_EXEC);
+	if (vm_flags & VM_EXEC)
+		return 0;
+	file = BPF_CORE_READ(vma, vm_file);
+	if (!file || is_shared_anon(file))
+		return anon_exec(sb, conf, cgid, EV_OP_MPROTECT_EXEC);
+	if (is_exec_open(file))
+		return 0;
+	return judge_exec(sb, conf, cgid, file, EV_OP_MPROTECT_EXEC, true);
+}
+
+/*
+ * personality(READ_IMPLIES_EXEC) under anon_exec: deny. With it, brk()
+ * grows an executable heap (do_brk_flags() ORs VM_DATA_DEFAULT_FLAGS,
+ * VM_EXEC included) and no LSM hook is on that way, nor on personality()
+ * itself; and the syscall cannot be failed here: fmod_ret reaches
+ * syscalls only with CONFIG_FUNCTION_ERROR_INJECTION, which Debian's
+ * kernels lack. So the caller is killed (SIGKILL, delivered before it
+ * returns to user space: it never runs with the flag), with one record;
+ * audit mode records and lets it be. An exec of a 64-bit ELF clears the
+ * flag (set_personality_64bit()); a legacy 32-bit one may set it, and
+ * its first mapping is then refused (stk_mmap_file).
+ */
+static __always_inline int personality_judge(unsigned long persona)
+{
+	struct policy_conf *conf;
+	struct sandbox *sb, sb_snap;
+	__u64 cgid;
+
+	/* 0xffffffff only asks for the current value. */
+	if (!(persona & READ_IMPLIES_EXEC) || (__u32)persona == 0xffffffff)
+		return 0;
+	conf = lsm_current(&sb, &cgid, &sb_snap);
+	if (!conf || !anon_deny(conf))
+		return 0;
+	if (anon_exec(sb, conf, cgid, EV_OP_PERSONALITY))
+		bpf_send_signal(SIGKILL);
+	return 0;
+}
+
+SEC("fentry/__x64_sys_personality")
+int BPF_PROG(stk_persona, struct pt_regs *regs)
+{
+	return personality_judge(BPF_CORE_READ(regs, di));
+}
+
+/* int 0x80 from a 64-bit task reaches the ia32 entry: the same check. */
+SEC("fentry/__ia32_sys_personality")
+int BPF_PROG(stk_persona32, struct pt_regs *regs)
+{
+	return personality_judge(BPF_CORE_READ(regs, bx));
 }
 
 /* SCM_RIGHTS: a file the sandbox could not open itself is refused. */

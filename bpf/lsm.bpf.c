@@ -17,6 +17,7 @@
 #define AF_NETLINK		16
 #define AF_PACKET		17
 #define CLONE_INTO_CGROUP	0x200000000ULL
+#define PTRACE_MODE_ATTACH	0x02
 #define PTRACE_MODE_NOAUDIT	0x04
 
 struct {
@@ -58,12 +59,37 @@ int BPF_PROG(stk_ptrace, struct task_struct *child, unsigned int mode)
 	 * would run unjudged code. Out of the sandbox's reach. */
 	if (in_setup(child))
 		reason = EV_REASON_IN_SETUP;
-	else if (task_root_of(child) == sb->root_id)
-		return 0;
+	else if (task_root_of(child) == sb->root_id) {
+		/* Within the sandbox: allowed, except that under anon_exec:
+		 * deny an attach (PTRACE_POKETEXT, /proc/PID/mem,
+		 * process_vm_writev) would write code into an allowed
+		 * binary's text without any mprotect. Reading
+		 * (PTRACE_MODE_READ) stays allowed. */
+		if (!(conf->flags & SANDBOX_ANON_EXEC_DENY) ||
+		    !(mode & PTRACE_MODE_ATTACH))
+			return 0;
+		reason = EV_REASON_ANON_EXEC;
+	}
 	if (mode & PTRACE_MODE_NOAUDIT)
 		return lsm_deny_quiet(sb, conf, EV_KIND_PTRACE);
 	return lsm_deny(sb, conf, cgid, EV_KIND_PTRACE, 0, reason, NULL, NULL,
 			BPF_CORE_READ(child, tgid), 0);
+}
+
+/* PTRACE_TRACEME reaches no ptrace_access_check: the child asks to be
+ * traced by its parent. Under anon_exec: deny, a parent in the same
+ * sandbox is refused as an attach would be (stk_ptrace); one outside it
+ * is no part of the sandbox, and one in setup is trusted. */
+SEC("lsm/ptrace_traceme")
+int BPF_PROG(stk_ptrace_traceme, struct task_struct *parent)
+{
+	CURRENT_OR_ALLOW();
+	if (!(conf->flags & SANDBOX_ANON_EXEC_DENY) || in_setup(parent) ||
+	    task_root_of(parent) != sb->root_id)
+		return 0;
+	return lsm_deny(sb, conf, cgid, EV_KIND_PTRACE, EV_OP_TRACEME,
+			EV_REASON_ANON_EXEC, NULL, NULL,
+			BPF_CORE_READ(parent, tgid), 0);
 }
 
 SEC("lsm/task_kill")

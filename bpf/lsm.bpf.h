@@ -299,7 +299,7 @@ struct {
 	__type(value, struct file_rule);
 } file_rules SEC(".maps") __weak;
 
-enum want { WANT_READ = 1, WANT_WRITE = 2 };
+enum want { WANT_READ = 1, WANT_WRITE = 2, WANT_EXEC = 4 };
 
 /*
  * Look the path in buf[off .. FILE_BUF_SIZE-1) up (len bytes, no NUL) and
@@ -334,6 +334,10 @@ static __always_inline __u8 judge_ex(struct lsm_scratch *s, __u32 policy_id,
 		return EV_REASON_OUTSIDE_SCOPE;
 	if ((want & WANT_READ) && !(r->flags & (FILE_READ | FILE_WRITE)))
 		return EV_REASON_OUTSIDE_SCOPE;
+	/* Readable, but not a place programs may run from (include/file.h:
+	 * FILE_EXEC; W^X when `exec:` is absent). */
+	if ((want & WANT_EXEC) && !(r->flags & FILE_EXEC))
+		return EV_REASON_NOT_EXECUTABLE;
 	if (moving && (r->flags & FILE_GUARDED_BELOW) && r->len == len)
 		return EV_REASON_GUARDED_BELOW;
 	return 0;

@@ -153,6 +153,12 @@ enum ev_op {
 	EV_OP_SETUP_DEADLINE = 67,	/* ended by its deadline */
 	EV_OP_SETUP_REFUSED = 68,	/* a moved task that was sandboxed */
 	EV_OP_SETUP_MOVED = 69,		/* moved on, where no pass holds */
+	/* file kind: a PROT_EXEC mapping (path: the file; empty for
+	 * anonymous memory) */
+	EV_OP_MMAP_EXEC = 70,		/* mmap(PROT_EXEC), shmat(SHM_EXEC) */
+	EV_OP_MPROTECT_EXEC = 71,	/* mprotect() adding PROT_EXEC */
+	EV_OP_PERSONALITY = 72,		/* personality(READ_IMPLIES_EXEC) */
+	EV_OP_TRACEME = 73,		/* ptrace kind: PTRACE_TRACEME */
 };
 
 enum ev_reason {
@@ -182,6 +188,11 @@ enum ev_reason {
 	EV_REASON_TABLE_FULL = 24,	/* an ownership table is full */
 	EV_REASON_PERF_NOT_ALLOWED = 25,	/* perf without perf: allow */
 	EV_REASON_IN_SETUP = 26,	/* ptrace/signal to a task in setup */
+	/* exec and PROT_EXEC (README, "Execution") */
+	EV_REASON_NOT_EXECUTABLE = 27,	/* readable, but outside the exec scope */
+	EV_REASON_MEMORY_FILE = 28,	/* memfd, shm, another internal mount */
+	EV_REASON_DELETED_FILE = 29,	/* unlinked (i_nlink 0), O_TMPFILE */
+	EV_REASON_ANON_EXEC = 30,	/* anonymous memory made executable */
 };
 
 #define EV_PATH_MAX	512	/* bytes of path/path2 in a record */

@@ -11,12 +11,17 @@
  * them), so one lookup decides:
  *   FILE_PROTECTED  a built-in protected path not overridden: deny
  *   FILE_DENY       under `files.deny`: deny, even under read/write
- *   FILE_READ       reads (open for read, exec) allowed
+ *   FILE_READ       reads (open for read) allowed
  *   FILE_WRITE      writes allowed (open for write/append/truncate, create,
  *                   mknod, mkdir, rmdir, unlink, rename and link at both
  *                   ends, symlink where created, truncate, chmod, chown,
  *                   setxattr, removexattr; times and other attributes
  *                   through inode_setattr)
+ *   FILE_EXEC       exec (execve, execveat, a #! interpreter: opens with
+ *                   FMODE_EXEC) and PROT_EXEC mappings (mmap, mprotect)
+ *                   allowed: readable, under `exec:` when the policy lists
+ *                   paths, and not writable unless exec.allow_written
+ *                   (W^X for files; agent/file_rules.c, exec_allowed())
  * Every policy has an entry for "/" holding its default (reads everywhere
  * when `files.read` is absent; no writes when `files.write` is absent).
  * /dev/null, /dev/zero, /dev/full, /dev/random and /dev/urandom hold no
@@ -30,9 +35,9 @@
  * a prefix of at most 252 bytes.
  *
  * Resolving paths. file_open (which also judges exec: execve() opens the
- * binary and any #! interpreter through it, with __FMODE_EXEC) and
- * file_receive use bpf_d_path() on the resolved struct path. The path_* hooks may not call
- * it, so they walk the dentry and mount chain themselves, at most
+ * binary and any #! interpreter through it, with __FMODE_EXEC),
+ * file_receive and mmap_file use bpf_d_path() on the resolved struct
+ * path. The path_* hooks and file_mprotect may not call it, so they walk the dentry and mount chain themselves, at most
  * FILE_WALK_DEPTH components into a FILE_BUF_SIZE buffer; a deeper or
  * longer path is denied with reason path_too_long. inode_setxattr and
  * inode_removexattr get no mount, so they walk to the root of the
@@ -66,6 +71,7 @@ enum file_flags {
 	 * would move that path out from under its rule. Meaningful only on
 	 * an exact match (file_rule.len == the judged path's length). */
 	FILE_GUARDED_BELOW = 1 << 4,
+	FILE_EXEC = 1 << 5,
 };
 
 struct file_key {

@@ -48,6 +48,12 @@ enum sandbox_flags {
 	SANDBOX_USERNS = 1 << 3,	/* namespaces.user: true */
 	SANDBOX_PERF = 1 << 4,		/* perf: allow (bpf/priv.bpf.c) */
 	SANDBOX_USERFAULTFD = 1 << 5,	/* userfaultfd: true */
+	/* exec.anon_exec: deny: anonymous memory may not become executable
+	 * (lsm/mmap_file, lsm/file_mprotect). */
+	SANDBOX_ANON_EXEC_DENY = 1 << 6,
+	/* exec.allow_written: true. Compiled into the file rules already;
+	 * kept here so that what is in force says it (manifest, status). */
+	SANDBOX_EXEC_WRITTEN = 1 << 7,
 };
 
 /* Per-policy settings, array map `policies` indexed by policy id. */

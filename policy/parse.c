@@ -29,7 +29,7 @@
 #define SHOW_MAX		48
 #define SHOW_BUF		(SHOW_MAX * 4 + 8)
 #define PATH_BUF		128
-#define MAX_FIELDS		12
+#define MAX_FIELDS		13
 
 enum ytype { Y_SCALAR, Y_SEQ, Y_MAP, Y_ALIAS };
 
@@ -1233,14 +1233,21 @@ static void check_files(struct ctx *c, const struct ynode *n, struct policy *p)
 {
 	static const struct field f[] = {
 		{ "read", false }, { "write", false }, { "deny", false },
-		{ "overrides", false },
+		{ "overrides", false }, { "preexisting", false },
 	};
-	const struct ynode *v[4];
+	static const char *const preexisting[] = {
+		[POLICY_PREEXISTING_REPORT] = "report",
+		[POLICY_PREEXISTING_KILL] = "kill",
+	};
+	const struct ynode *v[5];
 	char path[PATH_BUF];
 	size_t i;
+	int word;
 
-	if (!get_fields(c, n, "files", f, 4, v))
+	if (!get_fields(c, n, "files", f, 5, v))
 		return;
+	if (v[4] && get_word(c, v[4], "files.preexisting", preexisting, 2, &word))
+		p->files.preexisting = (enum policy_preexisting)word;
 	/* An empty read or write list means "nowhere"; an empty deny list
 	 * would mean nothing, and is refused like an empty allow list. */
 	p->files.has_read = v[0];
@@ -1266,6 +1273,48 @@ static void check_files(struct ctx *c, const struct ynode *n, struct policy *p)
 					    item(path, "files.overrides", i),
 					    p->files.overrides, i);
 	}
+}
+
+/*
+ * exec: a list of paths (exec.paths), or a mapping {paths, allow_written,
+ * anon_exec, hash}. An empty list is allowed: nothing may be executed, which
+ * only a policy whose sandboxes start from a preexisting process needs.
+ */
+static void check_exec(struct ctx *c, const struct ynode *n, struct policy *p)
+{
+	static const struct field f[] = {
+		{ "paths", false }, { "allow_written", false },
+		{ "anon_exec", false }, { "hash", false },
+	};
+	static const char *const anon_words[] = { "allow", "deny" };
+	static const char *const hash_words[] = { "none", "sha256" };
+	const struct ynode *v[4];
+	int anon, hash;
+
+	p->exec.has = true;
+	p->exec.pos = n->pos;
+	if (n->type == Y_SEQ) {
+		p->exec.has_paths = true;
+		get_paths(c, n, "exec", false, POLICY_MAX_EXEC_PATHS, NULL,
+			  &p->exec.paths, &p->exec.n_paths);
+		return;
+	}
+	if (!want(c, n, "exec", Y_MAP, "a list of paths or a mapping (paths, allow_written, anon_exec, hash)") ||
+	    !get_fields(c, n, "exec", f, 4, v))
+		return;
+	if (v[0]) {
+		p->exec.has_paths = true;
+		get_paths(c, v[0], "exec.paths", false, POLICY_MAX_EXEC_PATHS,
+			  NULL, &p->exec.paths, &p->exec.n_paths);
+	}
+	if (v[1]) {
+		p->exec.allow_written_pos = v[1]->pos;
+		get_bool(c, v[1], "exec.allow_written", &p->exec.allow_written);
+	}
+	if (v[2] && get_word(c, v[2], "exec.anon_exec", anon_words, 2, &anon))
+		p->exec.anon_deny = anon == 1;
+	if (v[3] && get_word(c, v[3], "exec.hash", hash_words, 2, &hash))
+		p->exec.hash_sha256 = hash == 1;
 }
 
 static void check_namespaces(struct ctx *c, const struct ynode *n,
@@ -1578,13 +1627,13 @@ static void check_policy(struct ctx *c, const struct ynode *root,
 		{ "cgroups", true }, { "network", false }, { "files", false },
 		{ "namespaces", false }, { "limits", false },
 		{ "capabilities", false }, { "perf", false },
-		{ "userfaultfd", false }, { "setup", false },
+		{ "userfaultfd", false }, { "setup", false }, { "exec", false },
 	};
 	static const char *const modes[] = {
 		[POLICY_ENFORCE] = "enforce", [POLICY_AUDIT] = "audit",
 	};
 	static const char *const perf_words[] = { "deny", "allow" };
-	const struct ynode *v[12];
+	const struct ynode *v[13];
 	int mode, perf;
 
 	p->pos = root->pos;
@@ -1593,7 +1642,7 @@ static void check_policy(struct ctx *c, const struct ynode *root,
 		     "empty document; expected a policy mapping with name and cgroups");
 		return;
 	}
-	if (!get_fields(c, root, "", f, 12, v))
+	if (!get_fields(c, root, "", f, 13, v))
 		return;
 	if (v[0])
 		check_name(c, v[0], p);
@@ -1619,6 +1668,8 @@ static void check_policy(struct ctx *c, const struct ynode *root,
 		get_bool(c, v[10], "userfaultfd", &p->userfaultfd);
 	if (v[11])
 		check_setup(c, v[11], p);
+	if (v[12])
+		check_exec(c, v[12], p);
 }
 
 int policy__parse(const char *file, const char *buf, size_t len,
@@ -1688,6 +1739,7 @@ void policy__free(struct policy *p)
 	free_paths(p->files.read, p->files.n_read);
 	free_paths(p->files.write, p->files.n_write);
 	free_paths(p->files.deny, p->files.n_deny);
+	free_paths(p->exec.paths, p->exec.n_paths);
 	free(p->files.overrides);
 	free(p->cgroups);
 	free(p->cgroups_pos);

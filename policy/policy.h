@@ -25,6 +25,7 @@
 #define POLICY_MAX_FILE_PATHS	4096	/* entries of files.read, .write, .deny each */
 #define POLICY_MAX_FILE_OVERRIDES 64	/* entries of `files.overrides:` */
 #define POLICY_MAX_UNIX_ALLOW	1024	/* entries of `network.unix_allow:` */
+#define POLICY_MAX_EXEC_PATHS	4096	/* entries of `exec.paths:` */
 
 enum policy_mode { POLICY_ENFORCE = 0, POLICY_AUDIT = 1 };
 
@@ -134,7 +135,28 @@ struct policy {
 		size_t n_deny;
 		struct policy_file_override *overrides;
 		size_t n_overrides;
+		/* files.preexisting: what the agent does about an fd a
+		 * process held from before its confinement that the policy
+		 * refuses (agent/preexist.c): report it, or also kill the
+		 * holder. */
+		enum policy_preexisting { POLICY_PREEXISTING_REPORT = 0,
+					  POLICY_PREEXISTING_KILL } preexisting;
 	} files;
+
+	/* exec: where programs may be executed or mapped PROT_EXEC from
+	 * (README, "Execution"). has false (key absent): the read scope
+	 * minus the write scope. has_paths false with has true: the
+	 * mapping form without `paths`, the same default scope. */
+	struct {
+		bool has;
+		bool has_paths;
+		struct policy_path *paths;
+		size_t n_paths;
+		bool allow_written;	/* drop the write-scope subtraction */
+		bool anon_deny;		/* anon_exec: deny (JIT memory refused) */
+		bool hash_sha256;	/* hash: sha256 (exec records carry it) */
+		struct policy_pos pos, allow_written_pos;
+	} exec;
 
 	struct {
 		bool user;		/* may create user namespaces; default false */

@@ -28,6 +28,15 @@
  *       PATH "@setuid" times setuid(0) instead: as root every call asks
  *       capable(CAP_SETUID), so it prices the lsm/capable hook that every
  *       process of the host pays; EXPECT ok.
+ *       PATH "@exec" times fork + execve of benchfile itself (`benchfile
+ *       true`, which exits 0 at once) + waitpid: in a sandbox each makes
+ *       an exec and an exit record (bpf/exec.bpf.c), outside it prices
+ *       the exec tracepoints' sandbox lookup; EXPECT ok. A block makes
+ *       one fork+exec per EXEC_DIV calls of the others (at least one),
+ *       and NS_PER_OP is per fork+exec.
+ *
+ *   benchfile true
+ *       Exit 0 (the program @exec runs).
  *
  *   benchfile policy --name NAME --cgroup SEL --rules N
  *       Print a policy (YAML) with exactly N file rules in all of
@@ -58,6 +67,10 @@
 #include <sys/wait.h>
 
 #define MAX_SPECS	32
+#define EXEC_DIV	20	/* @exec: one fork+exec per this many opens */
+
+/* @exec's program: benchfile itself, as the kernel resolved it. */
+static char self_exe[PATH_MAX];
 #define MAX_CONDS	8
 #define LIST_MAX	4096	/* README "Limits": files.read/write/deny each */
 
@@ -176,6 +189,30 @@ static void run_block(const struct spec *s, unsigned long n, struct reply *r)
 			}
 		r->ns = now_ns() - t0;
 		r->opens = n;
+		return;
+	}
+	if (!strcmp(s->path, "@exec")) {
+		unsigned long m = n / EXEC_DIV ? n / EXEC_DIV : 1;
+
+		for (i = 0; i < m; i++) {
+			char *const av[] = { "benchfile", "true", NULL };
+			int st = 0;
+			pid_t c = fork();
+
+			if (c == 0) {
+				execv(self_exe, av);
+				_exit(127);
+			}
+			if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st) ||
+			    WEXITSTATUS(st)) {
+				if (!r->err) {
+					r->err = 1;
+					r->bad_errno = c < 0 ? errno : EPERM;
+				}
+			}
+		}
+		r->ns = now_ns() - t0;
+		r->opens = m;
 		return;
 	}
 	for (i = 0; i < n; i++) {
@@ -303,7 +340,8 @@ static int open_spec(struct open_run *o, char *a)
 	}
 	p1 = strchr(a, ':');
 	p2 = p1 ? strchr(p1 + 1, ':') : NULL;
-	if (!p1 || !p2 || p1 == a || (p2[1] != '/' && strcmp(p2 + 1, "@setuid")))
+	if (!p1 || !p2 || p1 == a || (p2[1] != '/' && strcmp(p2 + 1, "@setuid") &&
+				  strcmp(p2 + 1, "@exec")))
 		return usage();
 	*p1 = *p2 = 0;
 	sp->name = a;
@@ -554,8 +592,15 @@ static int cmd_policy(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	ssize_t n;
+
 	if (argc < 2)
 		return usage();
+	if (!strcmp(argv[1], "true"))
+		return 0;
+	n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
+	if (n > 0)
+		self_exe[n] = '\0';
 	if (!strcmp(argv[1], "open"))
 		return cmd_open(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "policy"))

@@ -61,11 +61,19 @@
  *                             a kernel without IA32 emulation
  * Helpers, run outside the sandbox: they print "pid=N", then "ready" once
  * set up, then their result, and exit after HELPER_TIMEOUT seconds anyway:
- *   hold                      sleep until killed; prints addr=0x... of a
- *                             readable word for process-vm-readv
+ *   hold [WHAT...]            sleep until killed; prints addr=0x... of a
+ *                             readable word for process-vm-readv. Holds
+ *                             an fd of each WHAT first (at most 4): PATH
+ *                             read, w:PATH written (created), tcp:IPV4:PORT
+ *                             connected, listen:IPV4:PORT listening
  *   unix-listen PATH|@NAME [N]  listen, accept N connections (default 1)
  *   send-fd-server PATH|@NAME FILE  listen, open FILE, send its fd to the
  *                             first client with SCM_RIGHTS
+ *   clone-hold CGDIR WHAT     open WHAT (as hold does), then
+ *                             clone3(CLONE_INTO_CGROUP)
+ *                             a child into CGDIR that holds it: the child
+ *                             prints "child=N", then "ready", and sleeps
+ *                             until killed; the helper waits for it
  *
  * --cgroup DIR joins that cgroup (writes cgroup.procs) before anything
  * else; --wait FILE waits (up to 60 s) until FILE exists before acting: a
@@ -99,6 +107,7 @@
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <linux/bpf.h>
 #include <linux/io_uring.h>
 #include <linux/sched.h>
@@ -458,8 +467,73 @@ static int bpf_map_create(void)
 	return probe_result(fd < 0 ? -1 : 0);
 }
 
-static int hold(void)
+/* An fd held (hold, clone-hold): WHAT a PATH (read), w:PATH (written,
+ * created), tcp:IPV4:PORT (connected) or listen:IPV4:PORT (listening). */
+static int hold_open(const char *what)
 {
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	char kind[8], ip[32];
+	unsigned int port;
+	int fd;
+
+	if (!strncmp(what, "w:", 2))
+		return open(what + 2, O_WRONLY | O_CREAT, 0644);
+	if (sscanf(what, "%7[a-z]:%31[0-9.]:%u", kind, ip, &port) != 3 ||
+	    (strcmp(kind, "tcp") && strcmp(kind, "listen")))
+		return open(what, O_RDONLY);
+	sa.sin_port = htons((uint16_t)port);
+	if (inet_pton(AF_INET, ip, &sa.sin_addr) != 1) {
+		errno = EINVAL;
+		return -1;
+	}
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0)
+		return -1;
+	if (!strcmp(kind, "tcp") ? connect(fd, (struct sockaddr *)&sa, sizeof(sa)) :
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &(int){ 1 }, sizeof(int)) ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 64)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static int clone_hold(const char *dir, const char *what)
+{
+	struct clone_args args;
+	int cg, fd, status;
+	long pid;
+
+	fd = hold_open(what);
+	cg = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || cg < 0)
+		return probe_setup_fail(fd < 0 ? what : dir);
+	memset(&args, 0, sizeof(args));
+	args.flags = CLONE_INTO_CGROUP;
+	args.exit_signal = SIGCHLD;
+	args.cgroup = (uint64_t)cg;
+	fflush(stdout);
+	pid = syscall(__NR_clone3, &args, sizeof(args));
+	if (pid == 0) {
+		printf("child=%d\nready\n", getpid());
+		fflush(stdout);
+		alarm(HELPER_TIMEOUT);
+		for (;;)
+			pause();
+	}
+	if (pid < 0)
+		return probe_result(-1);
+	waitpid((pid_t)pid, &status, 0);
+	return probe_result(0);
+}
+
+static int hold(char **what, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (hold_open(what[i]) < 0)
+			return probe_setup_fail(what[i]);
 	printf("addr=%p\nready\n", (void *)&hold_word);
 	fflush(stdout);
 	for (;;)
@@ -489,6 +563,7 @@ enum op_id {
 	OP_UNIX_CONNECT, OP_RECV_FD, OP_HOLD, OP_UNIX_LISTEN, OP_SEND_FD,
 	OP_MKNOD_DEV, OP_PRLIMIT, OP_SETPRIO, OP_OPEN_TREE, OP_SOCKET_XDP,
 	OP_FTRUNCATE, OP_SET_ACL, OP_REMOVE_ACL, OP_TIOCSTI, OP_TIOCSTI32,
+	OP_CLONE_HOLD,
 };
 
 static const struct op {
@@ -527,7 +602,8 @@ static const struct op {
 	{ "io-uring-openat", OP_URING, 1, 1, false },
 	{ "unix-connect", OP_UNIX_CONNECT, 1, 1, false },
 	{ "recv-fd", OP_RECV_FD, 1, 1, false },
-	{ "hold", OP_HOLD, 0, 0, true },
+	{ "hold", OP_HOLD, 0, 4, true },
+	{ "clone-hold", OP_CLONE_HOLD, 2, 2, true },
 	{ "unix-listen", OP_UNIX_LISTEN, 1, 2, true },
 	{ "send-fd-server", OP_SEND_FD, 2, 2, true },
 	{ "mknod-dev", OP_MKNOD_DEV, 1, 1, false },
@@ -713,11 +789,13 @@ static int act(enum op_id id, const char *a1, const char *a2)
 	case OP_RECV_FD:
 		return recv_fd(a1);
 	case OP_HOLD:
-		return hold();
+		break;		/* main() calls hold(): all its arguments */
 	case OP_UNIX_LISTEN:
 		return unix_listen_helper(a1, a2 ? atol(a2) : 1);
 	case OP_SEND_FD:
 		return send_fd_server(a1, a2);
+	case OP_CLONE_HOLD:
+		return clone_hold(a1, a2);
 	}
 	return -2;
 }
@@ -734,7 +812,9 @@ static void usage(void)
 		"  cgroup-move CGDIR    clone-into-cgroup CGDIR    io-uring-openat PATH\n"
 		"  unix-connect PATH|@NAME    recv-fd PATH|@NAME\n"
 		"  ftruncate FD    set-acl PATH    remove-acl PATH    tiocsti FD    tiocsti32 FD\n"
-		"  helpers: hold    unix-listen PATH|@NAME [N]    send-fd-server PATH|@NAME FILE\n");
+		"  helpers: hold [PATH|w:PATH|tcp:IPV4:PORT|listen:IPV4:PORT...]\n"
+		"           unix-listen PATH|@NAME [N]    send-fd-server PATH|@NAME FILE\n"
+		"           clone-hold CGDIR PATH|tcp:IPV4:PORT\n");
 }
 
 int main(int argc, char **argv)
@@ -771,7 +851,8 @@ int main(int argc, char **argv)
 	probe_print_pid();
 	probe_wait_file(wait_for);
 	alarm(op->helper ? HELPER_TIMEOUT : ACTION_TIMEOUT);
-	rc = act(op->id, n >= 1 ? argv[i + 1] : NULL, n >= 2 ? argv[i + 2] : NULL);
+	rc = op->id == OP_HOLD ? hold(argv + i + 1, n) :
+	     act(op->id, n >= 1 ? argv[i + 1] : NULL, n >= 2 ? argv[i + 2] : NULL);
 	if (rc != -2)
 		return rc;
 usage:

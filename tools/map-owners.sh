@@ -23,6 +23,7 @@ cg_born watch.c
 lsm_count -
 net_count -
 setup_tasks -
+exec_tasks -
 mq_owner -
 key_owner -
 ipc_owner -
@@ -31,10 +32,12 @@ cap_last -
 rodata_str1_1 -
 agent_meta events.c
 rb events.c
+join_rb preexist.c
 bss pin.c
 data pin.c
 rodata pin.c
 lsm_scratch pin.c
+exec_scratch pin.c
 detached confine.c
 file_rules policy_maps.c
 net_allow policy_maps.c

@@ -148,6 +148,21 @@ if [ "$bad" = 0 ] && [ -n "$rules" ]; then
 	# lsm/capable runs for every capability check on the host.
 	ratio "setuid(0) (a capable() check): outside / no agent" \
 		capable.none-outside capable.outside '<=1.05'
+	# Exec and exit records (bpf/exec.bpf.c): fork + exec + exit.
+	ratio "fork+exec+exit: outside / no agent" exec.none-outside exec.outside
+	ratio "fork+exec+exit in a sandbox (an exec and an exit record each): $small rules / no agent" \
+		exec.none-in$small exec.in$small
+	for c in none-in$small in$small; do
+		v=$(awk -v k="exec.$c" '$2 == k { print $3 }' "$raw/samples.txt" | sort -n |
+			awk '{ a[NR] = $1 } END { if (NR) printf "%.1f", 1e9 / a[int((NR + 1) / 2)] }')
+		[ -n "$v" ] || continue
+		case $c in
+		none-*) w="without the agent" ;;
+		*) w="with the agent: 2 records each" ;;
+		esac
+		"$bs" value --out "$rows" --section $S --name "fork+exec+exit/s in the $small-rule sandbox, $w" \
+			--value "$v" --unit execs/s --note "median of the rounds' ns per fork+exec of benchfile true, under TCG" || bad=1
+	done
 fi
 
 # ---- each program's own cost (bpf_stats) ----

@@ -5,6 +5,7 @@
 # build/bench/results.json with `benchstat report`:
 #   net     the cgroup socket programs' cost, on this host
 #   events  the event pipeline (ring buffer to log), on this host
+#   hash    exec.hash: sha256, the agent's cost per exec record, on this host
 #   files   the BPF-LSM file programs' cost, in the test VM
 #   scale   confinement time, reload latency, memory
 # Each section is tests/bench/SECTION.sh ROWS_FILE (sh or bash), run as
@@ -24,7 +25,7 @@ rm -f "$rows" "$out/results.json"
 : > "$rows"
 rc=0
 ran=0
-for s in net events files scale; do
+for s in net events hash files scale; do
 	f=tests/bench/$s.sh
 	[ -f "$f" ] || continue
 	case $(head -n 1 "$f") in

@@ -54,6 +54,14 @@ probe() {
 	return 1
 }
 
+# recs: the records of $pid's calls: not the agent's report of the fds it
+# held from before it joined (preexisting_fd, agent/preexist.c), nor its
+# exec and exit records.
+recs() {
+	grep "\"pid\":$pid," "$log" | grep -v '"event":"\(preexisting_fd\|exec\|exit\)"'
+}
+recs_for() { recs | grep -q .; }
+
 # record NAME FIELD...: exactly one record for $pid, containing each field.
 record() {
 	name=$1
@@ -63,8 +71,8 @@ record() {
 		return
 	fi
 	sleep 0.1
-	n=$(grep -c "\"pid\":$pid," "$log")
-	line=$(grep "\"pid\":$pid," "$log" | head -n 1)
+	n=$(recs | grep -c .)
+	line=$(recs | head -n 1)
 	if [ "$n" != 1 ]; then
 		not_ok "$name: record" "$n records for pid $pid"
 		return
@@ -81,8 +89,8 @@ record() {
 # no_record NAME: the probe $pid produced nothing.
 no_record() {
 	sleep 0.2
-	if grep -q "\"pid\":$pid," "$log"; then
-		not_ok "$1: no record" "unexpected: $(grep "\"pid\":$pid," "$log")"
+	if recs_for; then
+		not_ok "$1: no record" "unexpected: $(recs)"
 	else
 		ok "$1: no record"
 	fi
@@ -342,7 +350,7 @@ if wait_for '"event":"agent_ready"' "$log" 100; then
 	kill -TERM "$agent_pid"
 	wait "$agent_pid"
 	agent_pid=
-	logged=$(grep -c "\"pid\":$pid," "$log")
+	logged=$(recs | grep -c .)
 	lost=$(sed -n 's/.*"event":"lost","count":\([0-9]*\),.*/\1/p' "$log" |
 		awk '{ s += $1 } END { print s + 0 }')
 	if [ "$denied" = "$storm" ] && [ $((logged + lost)) -eq "$storm" ]; then

@@ -22,6 +22,14 @@ static struct policy_path *paths(const char *const *v, size_t n)
 	return p;
 }
 
+#define EXEC_PATHS(...)							\
+	do {								\
+		static const char *const _v[] = { __VA_ARGS__ };	\
+		pol.exec.has = pol.exec.has_paths = true;		\
+		pol.exec.paths = paths(_v, ARRAY_SIZE(_v));		\
+		pol.exec.n_paths = ARRAY_SIZE(_v);			\
+	} while (0)
+
 #define LIST(field, ...)						\
 	do {								\
 		static const char *const _v[] = { __VA_ARGS__ };	\
@@ -49,6 +57,7 @@ static int teardown(void **state)
 	free(pol.files.deny);
 	free(pol.files.overrides);
 	free(pol.net.unix_allow);
+	free(pol.exec.paths);
 	file_compiled__free(&fc);
 	return 0;
 }
@@ -64,6 +73,8 @@ static void compile(void)
 
 #define R FILE_READ
 #define W FILE_WRITE
+#define X FILE_EXEC
+#define RX (FILE_READ | FILE_EXEC)
 #define V(path) file_rules__lookup(&fc, 3, path)
 
 static void test_scope(void **state)
@@ -74,28 +85,28 @@ static void test_scope(void **state)
 	LIST(write, "/task/out", "/tmp/task");
 	LIST(deny, "/task/.git/hooks");
 	compile();
-	EXPECT_EQ(V("/usr/bin/env"), R);
-	EXPECT_EQ(V("/usr"), R);
+	EXPECT_EQ(V("/usr/bin/env"), RX);
+	EXPECT_EQ(V("/usr"), RX);
 	EXPECT_EQ(V("/usrx"), 0);		/* component boundary */
 	EXPECT_EQ(V("/var/log/x"), 0);
-	EXPECT_EQ(V("/task/in"), R);
+	EXPECT_EQ(V("/task/in"), RX);
 	EXPECT_EQ(V("/task/out"), R | W);
 	EXPECT_EQ(V("/task/out/a/b"), R | W);
-	EXPECT_EQ(V("/task/outside"), R);
+	EXPECT_EQ(V("/task/outside"), RX);
 	EXPECT_EQ(V("/tmp/task/x"), R | W);	/* write implies read */
 	EXPECT_EQ(V("/tmp/other"), 0);
 	EXPECT_EQ(V("/task/.git/hooks/pre-commit") & FILE_DENY, FILE_DENY);
-	EXPECT_EQ(V("/task/.git/config"), R);
+	EXPECT_EQ(V("/task/.git/config"), RX);
 	/* Renaming a directory above a deny or protected path is refused:
 	 * the flag holds on the directory itself, not below it. */
-	EXPECT_EQ(V("/task/.git"), R | FILE_GUARDED_BELOW);
-	EXPECT_EQ(V("/task"), R | FILE_GUARDED_BELOW);
+	EXPECT_EQ(V("/task/.git"), RX | FILE_GUARDED_BELOW);
+	EXPECT_EQ(V("/task"), RX | FILE_GUARDED_BELOW);
 	EXPECT_EQ(V("/home/alice"), FILE_GUARDED_BELOW);
 	EXPECT_EQ(V("/home/alice/.config"), FILE_GUARDED_BELOW);
 	EXPECT_EQ(V("/home/alice/.configx"), 0);
 	/* Credentials stay protected inside a readable scope. */
 	EXPECT_EQ(V("/etc/shadow") & FILE_PROTECTED, FILE_PROTECTED);
-	EXPECT_EQ(V("/etc/passwd"), R);
+	EXPECT_EQ(V("/etc/passwd"), RX);
 	EXPECT_EQ(V("/etc/sudoers.d/x") & FILE_PROTECTED, FILE_PROTECTED);
 	EXPECT_EQ(V("/home/alice/.ssh/id_ed25519") & FILE_PROTECTED, FILE_PROTECTED);
 	EXPECT_EQ(V("/root/.aws/credentials") & FILE_PROTECTED, FILE_PROTECTED);
@@ -111,8 +122,8 @@ static void test_defaults(void **state)
 	(void)state;
 	/* No files section: reads everywhere, writes nowhere. */
 	compile();
-	EXPECT_EQ(V("/anything/at/all"), R);
-	EXPECT_EQ(V("/"), R | FILE_GUARDED_BELOW);
+	EXPECT_EQ(V("/anything/at/all"), RX);
+	EXPECT_EQ(V("/"), RX | FILE_GUARDED_BELOW);
 	EXPECT_EQ(V("/etc/shadow") & FILE_PROTECTED, FILE_PROTECTED);
 	teardown(NULL);
 	setup(NULL);
@@ -134,7 +145,7 @@ static void test_override(void **state)
 	pol.files.overrides = o;
 	pol.files.n_overrides = 1;
 	compile();
-	EXPECT_EQ(V("/var/run/secrets/kubernetes.io/serviceaccount/token"), R);
+	EXPECT_EQ(V("/var/run/secrets/kubernetes.io/serviceaccount/token"), RX);
 	EXPECT_EQ(V("/var/run/secrets/other") & FILE_PROTECTED, FILE_PROTECTED);
 	EXPECT_EQ(V("/run/secrets/x") & FILE_PROTECTED, FILE_PROTECTED);
 	DONE();
@@ -154,7 +165,7 @@ static void test_long_paths(void **state)
 	p[sizeof(p) - 1] = '\0';
 	EXPECT_EQ(V(p), R | W);
 	p[1] = 'x';
-	EXPECT_EQ(V(p), R);
+	EXPECT_EQ(V(p), RX);
 	DONE();
 }
 
@@ -191,6 +202,94 @@ static void test_home_too_long(void **state)
 	DONE();
 }
 
+/* W^X for files: with no `exec:` key, what the sandbox can write cannot
+ * run; the rest of the read scope can. */
+static void test_exec_under_write_scope_refused_by_default(void **state)
+{
+	(void)state;
+	pol.files.has_read = pol.files.has_write = true;
+	LIST(read, "/usr", "/task");
+	LIST(write, "/task/out", "/tmp/task");
+	compile();
+	EXPECT_EQ(V("/usr/bin/env"), RX);
+	EXPECT_EQ(V("/task/bin/tool"), RX);
+	EXPECT_EQ(V("/task/out/busybox"), R | W);
+	EXPECT_EQ(V("/task/out"), R | W);
+	EXPECT_EQ(V("/tmp/task/a.out"), R | W);
+	/* Outside the read scope nothing runs either. */
+	EXPECT_EQ(V("/srv/x"), 0);
+	/* The data-free devices are writable, so never executable. */
+	EXPECT_EQ(V("/dev/zero"), R | W);
+	DONE();
+}
+
+/* exec.allow_written drops the subtraction: written files may run. */
+static void test_exec_allow_written(void **state)
+{
+	(void)state;
+	pol.files.has_read = pol.files.has_write = true;
+	LIST(read, "/usr");
+	LIST(write, "/task/out");
+	pol.exec.has = pol.exec.allow_written = true;
+	compile();
+	EXPECT_EQ(V("/usr/bin/env"), RX);
+	EXPECT_EQ(V("/task/out/busybox"), R | W | X);
+	EXPECT_EQ(V("/srv/x"), 0);
+	DONE();
+}
+
+/* exec: [paths]: only under them, and only where readable. */
+static void test_exec_paths_list(void **state)
+{
+	(void)state;
+	pol.files.has_read = true;
+	LIST(read, "/usr", "/opt", "/etc");
+	EXEC_PATHS("/usr/bin", "/opt/tool", "/srv/bin");
+	compile();
+	EXPECT_EQ(V("/usr/bin/env"), RX);
+	EXPECT_EQ(V("/usr/bin"), RX);
+	EXPECT_EQ(V("/usr/binx"), R);		/* component boundary */
+	EXPECT_EQ(V("/usr/lib/libc.so.6"), R);
+	EXPECT_EQ(V("/opt/tool/run"), RX);
+	EXPECT_EQ(V("/opt/other/run"), R);
+	/* Listed, but outside the read scope: not readable, not run. */
+	EXPECT_EQ(V("/srv/bin/x"), 0);
+	/* exec: [] runs nothing. */
+	teardown(NULL);
+	setup(NULL);
+	pol.exec.has = pol.exec.has_paths = true;
+	compile();
+	EXPECT_EQ(V("/usr/bin/env"), R);
+	DONE();
+}
+
+/* A write folder inside an exec path is still W^X; deny and protected
+ * paths under an exec path never run. */
+static void test_exec_nested_write_under_exec_path(void **state)
+{
+	(void)state;
+	pol.files.has_read = pol.files.has_write = true;
+	LIST(read, "/opt", "/etc");
+	LIST(write, "/opt/data");
+	LIST(deny, "/opt/secret");
+	EXEC_PATHS("/opt", "/etc");
+	compile();
+	EXPECT_EQ(V("/opt/app/run"), RX);
+	EXPECT_EQ(V("/opt/data/dropped"), R | W);
+	EXPECT_EQ(V("/opt/secret/x") & (FILE_DENY | X), FILE_DENY);
+	EXPECT_EQ(V("/etc/shadow") & (FILE_PROTECTED | X), FILE_PROTECTED);
+	teardown(NULL);
+	setup(NULL);
+	pol.files.has_read = pol.files.has_write = true;
+	LIST(read, "/opt");
+	LIST(write, "/opt/data");
+	EXEC_PATHS("/opt");
+	pol.exec.allow_written = true;
+	compile();
+	EXPECT_EQ(V("/opt/data/dropped"), R | W | X);
+	DONE();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -200,6 +299,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_long_paths, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unix_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_home_too_long, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_under_write_scope_refused_by_default,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_allow_written, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_paths_list, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_nested_write_under_exec_path,
+						setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("file", tests, NULL, NULL);

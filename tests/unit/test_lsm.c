@@ -22,6 +22,16 @@ static void test_lookup(void **state)
 	EXPECT(lsm__hook("stk_file_truncate")->newer);
 	EXPECT(lsm__hook("stk_inode_set_acl")->newer);
 	EXPECT(lsm__hook("stk_file_ioctl_compat")->newer);
+	/* fentry rows (not LSM hooks): their section is the hook, and a
+	 * missing one costs its own guarantee only; the ia32 entry is
+	 * absent at no loss without IA32 emulation. */
+	h = lsm__hook("stk_persona");
+	assert_non_null(h);
+	EXPECT_STR(h->hook, LSM_FENTRY "__x64_sys_personality");
+	EXPECT_STR(h->guarantee, "anon_exec_personality");
+	EXPECT(!h->newer);
+	EXPECT(lsm__hook("stk_persona32")->newer);
+	EXPECT_STR(lsm__guarantee("stk_ptrace_traceme", "ptrace_traceme"), "ptrace");
 	EXPECT(!lsm__hook("stk_nope"));
 	EXPECT(!lsm__hook(NULL));
 

@@ -623,6 +623,37 @@ static void test_files_defaults(void **state)
 	DONE();
 }
 
+/* exec: absent (read minus write), a list, or the mapping form. */
+static void test_exec_forms(void **state)
+{
+	struct policy *p;
+
+	if ((p = parse_ok(*state, OK_HEAD)))
+		EXPECT(!p->exec.has && !p->exec.has_paths &&
+		       !p->exec.allow_written && !p->exec.anon_deny);
+	if ((p = parse_ok(*state, OK_HEAD "exec: [/usr/bin, /opt/tool]\n")) &&
+	    EXPECT(p->exec.has_paths && p->exec.n_paths == 2)) {
+		EXPECT_STR(p->exec.paths[0].path, "/usr/bin");
+		EXPECT_STR(p->exec.paths[1].path, "/opt/tool");
+		EXPECT(!p->exec.allow_written);
+	}
+	if ((p = parse_ok(*state, OK_HEAD "exec: []\n")))
+		EXPECT(p->exec.has_paths && p->exec.n_paths == 0);
+	if ((p = parse_ok(*state, OK_HEAD "exec:\n  allow_written: true\n  anon_exec: deny\n"))) {
+		EXPECT(p->exec.has && !p->exec.has_paths);
+		EXPECT(p->exec.allow_written && p->exec.anon_deny);
+		EXPECT_EQ(p->exec.allow_written_pos.line, 4);
+	}
+	if ((p = parse_ok(*state, OK_HEAD "exec: {paths: [/opt], anon_exec: allow}\n")) &&
+	    EXPECT(p->exec.n_paths == 1))
+		EXPECT(!p->exec.anon_deny && !p->exec.allow_written && !p->exec.hash_sha256);
+	if ((p = parse_ok(*state, OK_HEAD "exec: {hash: sha256}\n")))
+		EXPECT(p->exec.hash_sha256 && !p->exec.has_paths);
+	if ((p = parse_ok(*state, OK_HEAD "exec: {hash: none}\n")))
+		EXPECT(!p->exec.hash_sha256);
+	DONE();
+}
+
 /* capabilities: names in any spelling, the default set, and the
  * dangerous ones (allowed, for `check` to warn about). */
 static void test_capabilities(void **state)
@@ -671,6 +702,13 @@ static void test_capabilities(void **state)
 		EXPECT(p->setup.pass == POLICY_SETUP_OFF);
 	if ((p = parse_ok(*state, OK_HEAD "setup: {deadline: 1m30s}\n")))
 		EXPECT(p->setup.pass == POLICY_SETUP_AUTO && p->setup.deadline_ms == 90000);
+	/* files.preexisting: report unless kill is given */
+	if ((p = parse_ok(*state, OK_HEAD "perf: deny\n")))
+		EXPECT(p->files.preexisting == POLICY_PREEXISTING_REPORT);
+	if ((p = parse_ok(*state, OK_HEAD "files: {preexisting: kill}\n")))
+		EXPECT(p->files.preexisting == POLICY_PREEXISTING_KILL);
+	if ((p = parse_ok(*state, OK_HEAD "files: {preexisting: report}\n")))
+		EXPECT(p->files.preexisting == POLICY_PREEXISTING_REPORT);
 	/* The brief's list: every one of these is dangerous, none default. */
 	for (i = 0; i <= POLICY_CAP_LAST; i++) {
 		static const char *const bad[] = {
@@ -834,7 +872,7 @@ static void test_all_diagnostics(void **state)
 		"mode: x\n";
 	static const char *const want[] = {
 		"t.yaml:1:7: name: 'Bad' has the character 'B'; use only a-z, 0-9 and '-'",
-		"t.yaml:3:1: bogus: unknown key 'bogus'; expected one of: name, category, mode, cgroups, network, files, namespaces, limits, capabilities, perf, userfaultfd, setup",
+		"t.yaml:3:1: bogus: unknown key 'bogus'; expected one of: name, category, mode, cgroups, network, files, namespaces, limits, capabilities, perf, userfaultfd, setup, exec",
 		"t.yaml:4:7: mode: expected enforce or audit, got 'x'",
 	};
 	struct fx *fx = *state;
@@ -901,7 +939,7 @@ done:
 static void test_diag_one_line(void **state)
 {
 	static const char *const want[] = {
-		"t.yaml:3:1: a\\x0ab\\x01: unknown key 'a\\x0ab\\x01'; expected one of: name, category, mode, cgroups, network, files, namespaces, limits, capabilities, perf, userfaultfd, setup",
+		"t.yaml:3:1: a\\x0ab\\x01: unknown key 'a\\x0ab\\x01'; expected one of: name, category, mode, cgroups, network, files, namespaces, limits, capabilities, perf, userfaultfd, setup, exec",
 	};
 	struct fx *fx = *state;
 
@@ -1098,6 +1136,7 @@ int main(void)
 		FX(test_files_defaults),
 		FX(test_path_forms),
 		FX(test_capabilities),
+		FX(test_exec_forms),
 		cmocka_unit_test(test_builtin_paths),
 		FX(test_limits_units),
 		FX(test_all_diagnostics),
@@ -1136,7 +1175,7 @@ int main(void)
 		    "t.yaml:3:3: document: expected a string key, got a sequence"),
 
 		/* unknown keys and wrong types */
-		BAD(unknown_top, OK_HEAD "nmae: t\n", "t.yaml:3:1: nmae: unknown key 'nmae'; expected one of: name, category, mode, cgroups, network, files, namespaces, limits, capabilities, perf, userfaultfd, setup"),
+		BAD(unknown_top, OK_HEAD "nmae: t\n", "t.yaml:3:1: nmae: unknown key 'nmae'; expected one of: name, category, mode, cgroups, network, files, namespaces, limits, capabilities, perf, userfaultfd, setup, exec"),
 		BAD(unknown_network, OK_HEAD "network:\n  allwo: []\n",
 		    "t.yaml:4:3: network.allwo: unknown key 'allwo'; expected one of: default, allow, raw_sockets, icmp, overrides, unix_allow, listen, netlink"),
 		BAD(unknown_rule, RULE("cidr: 10.0.0.0/8, port: 80"),
@@ -1266,7 +1305,9 @@ int main(void)
 
 		/* files */
 		BAD(files_unknown, FILES("reed: [/etc]"),
-		    "t.yaml:3:9: files.reed: unknown key 'reed'; expected one of: read, write, deny, overrides"),
+		    "t.yaml:3:9: files.reed: unknown key 'reed'; expected one of: read, write, deny, overrides, preexisting"),
+		BAD(files_preexisting_word, FILES("preexisting: close"),
+		    "t.yaml:3:22: files.preexisting: expected report or kill, got 'close'"),
 		BAD(files_read_scalar, FILES("read: /etc"),
 		    "t.yaml:3:15: files.read: expected a sequence, got '/etc'"),
 		BAD(files_read_null, OK_HEAD "files:\n  read:\n",
@@ -1379,6 +1420,22 @@ int main(void)
 		    "t.yaml:3:7: perf: expected deny or allow, got 'maybe'"),
 		BAD(uffd_word, OK_HEAD "userfaultfd: yes\n",
 		    "t.yaml:3:14: userfaultfd: expected true or false, got 'yes'"),
+
+		/* exec */
+		BAD(exec_scalar, OK_HEAD "exec: /usr\n",
+		    "t.yaml:3:7: exec: expected a list of paths or a mapping (paths, allow_written, anon_exec, hash), got '/usr'"),
+		BAD(exec_key, OK_HEAD "exec: {allow_writen: true}\n",
+		    "t.yaml:3:8: exec.allow_writen: unknown key 'allow_writen'; expected one of: paths, allow_written, anon_exec, hash"),
+		BAD(exec_written_word, OK_HEAD "exec: {allow_written: yes}\n",
+		    "t.yaml:3:23: exec.allow_written: expected true or false, got 'yes'"),
+		BAD(exec_anon_word, OK_HEAD "exec: {anon_exec: no}\n",
+		    "t.yaml:3:19: exec.anon_exec: expected allow or deny, got 'no'"),
+		BAD(exec_hash_word, OK_HEAD "exec: {hash: md5}\n",
+		    "t.yaml:3:14: exec.hash: expected none or sha256, got 'md5'"),
+		BAD(exec_relative, OK_HEAD "exec: [usr/bin]\n",
+		    "t.yaml:3:8: exec[0]: 'usr/bin' is not an absolute path; write it from '/'"),
+		BAD(exec_paths_dots, OK_HEAD "exec: {paths: [/opt/../bin]}\n",
+		    "t.yaml:3:16: exec.paths[0]: '/opt/../bin'" DOTS),
 
 		/* setup */
 		BAD(setup_word, OK_HEAD "setup: {pass: yes}\n",

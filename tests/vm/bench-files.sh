@@ -269,20 +269,31 @@ done
 # CAPABLE: setuid(0) outside, the cost of lsm/capable to the host's
 # processes (bpf/priv.bpf.c), against the same calls without the agent.
 CAPABLE="capable:ok:@setuid"
-agent_args="--cond outside= $(spec outside $ALLOWED $DENY_OPEN $CAPABLE)"
-pre_args="--cond pre-outside= $(spec pre-outside $ALLOWED $DENY_OPEN $CAPABLE)"
-post_args="--cond post-outside= $(spec post-outside $ALLOWED $DENY_OPEN $CAPABLE)"
+# EXEC: fork + exec + exit (benchfile true), outside (the exec
+# tracepoints' lookup) and in the first sandbox (an exec and an exit
+# record each, bpf/exec.bpf.c), against the same without the agent.
+EXEC="exec:ok:@exec"
+agent_args="--cond outside= $(spec outside $ALLOWED $DENY_OPEN $CAPABLE $EXEC)"
+pre_args="--cond pre-outside= $(spec pre-outside $ALLOWED $DENY_OPEN $CAPABLE $EXEC)"
+post_args="--cond post-outside= $(spec post-outside $ALLOWED $DENY_OPEN $CAPABLE $EXEC)"
 ncond=1
+first=1
 for n in $RULES; do
 	l=$(label "$n")
+	x=
+	[ "$first" = 1 ] && x=$EXEC
+	first=0
 	mkdir -p "$CGROUP_ROOT/bench-files-$l" &&
 		"$bf" policy --name "bench-files-$l" --cgroup "/bench-files-$l" --rules "$n" \
 			> "$work/policies/bench-files-$l.yaml" ||
 		{ check run fail "cannot set up the sandbox with $n rules"; exit 1; }
 	cg=$CGROUP_ROOT/bench-files-$l
-	agent_args="$agent_args --cond in$l=$cg $(spec "in$l" $ALLOWED $DENIED)"
-	pre_args="$pre_args --cond pre-in$l=$cg $(spec "pre-in$l" $ALLOWED $DENY_OPEN)"
-	post_args="$post_args --cond post-in$l=$cg $(spec "post-in$l" $ALLOWED $DENY_OPEN)"
+	# shellcheck disable=SC2086
+	agent_args="$agent_args --cond in$l=$cg $(spec "in$l" $ALLOWED $DENIED $x)"
+	# shellcheck disable=SC2086
+	pre_args="$pre_args --cond pre-in$l=$cg $(spec "pre-in$l" $ALLOWED $DENY_OPEN $x)"
+	# shellcheck disable=SC2086
+	post_args="$post_args --cond post-in$l=$cg $(spec "post-in$l" $ALLOWED $DENY_OPEN $x)"
 	ncond=$((ncond + 1))
 done
 mid=$(echo "$RULES" | awk '{ print (NF > 1 ? $2 : $1) }')
@@ -340,9 +351,10 @@ while [ "$r" -le "$ROUNDS" ]; do
 done
 check denials-logged ok
 # Every round: 4 paths in each condition, with the agent and in both none
-# halves, the capable row outside (3 more), and the 2 denylive paths;
-# each a positive number.
-want=$((ROUNDS * (12 * ncond + 3 + 2)))
+# halves, the capable and exec rows outside (3 more each), the exec row in
+# the first sandbox (3 more), and the 2 denylive paths; each a positive
+# number.
+want=$((ROUNDS * (12 * ncond + 3 + 3 + 3 + 2)))
 got=$(awk '$5 + 0 > 0 && NF == 5' "$work/samples" | wc -l)
 if [ "$got" = "$want" ]; then
 	check samples ok

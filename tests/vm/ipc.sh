@@ -176,7 +176,7 @@ sigio_case() {
 	_out=$("$probe" fifo-write /tmp/ipc/task/fifo 2>&1)
 	_pid=$(echo "$_out" | sed -n 's/^pid=\([0-9][0-9]*\)$/\1/p')
 	log_settle "$log"
-	grep "\"pid\":$_pid," "$log" > "$work/recs"
+	own_records "$_pid" > "$work/recs"
 	_cnt=$(wc -l < "$work/recs")
 	_err=
 	[ "$(echo "$_out" | tail -n 1)" = OK ] ||

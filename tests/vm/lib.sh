@@ -262,6 +262,13 @@ kase_extra() {
 	return 1
 }
 
+# own_records PID: the records of a probe's own calls in $log. Not its
+# exec and exit records, nor the agent's report of fds it held from before
+# confinement (agent/preexist.c): every probe has those.
+own_records() {
+	grep "\"pid\":$1," "$log" | grep -v '"event":"\(exec\|exit\|preexisting_fd\)"'
+}
+
 # judge_cases: every queued case of the phase, one result each: the
 # probe's result, and its records (outside, or with no FIELDS: none; else
 # exactly one with base and FIELDS, besides what EXTRA allows).
@@ -286,7 +293,7 @@ judge_cases() {
 			t_fail "$_name" "probe printed no pid=N line ($_det)"
 			continue
 		fi
-		grep "\"pid\":$_pid," "$log" > "$work/recs"
+		own_records "$_pid" > "$work/recs"
 		_cnt=$(wc -l < "$work/recs")
 		if [ "$phase" = outside ] || [ -z "$_f" ]; then
 			[ "$_cnt" = 0 ] ||
@@ -317,4 +324,20 @@ judge_cases() {
 		fi
 	done < "$cases"
 	rm -f "$cases"
+}
+
+# agent_ready_or_fail NAME LOG PID ERRFILE: wait (60 s: loading is slow
+# under TCG) for the agent's agent_ready in LOG; ok NAME when it names no
+# degraded guarantee, else fail NAME with the agent's last words and
+# return 1. Sets ready to the record.
+agent_ready_or_fail() {
+	_an=$1 _al=$2 _ap=$3 _ae=$4
+	wait_for 60 eval 'grep -q "\"event\":\"agent_ready\"" "$_al" || ! alive "$_ap"'
+	ready=$(grep '"event":"agent_ready"' "$_al" | head -n 1)
+	case $ready in
+	*'"degraded":[]'*) t_ok "$_an"; return 0 ;;
+	esac
+	t_fail "$_an" "want agent_ready with nothing degraded: ${ready:-none}; $(tail -n 3 "$_ae" | tr '\n' ' ')"
+	t_show "$_ae"
+	return 1
 }

@@ -92,11 +92,17 @@ fi
 # Every loaded program holds one link, pinned as lsm-<program>: none for
 # socket_create, one for each other hook the kernel has (a hook with twin
 # programs, one per prototype, loads one of them), and the setup pass's
-# tracepoint (lsm-stk_setup_attach, bpf/setup.bpf.c).
-want=1
+# tracepoint (lsm-stk_setup_attach, bpf/setup.bpf.c), and the exec
+# records' tracepoints (lsm-stk_exec*, bpf/exec.bpf.c: their rows name a
+# sched_process_* tracepoint, not an LSM hook).
+want=$((1 + $(grep -c '{ "stk_exec[a-z_]*", "sched_process_' /opt/stockade/agent/lsm_table.c 2>/dev/null)))
 for h in $(sed -n 's/^[[:space:]]*{ "stk_[a-z0-9_]*", "\([a-z0-9_]*\)".*/\1/p' /opt/stockade/agent/lsm_table.c 2>/dev/null | sort -u); do
 	[ "$h" = socket_create ] && continue
 	grep -qw "bpf_lsm_$h" /proc/kallsyms && want=$((want + 1))
+done
+# fentry rows (LSM_FENTRY "func"): one link each where the kernel has func.
+for f in $(sed -n 's/^[[:space:]]*{ "stk_[a-z0-9_]*", LSM_FENTRY "\([a-z0-9_]*\)".*/\1/p' /opt/stockade/agent/lsm_table.c 2>/dev/null); do
+	grep -qw "$f" /proc/kallsyms && want=$((want + 1))
 done
 have=$(ls "$bpffs/links" | grep -c '^lsm-')
 if [ -e "$bpffs/links/lsm-stk_socket_create" ]; then

@@ -9,6 +9,8 @@
 #                   (tests/vm/lsm-probe.sh);
 #      file-scope/* issue 4: file scope, credentials, tamper resistance
 #                   (tests/vm/file-scope.sh);
+#      exec/*       issue 14: what may execute: W^X for files, memfd,
+#                   deleted files, exec lists (tests/vm/exec.sh);
 #      ipc/*        issue 11: keys, SysV IPC, mqueues, SIGIO
 #                   (tests/vm/ipc.sh);
 #      priv/*       issue 11: capabilities, kernel code, host state, perf
@@ -22,6 +24,8 @@
 #      zerowin/*    issue 12: new cgroups confined from their first
 #                   syscall (tests/live/zerowin.sh, files too);
 #      setup/*      issue 12: a runtime's setup pass (tests/vm/setup.sh);
+#      exec-records/* issue 14: exec and exit records, fds held from
+#                   before confinement (tests/vm/exec-records.sh);
 #      runc/*       real runc containers, started before and while the
 #                   agent runs (tests/vm/runc.sh);
 #   3. live/*       the host's live tests, tests/live/run.sh, again on this
@@ -122,7 +126,8 @@ anchor() {
 	kill -9 "$_pid"
 	wait "$_pid" 2>/dev/null
 	"$TOOLS/bpfquery" links | sed -n -e 's/^link=\([0-9]*\) type=tracing .*/\1/p' \
-		-e 's/^link=\([0-9]*\) type=raw_tracepoint .* name=stk_setup_attac.*/\1/p' > /tmp/anchor/links
+		-e 's/^link=\([0-9]*\) type=raw_tracepoint .* name=stk_setup_attac.*/\1/p' \
+		-e 's/^link=\([0-9]*\) type=raw_tracepoint .* name=stk_exec.*/\1/p' > /tmp/anchor/links
 	if [ -s /tmp/anchor/links ]; then
 		export ANCHOR_LINKS=/tmp/anchor/links
 		t_ok guest/anchor
@@ -175,6 +180,23 @@ left=$(pidof stockade fileprobe)
 # A killed agent leaves its pins (and so its enforcement) behind.
 [ ! -d /sys/fs/bpf/file-scope ] ||
 	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/file-scope > /dev/null 2>&1
+fi
+
+# What may execute (tests/vm/exec.sh): W^X for files, memfd and deleted
+# files, exec lists, #! scripts, anonymous executable memory.
+if want exec; then
+echo "suite: exec at $(cut -d' ' -f1 /proc/uptime) s"
+timeout -s KILL 300 sh tests/vm/exec.sh
+rc=$?
+if [ $rc = 137 ]; then
+	t_fail exec/run "killed after 300 s; the results above are partial"
+elif [ $rc != 0 ]; then
+	t_fail exec/run "exited with status $rc before its end; the results above are partial (see the console)"
+fi
+left=$(pidof stockade execprobe)
+[ -z "$left" ] || kill -9 $left 2>/dev/null
+[ ! -d /sys/fs/bpf/exec ] ||
+	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/exec > /dev/null 2>&1
 fi
 
 # Least privilege (tests/vm/priv.sh): capabilities, kernel code, host
@@ -275,6 +297,18 @@ left=$(pidof stockade setupprobe)
 [ -z "$left" ] || kill -9 $left 2>/dev/null
 [ ! -d /sys/fs/bpf/setup ] ||
 	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/setup > /dev/null 2>&1
+fi
+
+# Exec and exit records, fds from before confinement
+# (tests/vm/exec-records.sh).
+if want exec-records; then
+echo "suite: exec-records at $(cut -d' ' -f1 /proc/uptime) s"
+timeout -s KILL 300 sh tests/vm/exec-records.sh
+[ $? != 137 ] || t_fail exec-records/run "killed after 300 s; the results above are partial"
+left=$(pidof stockade)
+[ -z "$left" ] || kill -9 $left 2>/dev/null
+[ ! -d /sys/fs/bpf/execrec ] ||
+	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/execrec > /dev/null 2>&1
 fi
 
 # Real runc containers under /docker/* and a confined parent
