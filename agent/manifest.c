@@ -501,6 +501,16 @@ int mf_blob_write(const struct policy *p, char **out, size_t *len)
 		snprintf(t, sizeof(t), "%" PRIu64, p->limits.runtime_ms);
 		sb_line(&b, "runtime_ms", t, NULL);
 	}
+	if (p->exec.has_paths)
+		sb_line(&b, "exec_has_paths", "1", NULL);
+	for (i = 0; p->exec.has_paths && i < p->exec.n_paths; i++)
+		sb_line(&b, "exec_path", p->exec.paths[i].path, NULL);
+	if (p->exec.allow_written)
+		sb_line(&b, "exec_allow_written", "1", NULL);
+	if (p->exec.anon_deny)
+		sb_line(&b, "exec_anon_deny", "1", NULL);
+	if (p->exec.hash_sha256)
+		sb_line(&b, "exec_hash", "sha256", NULL);
 	if (b.oom) {
 		free(b.p);
 		return -ENOMEM;
@@ -637,6 +647,17 @@ int mf_blob_parse(const char *buf, size_t len, struct mf_policy *out)
 			out->default_allow = n == 13 && !memcmp(line + 8, "allow", 5);
 		} else if (key_is(line, n, "has_read")) {
 			out->has_read = true;
+		} else if (key_is(line, n, "exec_has_paths")) {
+			out->has_exec_paths = true;
+		} else if (key_is(line, n, "exec_allow_written")) {
+			out->exec_allow_written = true;
+		} else if (key_is(line, n, "exec_anon_deny")) {
+			out->exec_anon_deny = true;
+		} else if (key_is(line, n, "exec_hash")) {
+			out->exec_hash = true;
+		} else if (key_is(line, n, "exec_path")) {
+			oom = !add_str(&out->exec_paths, &out->n_exec_paths,
+				       blob_field(line, n, 0, &oom)) && oom;
 		} else if (key_is(line, n, "allow")) {
 			oom = !add_reasoned(&out->allow, &out->n_allow,
 					    blob_field(line, n, 0, &oom),
@@ -688,6 +709,7 @@ void mf_policy_free(struct mf_policy *p)
 	mf_strv_free(p->read, p->n_read);
 	mf_strv_free(p->write, p->n_write);
 	mf_strv_free(p->deny, p->n_deny);
+	mf_strv_free(p->exec_paths, p->n_exec_paths);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -1058,6 +1080,53 @@ static void jstrv(FILE *f, bool *first, const char *k, char *const *v, size_t n)
 	fputc(']', f);
 }
 
+/* The policy's exec scope (README, "Execution"): where programs may
+ * run from, whether the sandbox may run what it wrote (W^X for files
+ * off: allow_written), JIT memory, digests in exec records. */
+static void exec_json(FILE *f, bool *first, const struct mf_policy *p)
+{
+	bool fe = true;
+
+	jkey(f, first, "exec");
+	if (!p) {
+		fputs("null", f);
+		return;
+	}
+	fputc('{', f);
+	if (p->has_exec_paths) {
+		jstrv(f, &fe, "paths", p->exec_paths, p->n_exec_paths);
+	} else {
+		jkey(f, &fe, "paths");
+		fputs("\"read scope\"", f);
+	}
+	jkey(f, &fe, "allow_written");
+	fputs(p->exec_allow_written ? "true" : "false", f);
+	jkstr(f, &fe, "anon_exec", p->exec_anon_deny ? "deny" : "allow");
+	jkstr(f, &fe, "hash", p->exec_hash ? "sha256" : "none");
+	fputc('}', f);
+}
+
+static void exec_md(FILE *f, const struct mf_policy *p)
+{
+	size_t j;
+
+	if (!p)
+		return;
+	fputs("\nExec: ", f);
+	for (j = 0; p->has_exec_paths && j < p->n_exec_paths; j++)
+		fprintf(f, "%s`%s`", j ? ", " : "", p->exec_paths[j]);
+	if (p->has_exec_paths && !p->n_exec_paths)
+		fputs("nowhere", f);
+	if (!p->has_exec_paths)
+		fputs("the read scope", f);
+	fputs(p->exec_allow_written ?
+	      "; **allow_written: the sandbox may run files it can write (no W^X for files)**" :
+	      ", minus the write scope (W^X for files)", f);
+	fprintf(f, "; anonymous executable memory %s; exec records %s.\n",
+		p->exec_anon_deny ? "refused" : "allowed",
+		p->exec_hash ? "carry each program's SHA-256" : "carry no digest");
+}
+
 static void caps_hex(char *buf, uint64_t v)
 {
 	snprintf(buf, 17, "%016" PRIx64, v);
@@ -1269,6 +1338,7 @@ static void json_sandbox(FILE *f, const struct mf_host *h, const struct mf_sandb
 	}
 	jstrv(f, &fo, "write", p ? p->write : NULL, p ? p->n_write : 0);
 	jstrv(f, &fo, "deny", p ? p->deny : NULL, p ? p->n_deny : 0);
+	exec_json(f, &fo, p);
 	jkey(f, &fo, "protected_overrides");
 	fputc('[', f);
 	for (i = 0; p && i < p->n_file_overrides; i++) {
@@ -1537,6 +1607,7 @@ bool mf_render_md(FILE *f, const struct mf_host *h, struct mf_sandbox *v,
 		if (!p || !p->n_deny)
 			fputs("none", f);
 		fputs(".\n", f);
+		exec_md(f, p);
 		for (j = 0; p && j < p->n_file_overrides; j++) {
 			fputs("\n- protected path opened: `", f);
 			md(f, p->file_overrides[j].what);

@@ -98,6 +98,11 @@ struct mf_policy {
 	struct mf_reasoned *file_overrides; size_t n_file_overrides;
 	bool has_runtime;
 	uint64_t runtime_ms;
+	/* exec: (README, "Execution"): has_exec_paths false: the read
+	 * scope (minus the write scope unless exec_allow_written). */
+	bool has_exec_paths;
+	char **exec_paths;	size_t n_exec_paths;
+	bool exec_allow_written, exec_anon_deny, exec_hash;
 };
 
 /* The blob the agent writes for p (at fill time: start and reload), one

@@ -220,8 +220,26 @@ static void test_blob_roundtrip(void **state)
 		EXPECT_STR(mp.write[0], "/srv/jobs/clean");
 	EXPECT_EQ(mp.n_deny, 1);
 	EXPECT(mp.has_runtime && mp.runtime_ms == 30000);
+	/* exec: absent, the read scope minus the write scope. */
+	EXPECT(!mp.has_exec_paths && !mp.exec_allow_written && !mp.exec_anon_deny &&
+	       !mp.exec_hash);
 	mf_policy_free(&mp);
 	EXPECT_EQ(mf_blob_parse("not a blob\n", 11, &mp), -EINVAL);
+	free(buf);
+	policy__free(p);
+	/* exec's mapping form: every field back. */
+	p = load("name: x\ncgroups: [/x]\nexec:\n  paths: [/usr/bin, /opt/t]\n"
+		 "  allow_written: true\n  anon_exec: deny\n  hash: sha256\n");
+	if (!EXPECT(p))
+		goto out;
+	assert_int_equal(mf_blob_write(p, &buf, &len), 0);
+	if (EXPECT_EQ(mf_blob_parse(buf, len, &mp), 0)) {
+		EXPECT(mp.has_exec_paths && mp.exec_allow_written && mp.exec_anon_deny &&
+		       mp.exec_hash);
+		if (EXPECT_EQ(mp.n_exec_paths, 2))
+			EXPECT_STR(mp.exec_paths[1], "/opt/t");
+		mf_policy_free(&mp);
+	}
 	free(buf);
 	policy__free(p);
 out:
@@ -344,6 +362,7 @@ static void test_verdict_pass(void **state)
 	EXPECT(strstr(out, "\"::ffff:169.254.0.0/112\""));
 	EXPECT(strstr(out, "\"64:ff9b::169.254.0.0/112\""));
 	EXPECT(strstr(out, "\"2002:a9fe:0000::/32\""));
+	EXPECT(strstr(out, "\"exec\":{\"paths\":\"read scope\",\"allow_written\":false,\"anon_exec\":\"allow\",\"hash\":\"none\"}"));
 	free(out);
 	fix_free(&f);
 	DONE();
@@ -372,6 +391,7 @@ static void test_fail_point1_env(void **state)
 	EXPECT(!mf_render_md(m, &f.h, f.s, 2, "2026-12-01T00:00:00Z"));
 	fclose(m);
 	EXPECT(strstr(out, "env API_TOKEN (name only)"));
+	EXPECT(strstr(out, "Exec: the read scope, minus the write scope (W^X for files)"));
 	free(out);
 	fix_free(&f);
 	DONE();
