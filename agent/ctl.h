@@ -17,5 +17,8 @@ int ctl__reload(int argc, char **argv);
  * verification points (agent/ctl_manifest.c): 0 all pass, 3 one fails,
  * 1 an error, 2 a usage error. */
 int ctl__manifest(int argc, char **argv);
+/* The live escape test (agent/ctl_probe.c): 0 every attempt refused and
+ * recorded, 3 one not, 1 an error, 2 a usage error. */
+int ctl__probe(int argc, char **argv);
 
 #endif

@@ -73,4 +73,11 @@ bool ctl_caps_of(struct ctl *c, uint32_t id, bool json, char *buf,
  * *flags; false when the map cannot tell. */
 bool ctl_flags_of(struct ctl *c, uint32_t id, uint32_t *flags);
 
+/* agent/ctl_manifest.c: DIR of the state file (default
+ * LIMITS_STATE_DEFAULT), where the agent keeps its policy records; the
+ * record of a policy hash (0, or -errno said). */
+struct mf_policy;
+void ctl_run_dir(const char *state, char *out, size_t len);
+int ctl_blob_read(const char *dir, uint64_t hash, struct mf_policy *out);
+
 #endif

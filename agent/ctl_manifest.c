@@ -154,8 +154,40 @@ usage:
 	return 2;
 }
 
-/* DIR of the state file: where the agent keeps its policy blobs. */
-static void run_dir(const char *state, char *out, size_t len)
+struct blob {
+	uint64_t hash;
+	struct mf_policy p;
+	bool ok;
+};
+
+int ctl_blob_read(const char *dir, uint64_t hash, struct mf_policy *out)
+{
+	char path[PATH_MAX + 64];
+	size_t len;
+	char *buf;
+	int err;
+
+	snprintf(path, sizeof(path), "%s/" MF_BLOB_DIR "/%016" PRIx64 ".policy", dir, hash);
+	buf = slurp(path, &len);
+	if (!buf) {
+		err = -errno;
+		pr_warn("manifest", "the agent's record of policy hash %016" PRIx64 " (%s) cannot be read: %s; its rules and scopes are not known. A running agent of this build writes it at start and at each reload",
+			hash, path, strerror(errno));
+		return err;
+	}
+	err = mf_blob_parse(buf, len, out);
+	free(buf);
+	if (!err && out->hash != hash) {
+		mf_policy_free(out);
+		err = -EINVAL;
+	}
+	if (err)
+		pr_warn("manifest", "%s is not a policy record of hash %016" PRIx64 "; restart the agent to write it again",
+			path, hash);
+	return err;
+}
+
+void ctl_run_dir(const char *state, char *out, size_t len)
 {
 	char *slash;
 
@@ -167,21 +199,13 @@ static void run_dir(const char *state, char *out, size_t len)
 		snprintf(out, len, ".");
 }
 
-struct blob {
-	uint64_t hash;
-	struct mf_policy p;
-	bool ok;
-};
-
 /* v has room for one blob per sandbox entry: never moved, as sandboxes
- * point into it. */
+ * point into it. Without its blob, points 1-3 fail. */
 static const struct mf_policy *blob_of(struct blob *v, size_t *n,
 				       const char *dir, uint64_t hash)
 {
-	char path[PATH_MAX + 64];
 	struct blob *nv;
-	size_t i, len;
-	char *buf;
+	size_t i;
 
 	for (i = 0; i < *n; i++)
 		if (v[i].hash == hash)
@@ -189,18 +213,7 @@ static const struct mf_policy *blob_of(struct blob *v, size_t *n,
 	nv = &v[(*n)++];
 	memset(nv, 0, sizeof(*nv));
 	nv->hash = hash;
-	snprintf(path, sizeof(path), "%s/" MF_BLOB_DIR "/%016" PRIx64 ".policy", dir, hash);
-	buf = slurp(path, &len);
-	if (!buf) {
-		pr_warn("manifest", "the agent's record of policy hash %016" PRIx64 " (%s) cannot be read: %s; its rules and scopes are left out and points 1-3 fail. A running agent of this build writes it at start and at each reload",
-			hash, path, strerror(errno));
-		return NULL;
-	}
-	nv->ok = !mf_blob_parse(buf, len, &nv->p) && nv->p.hash == hash;
-	if (!nv->ok)
-		pr_warn("manifest", "%s is not a policy record of hash %016" PRIx64 "; restart the agent to write it again",
-			path, hash);
-	free(buf);
+	nv->ok = !ctl_blob_read(dir, hash, &nv->p);
 	return nv->ok ? &nv->p : NULL;
 }
 
@@ -471,7 +484,7 @@ int ctl__manifest(int argc, char **argv)
 	for (i = 0; i < c.n_pins; i++)
 		n_lsm += !c.pins[i].cg_id;
 	host_of(&c, &o, &h, n_lsm);
-	run_dir(o.state, dir, sizeof(dir));
+	ctl_run_dir(o.state, dir, sizeof(dir));
 	if (ctl_read_entries(&c, &e, &n_e))
 		goto out;
 	/* Clocks: only a running agent enforces a run time. */

@@ -38,6 +38,11 @@ static void usage(FILE *f)
 "                                five verification points (--format json|md,\n"
 "                                --out FILE, --boundary FILE); exit 0 all pass,\n"
 "                                3 one fails, 1 an error\n"
+"  probe CGROUP|POLICY --log FILE  the live escape test: attempts from fresh\n"
+"                                processes in a probe cgroup of the policy, in\n"
+"                                the workload's namespaces (--format text|json,\n"
+"                                --timeout S); exit 0 all refused and recorded,\n"
+"                                3 one not, 1 an error\n"
 "\n"
 "agent options:\n"
 "  -p, --policy FILE|DIR   policy file or directory (repeatable)\n"
@@ -336,6 +341,8 @@ int main(int argc, char **argv)
 		return ctl__reload(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "manifest"))
 		return ctl__manifest(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "probe"))
+		return ctl__probe(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(stdout);
 		return 0;

@@ -501,6 +501,16 @@ int mf_blob_write(const struct policy *p, char **out, size_t *len)
 		snprintf(t, sizeof(t), "%" PRIu64, p->limits.runtime_ms);
 		sb_line(&b, "runtime_ms", t, NULL);
 	}
+	for (i = 0; i < p->n_cgroups; i++)
+		sb_line(&b, "selector", p->cgroups[i], NULL);
+	if (p->limits.has_memory) {
+		snprintf(t, sizeof(t), "%" PRIu64, p->limits.memory);
+		sb_line(&b, "memory", t, NULL);
+	}
+	if (p->limits.has_pids) {
+		snprintf(t, sizeof(t), "%" PRIu64, p->limits.pids);
+		sb_line(&b, "pids", t, NULL);
+	}
 	if (p->exec.has_paths)
 		sb_line(&b, "exec_has_paths", "1", NULL);
 	for (i = 0; p->exec.has_paths && i < p->exec.n_paths; i++)
@@ -626,7 +636,8 @@ int mf_blob_parse(const char *buf, size_t len, struct mf_policy *out)
 		if (one) {
 			free(*one);
 			*one = blob_field(line, n, 0, &oom);
-		} else if (key_is(line, n, "hash") || key_is(line, n, "runtime_ms")) {
+		} else if (key_is(line, n, "hash") || key_is(line, n, "runtime_ms") ||
+			   key_is(line, n, "memory") || key_is(line, n, "pids")) {
 			char *v = blob_field(line, n, 0, &oom), *end;
 			uint64_t x;
 
@@ -637,12 +648,21 @@ int mf_blob_parse(const char *buf, size_t len, struct mf_policy *out)
 			if (!errno && end != v && !*end) {
 				if (line[0] == 'h') {
 					out->hash = x;
-				} else {
+				} else if (line[0] == 'r') {
 					out->runtime_ms = x;
 					out->has_runtime = true;
+				} else if (line[0] == 'm') {
+					out->memory = x;
+					out->has_memory = true;
+				} else {
+					out->pids = x;
+					out->has_pids = true;
 				}
 			}
 			free(v);
+		} else if (key_is(line, n, "selector")) {
+			oom = !add_str(&out->selectors, &out->n_selectors,
+				       blob_field(line, n, 0, &oom)) && oom;
 		} else if (key_is(line, n, "default")) {
 			out->default_allow = n == 13 && !memcmp(line + 8, "allow", 5);
 		} else if (key_is(line, n, "has_read")) {
@@ -710,6 +730,7 @@ void mf_policy_free(struct mf_policy *p)
 	mf_strv_free(p->write, p->n_write);
 	mf_strv_free(p->deny, p->n_deny);
 	mf_strv_free(p->exec_paths, p->n_exec_paths);
+	mf_strv_free(p->selectors, p->n_selectors);
 	memset(p, 0, sizeof(*p));
 }
 

@@ -103,6 +103,10 @@ struct mf_policy {
 	bool has_exec_paths;
 	char **exec_paths;	size_t n_exec_paths;
 	bool exec_allow_written, exec_anon_deny, exec_hash;
+	/* The selectors, and the limits a probe must exceed. */
+	char **selectors;	size_t n_selectors;
+	bool has_memory, has_pids;
+	uint64_t memory, pids;
 };
 
 /* The blob the agent writes for p (at fill time: start and reload), one

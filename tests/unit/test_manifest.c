@@ -220,6 +220,9 @@ static void test_blob_roundtrip(void **state)
 		EXPECT_STR(mp.write[0], "/srv/jobs/clean");
 	EXPECT_EQ(mp.n_deny, 1);
 	EXPECT(mp.has_runtime && mp.runtime_ms == 30000);
+	if (EXPECT_EQ(mp.n_selectors, 1))
+		EXPECT_STR(mp.selectors[0], "/sandboxes/clean");
+	EXPECT(!mp.has_memory && !mp.has_pids);
 	/* exec: absent, the read scope minus the write scope. */
 	EXPECT(!mp.has_exec_paths && !mp.exec_allow_written && !mp.exec_anon_deny &&
 	       !mp.exec_hash);
@@ -228,8 +231,9 @@ static void test_blob_roundtrip(void **state)
 	free(buf);
 	policy__free(p);
 	/* exec's mapping form: every field back. */
-	p = load("name: x\ncgroups: [/x]\nexec:\n  paths: [/usr/bin, /opt/t]\n"
-		 "  allow_written: true\n  anon_exec: deny\n  hash: sha256\n");
+	p = load("name: x\ncgroups: [/x, /y/*]\nexec:\n  paths: [/usr/bin, /opt/t]\n"
+		 "  allow_written: true\n  anon_exec: deny\n  hash: sha256\n"
+		 "limits:\n  memory: 64Mi\n  pids: 32\n");
 	if (!EXPECT(p))
 		goto out;
 	assert_int_equal(mf_blob_write(p, &buf, &len), 0);
@@ -238,6 +242,10 @@ static void test_blob_roundtrip(void **state)
 		       mp.exec_hash);
 		if (EXPECT_EQ(mp.n_exec_paths, 2))
 			EXPECT_STR(mp.exec_paths[1], "/opt/t");
+		if (EXPECT_EQ(mp.n_selectors, 2))
+			EXPECT_STR(mp.selectors[1], "/y/*");
+		EXPECT(mp.has_memory && mp.memory == 64ull << 20);
+		EXPECT(mp.has_pids && mp.pids == 32);
 		mf_policy_free(&mp);
 	}
 	free(buf);
