@@ -180,7 +180,7 @@ $(OUT)/fuzz/policy_fuzz: tests/fuzz/policy_fuzz.c $(POLICY_SRCS)
 	$(Q)clang $(FUZZ_FLAGS) $^ -lyaml -o $@
 
 # The /proc and record parsers of `stockade manifest` (agent/manifest.c).
-$(OUT)/fuzz/proc_fuzz: tests/fuzz/proc_fuzz.c agent/manifest.c agent/json.c $(POLICY_SRCS)
+$(OUT)/fuzz/proc_fuzz: tests/fuzz/proc_fuzz.c agent/manifest.c agent/probe.c agent/json.c $(POLICY_SRCS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)clang $(FUZZ_FLAGS) $^ -lyaml -o $@
@@ -215,7 +215,7 @@ variant-layout:
 # ---- live tests on this machine's kernel (root) ----
 # Every script runs, even after one failed (each says what it found), and
 # the target fails if any did.
-LIVE_TESTS := run degraded limits-hybrid lifecycle reload zerowin burst latency preexist manifest
+LIVE_TESTS := run degraded limits-hybrid lifecycle reload zerowin burst latency preexist manifest probe
 live-test: $(BIN) tools variant variant-layout
 	@rc=0; for t in $(LIVE_TESTS); do \
 		STOCKADE_VARIANT=$(VARIANT) STOCKADE_VARIANT_LAYOUT=$(VARIANT_LAYOUT) \

@@ -10,7 +10,10 @@
  *     passes mf_secret_name();
  *   - mountinfo: each mount point is absolute, and every line is a mount
  *     or counted bad;
- *   - blob: parse, write-free; boundary: success only with both keys.
+ *   - blob: parse, write-free; boundary: success only with both keys;
+ *   - a log record (`stockade probe` reads the agent's log, which a
+ *     sandbox shapes through the strings it makes the agent log): every
+ *     string member NUL-terminated within its buffer.
  * The first byte picks the parser, the rest is its input.
  *
  *   make fuzz && build/fuzz/proc_fuzz tests/fuzz/corpus-proc
@@ -22,6 +25,7 @@
 #include <string.h>
 
 #include "manifest.h"
+#include "probe.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -46,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!size)
 		return 0;
-	switch (data[0] % 5) {
+	switch (data[0] % 6) {
 	case 0:
 		err = mf_parse_status(buf, len, &st);
 		check(err == 0 || err == -EINVAL, "status: unexpected errno");
@@ -83,6 +87,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!err)
 			mf_policy_free(&p);
 		break;
+	case 5: {
+		struct probe_rec r;
+
+		if (probe_parse_rec(buf, len, &r))
+			check(memchr(r.event, 0, sizeof(r.event)) && memchr(r.kind, 0, sizeof(r.kind)) &&
+			      memchr(r.op, 0, sizeof(r.op)) && memchr(r.cgroup, 0, sizeof(r.cgroup)),
+			      "log record: a string member not terminated");
+		break;
+	}
 	default:
 		err = mf_boundary_parse(buf, len, &b, why, sizeof(why));
 		check(err == 0 || err == -EINVAL || err == -ENOMEM, "boundary: unexpected errno");
