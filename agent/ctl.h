@@ -20,5 +20,8 @@ int ctl__manifest(int argc, char **argv);
 /* The live escape test (agent/ctl_probe.c): 0 every attempt refused and
  * recorded, 3 one not, 1 an error, 2 a usage error. */
 int ctl__probe(int argc, char **argv);
+/* `register check`: the log against the code register
+ * (agent/ctl_register.c): 0 pass, 3 a failure, 1 an error, 2 usage. */
+int ctl__register(int argc, char **argv);
 
 #endif

@@ -53,7 +53,7 @@ enum act {
 };
 
 struct attempt {
-	char id[64];
+	char id[96];
 	char call[192];
 	enum act act;
 	char arg[256];		/* address or path */

@@ -16,6 +16,7 @@
 #include "net_rules.h"
 #include "pin.h"
 #include "policy.h"
+#include "register.h"
 #include "rules_check.h"
 
 #define STOCKADE_VERSION "0.1.0"
@@ -43,6 +44,9 @@ static void usage(FILE *f)
 "                                the workload's namespaces (--format text|json,\n"
 "                                --timeout S); exit 0 all refused and recorded,\n"
 "                                3 one not, 1 an error\n"
+"  register check REGISTER --log FILE [--since T] [--until T]\n"
+"                                the log's exec and attach records against the\n"
+"                                code register; exit 0 pass, 3 fail, 1 an error\n"
 "\n"
 "agent options:\n"
 "  -p, --policy FILE|DIR   policy file or directory (repeatable)\n"
@@ -144,6 +148,42 @@ static void print_exec(const struct policy *p)
 	       p->exec.hash_sha256 ? "; exec records carry the program's SHA-256 (hash: sha256)" : "");
 }
 
+/* The code registers among check's FILEs (policy/register.h), validated
+ * and taken out of argv: -EINVAL when one is invalid (said), else 0. */
+static int split_registers(int *argc, char **argv)
+{
+	char why[POLICY_DIAG_MAX], *buf;
+	int i, n = 0, bad = 0;
+	size_t len, k;
+
+	for (i = 0; i < *argc; i++) {
+		struct policy_diag diag = { 0 };
+		struct code_register *r = NULL;
+
+		/* A directory, or unreadable: the policy set's (it says why). */
+		if (policy__read_file(argv[i], &buf, &len, why, sizeof(why))) {
+			argv[n++] = argv[i];
+			continue;
+		}
+		if (!register__sniff(buf, len)) {
+			free(buf);
+			argv[n++] = argv[i];
+			continue;
+		}
+		if (register__parse(argv[i], buf, len, &r, &diag))
+			bad = -EINVAL;
+		for (k = 0; k < diag.n; k++)
+			fprintf(stderr, "%s\n", diag.msgs[k]);
+		if (r)
+			printf("%s: register ok: %zu categor%s\n", argv[i], r->n, r->n == 1 ? "y" : "ies");
+		register__free(r);
+		policy_diag__free(&diag);
+		free(buf);
+	}
+	*argc = n;
+	return bad;
+}
+
 /* stockade check [--cgroup-root DIR] FILE|DIR...: the checks of a start
  * and a reload, in their order. The limits check needs the cgroup tree
  * the agent will run on, so it runs only when --cgroup-root names it:
@@ -162,7 +202,7 @@ static int cmd_check(int argc, char **argv)
 	const char *cgroot = NULL;
 	char root[4096];
 	size_t i;
-	int err, o;
+	int err, o, reg_err;
 
 	optind = 0;	/* argv[0] is the first FILE: getopt skips it */
 	while ((o = getopt_long(argc + 1, argv - 1, "+", opts, NULL)) != -1) {
@@ -184,6 +224,14 @@ static int cmd_check(int argc, char **argv)
 		/* It says what is wrong with cgroot. */
 		if (cgroup_root__find(cgroot, root, sizeof(root)))
 			return 2;
+	}
+	/* Registers (a top-level `entries:` key) are checked on their own;
+	 * the rest is one policy set. */
+	reg_err = split_registers(&argc, argv);
+	if (!argc) {
+		if (reg_err)
+			fprintf(stderr, "stockade check: invalid; nothing would be applied\n");
+		return reg_err ? 1 : 0;
 	}
 	err = policy_set__load((const char *const *)argv, (size_t)argc, &set, &diag);
 	/* Compiling catches what only the kernel layout limits (port ranges
@@ -210,9 +258,9 @@ static int cmd_check(int argc, char **argv)
 		}
 	policy_diag__free(&diag);
 	policy_set__free(&set);
-	if (err)
+	if (err || reg_err)
 		fprintf(stderr, "stockade check: invalid; nothing would be applied\n");
-	return err ? 1 : 0;
+	return err || reg_err ? 1 : 0;
 }
 
 static int parse_size(const char *s, unsigned int *out)
@@ -343,6 +391,8 @@ int main(int argc, char **argv)
 		return ctl__manifest(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "probe"))
 		return ctl__probe(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "register"))
+		return ctl__register(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(stdout);
 		return 0;

@@ -350,6 +350,26 @@ static void emit_exec_fields(struct agent *a, const struct policy *p)
 	json_str(&a->ev.j, "exec_hash", p->exec.hash_sha256 ? "sha256" : "none");
 }
 
+/* What `stockade register check` judges a policy by from the log: its
+ * category, and which limits it sets. */
+static void emit_register_fields(struct agent *a, const struct policy *p)
+{
+	const char *lim[4];
+	size_t n = 0;
+
+	if (p->category)
+		json_str(&a->ev.j, "category", p->category);
+	if (p->limits.has_cpu)
+		lim[n++] = "cpu";
+	if (p->limits.has_memory)
+		lim[n++] = "memory";
+	if (p->limits.has_pids)
+		lim[n++] = "pids";
+	if (p->limits.has_runtime)
+		lim[n++] = "runtime";
+	json_str_array(&a->ev.j, "limits", lim, n);
+}
+
 /* The `policy` record of set.v[i]: what is in force, by content. */
 void emit_policy(struct agent *a, size_t i)
 {
@@ -366,6 +386,7 @@ void emit_policy(struct agent *a, size_t i)
 	json_u64(&a->ev.j, "generation", in->generation);
 	json_str(&a->ev.j, "mode", in->mode == SANDBOX_AUDIT ? "audit" : "enforce");
 	emit_exec_fields(a, a->set.v[i]);
+	emit_register_fields(a, a->set.v[i]);
 	events__emit(&a->ev);
 }
 

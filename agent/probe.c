@@ -120,9 +120,14 @@ static const char *member(const char *line, size_t len, const char *key)
 	return NULL;
 }
 
+const char *logrec_raw(const char *line, size_t len, const char *key)
+{
+	return member(line, len, key);
+}
+
 /* A string member into out (escapes kept as written); false if absent. */
-static bool str_member(const char *line, size_t len, const char *key,
-		       char *out, size_t out_len)
+bool logrec_str(const char *line, size_t len, const char *key,
+		char *out, size_t out_len)
 {
 	const char *v = member(line, len, key), *end = line + len;
 	size_t n = 0;
@@ -138,8 +143,8 @@ static bool str_member(const char *line, size_t len, const char *key,
 	return true;
 }
 
-static bool u64_member(const char *line, size_t len, const char *key,
-		       uint64_t *out)
+bool logrec_u64(const char *line, size_t len, const char *key,
+		uint64_t *out)
 {
 	const char *v = member(line, len, key), *end = line + len;
 	uint64_t x = 0;
@@ -188,15 +193,15 @@ bool probe_parse_rec(const char *line, size_t len, struct probe_rec *out)
 	memset(out, 0, sizeof(*out));
 	if (!len || line[0] != '{')
 		return false;
-	if (!str_member(line, len, "event", out->event, sizeof(out->event)) ||
-	    !u64_member(line, len, "seq", &out->seq))
+	if (!logrec_str(line, len, "event", out->event, sizeof(out->event)) ||
+	    !logrec_u64(line, len, "seq", &out->seq))
 		return false;
-	str_member(line, len, "kind", out->kind, sizeof(out->kind));
-	str_member(line, len, "op", out->op, sizeof(out->op));
-	str_member(line, len, "cgroup", out->cgroup, sizeof(out->cgroup));
-	out->has_pid = u64_member(line, len, "pid", &out->pid);
-	u64_member(line, len, "count", &out->count);
-	if (str_member(line, len, "ts", ts, sizeof(ts)))
+	logrec_str(line, len, "kind", out->kind, sizeof(out->kind));
+	logrec_str(line, len, "op", out->op, sizeof(out->op));
+	logrec_str(line, len, "cgroup", out->cgroup, sizeof(out->cgroup));
+	out->has_pid = logrec_u64(line, len, "pid", &out->pid);
+	logrec_u64(line, len, "count", &out->count);
+	if (logrec_str(line, len, "ts", ts, sizeof(ts)))
 		out->ts_ns = probe_parse_ts(ts);
 	return true;
 }

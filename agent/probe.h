@@ -40,6 +40,14 @@ struct probe_rec {
  * value is escaped there and never matches. */
 bool probe_parse_rec(const char *line, size_t len, struct probe_rec *out);
 
+/* A top-level string member (escapes kept as written; cut to out_len),
+ * or a number; false when absent. */
+bool logrec_str(const char *line, size_t len, const char *key, char *out,
+		size_t out_len);
+bool logrec_u64(const char *line, size_t len, const char *key, uint64_t *out);
+/* Just past a top-level member's `"key":`, or NULL. */
+const char *logrec_raw(const char *line, size_t len, const char *key);
+
 /* RFC 3339 UTC with up to nine fraction digits ("...Z") to ns since the
  * epoch; 0 when malformed. */
 int64_t probe_parse_ts(const char *s);

@@ -14,11 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <yaml.h>
 
 #include "file.h"
 #include "net.h"
 #include "policy.h"
+#include "register.h"
 
 /* A policy nests five levels (root, network, allow, a rule, ports); the cap
  * keeps the recursive free safe from "[[[[..." inputs. */
@@ -1750,4 +1752,229 @@ void policy__free(struct policy *p)
 	free(p->name);
 	free(p->file);
 	free(p);
+}
+
+/* ---- the code register (policy/register.h) ------------------------------ */
+
+/* YYYY-MM-DD (00:00 UTC) or an RFC 3339 time with a zone: epoch s. */
+static bool get_date(struct ctx *c, const struct ynode *n, const char *key,
+		     int64_t *out)
+{
+	char buf[SHOW_BUF + 4];
+	struct tm tm = { 0 };
+	const char *p;
+	time_t t;
+
+	if (!want_str(c, n, key))
+		return false;
+	p = strptime(n->str, "%Y-%m-%d", &tm);
+	if (p && *p == 'T') {
+		p = strptime(p + 1, "%H:%M:%S", &tm);
+		if (p && *p == '.')
+			for (p++; *p >= '0' && *p <= '9'; p++)
+				;
+		if (p && *p == 'Z')
+			p++;
+		else
+			p = NULL;	/* a zone other than Z: write it in UTC */
+	}
+	if (!p || *p || (t = timegm(&tm)) == (time_t)-1) {
+		errf(c, n->pos, key, "expected a date (2026-12-01) or a UTC time (2026-12-01T09:00:00Z), got %s",
+		     describe(n, buf));
+		return false;
+	}
+	*out = (int64_t)t;
+	return true;
+}
+
+static char *dup_str(struct ctx *c, const struct ynode *n, const char *key,
+		     bool nonempty)
+{
+	char *s;
+
+	if (!want_str(c, n, key))
+		return NULL;
+	if (nonempty && !n->len) {
+		errf(c, n->pos, key, "must not be empty");
+		return NULL;
+	}
+	s = strdup(n->str);
+	if (!s)
+		c->err = -ENOMEM;
+	return s;
+}
+
+static void check_conditions(struct ctx *c, const struct ynode *n,
+			     const char *path, struct register_entry *e)
+{
+	static const struct field f[] = { { "policies", true }, { "limits", false } };
+	static const char *const limit_words[] = { "cpu", "memory", "pids", "runtime" };
+	const struct ynode *v[2];
+	char kp[PATH_BUF], ip[PATH_BUF];
+	size_t i;
+	int w;
+
+	if (!get_fields(c, n, path, f, 2, v))
+		return;
+	if (v[0] && (e->policies = get_array(c, v[0], join(kp, path, "policies"),
+					     REGISTER_MAX_ENTRIES, "policies",
+					     "name at least one policy (or hash) the category may run under",
+					     sizeof(char *)))) {
+		e->n_policies = v[0]->n;
+		for (i = 0; i < v[0]->n; i++)
+			e->policies[i] = dup_str(c, v[0]->kid[i],
+						 item(ip, kp, i), true);
+	}
+	if (v[1] && get_seq(c, v[1], join(kp, path, "limits"), 4, "limits", NULL))
+		for (i = 0; i < v[1]->n; i++)
+			if (get_word(c, v[1]->kid[i], item(ip, kp, i), limit_words, 4, &w))
+				e->limits |= 1u << w;
+}
+
+static void check_entry(struct ctx *c, const struct ynode *n, const char *path,
+			struct register_entry *e, const struct register_entry *prev,
+			size_t n_prev)
+{
+	static const struct field f[] = {
+		{ "category", true }, { "description", true }, { "conditions", true },
+		{ "environment", true }, { "approver", true }, { "approved", true },
+		{ "expires", false },
+	};
+	const struct ynode *v[7];
+	char kp[PATH_BUF];
+	size_t i;
+
+	e->pos = n->pos;
+	if (!get_fields(c, n, path, f, 7, v))
+		return;
+	if (v[0] && (e->category = dup_str(c, v[0], join(kp, path, "category"), true)))
+		for (i = 0; i < n_prev; i++)
+			if (prev[i].category && !strcmp(prev[i].category, e->category))
+				errf(c, v[0]->pos, kp, "category '%s' is listed twice; first at line %d",
+				     e->category, prev[i].pos.line);
+	if (v[1])
+		e->description = dup_str(c, v[1], join(kp, path, "description"), true);
+	if (v[2])
+		check_conditions(c, v[2], join(kp, path, "conditions"), e);
+	if (v[3] && (e->environment = dup_str(c, v[3], join(kp, path, "environment"), true)) &&
+	    e->environment[0] != '/')
+		errf(c, v[3]->pos, kp, "a cgroup selector starting with '/', as a policy's cgroups: take");
+	if (v[4])
+		e->approver = dup_str(c, v[4], join(kp, path, "approver"), true);
+	if (v[5])
+		get_date(c, v[5], join(kp, path, "approved"), &e->approved_s);
+	if (v[6] && get_date(c, v[6], join(kp, path, "expires"), &e->expires_s) &&
+	    v[5] && e->expires_s <= e->approved_s)
+		errf(c, v[6]->pos, kp, "expires before it was approved");
+}
+
+bool register__sniff(const char *buf, size_t len)
+{
+	size_t i = 0;
+
+	/* The first line that is not blank nor a comment, at column 0. */
+	while (i < len) {
+		size_t e = i;
+
+		while (e < len && buf[e] != '\n')
+			e++;
+		if (e > i && buf[i] != '#' && buf[i] != ' ' && buf[i] != '\t' &&
+		    strncmp(buf + i, "---", 3))
+			return e - i >= 8 && !strncmp(buf + i, "entries:", 8);
+		i = e + 1;
+	}
+	return false;
+}
+
+int register__parse(const char *file, const char *buf, size_t len,
+		    struct code_register **out, struct policy_diag *diag)
+{
+	static const struct field f[] = { { "entries", true } };
+	struct ctx c = { .file = file ? file : "(input)", .diag = diag };
+	struct code_register *r = NULL;
+	const struct ynode *v[1];
+	struct ynode *root = NULL;
+	char ip[PATH_BUF];
+	size_t i;
+	int err;
+
+	*out = NULL;
+	err = load_tree(&c, buf, len, &root);
+	if (err)
+		goto cleanup;
+	r = calloc(1, sizeof(*r));
+	if (!r || !(r->file = strdup(c.file))) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	if (get_fields(&c, root, "", f, 1, v) && v[0] &&
+	    (r->v = get_array(&c, v[0], "entries", REGISTER_MAX_ENTRIES, "entries",
+			      "list each approved category of code", sizeof(*r->v)))) {
+		r->n = v[0]->n;
+		for (i = 0; i < v[0]->n; i++)
+			check_entry(&c, v[0]->kid[i], item(ip, "entries", i), &r->v[i], r->v, i);
+	}
+	err = c.err ? c.err : c.nerr ? -EINVAL : 0;
+cleanup:
+	sort_diags(&c);
+	free(c.placed);
+	ynode_free(root);
+	if (err) {
+		register__free(r);
+		return err;
+	}
+	*out = r;
+	return 0;
+}
+
+int register__load(const char *path, struct code_register **out,
+		   struct policy_diag *diag)
+{
+	char why[POLICY_DIAG_MAX], *buf;
+	size_t len;
+	int err;
+
+	*out = NULL;
+	err = policy__read_file(path, &buf, &len, why, sizeof(why));
+	if (err) {
+		int e2 = policy_diag__add(diag, "%s", why);
+
+		return e2 ? e2 : err;
+	}
+	err = register__parse(path, buf, len, out, diag);
+	free(buf);
+	return err;
+}
+
+void register__free(struct code_register *r)
+{
+	size_t i, k;
+
+	if (!r)
+		return;
+	for (i = 0; i < r->n; i++) {
+		struct register_entry *e = &r->v[i];
+
+		free(e->category);
+		free(e->description);
+		free(e->environment);
+		free(e->approver);
+		for (k = 0; k < e->n_policies; k++)
+			free(e->policies[k]);
+		free(e->policies);
+	}
+	free(r->v);
+	free(r->file);
+	free(r);
+}
+
+const struct register_entry *register__find(const struct code_register *r,
+					    const char *category)
+{
+	size_t i;
+
+	for (i = 0; category && i < r->n; i++)
+		if (r->v[i].category && !strcmp(r->v[i].category, category))
+			return &r->v[i];
+	return NULL;
 }

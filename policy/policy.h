@@ -303,6 +303,10 @@ uint64_t policy__hash(const void *buf, size_t len);
 void policy__free(struct policy *p);
 void policy_set__free(struct policy_set *set);
 void policy_diag__free(struct policy_diag *diag);
+/* A policy (or register) file's bytes, at most POLICY_FILE_MAX, into a
+ * malloc()ed *out: 0, or -errno with why filled in (naming the file). */
+int policy__read_file(const char *path, char **out, size_t *out_len,
+		      char *why, size_t why_len);
 
 /* Parse "a.b.c.d[/n]" or "x:y::z[/n]" into a normalised CIDR; 0 or -EINVAL
  * (also when bits below the prefix are set: "10.0.0.1/8" is refused). */

@@ -63,48 +63,80 @@ static int add(struct loader *l, struct policy *p)
 
 /* Read at most POLICY_FILE_MAX + 1 bytes: enough to tell "too big" without
  * trusting st_size, which a growing file or /proc would get wrong. */
-static void load_file(struct loader *l, const char *path)
+int policy__read_file(const char *path, char **out, size_t *out_len,
+		      char *why, size_t why_len)
 {
 	size_t len = 0, cap = POLICY_FILE_MAX + 1;
-	struct policy *p = NULL;
 	char *buf = NULL;
 	struct stat st;
 	ssize_t r;
-	int fd, err;
+	int fd, err = 0;
 
+	*out = NULL;
 	/* O_NONBLOCK: a FIFO named x.yaml must not hang the agent. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
-		errf(l, "%s: cannot open: %s", path, strerror(errno));
-		return;
+		err = -errno;
+		snprintf(why, why_len, "%s: cannot open: %s", path, strerror(errno));
+		return err;
 	}
 	if (fstat(fd, &st)) {
-		errf(l, "%s: cannot stat: %s", path, strerror(errno));
+		err = -errno;
+		snprintf(why, why_len, "%s: cannot stat: %s", path, strerror(errno));
 		goto cleanup;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		errf(l, "%s: not a regular file; expected a policy file or a directory of them",
-		     path);
+		err = -EINVAL;
+		snprintf(why, why_len, "%s: not a regular file; expected a policy file or a directory of them",
+			 path);
 		goto cleanup;
 	}
 	buf = malloc(cap);
 	if (!buf) {
-		fail(l, -ENOMEM);
+		err = -ENOMEM;
+		snprintf(why, why_len, "%s: out of memory", path);
 		goto cleanup;
 	}
 	while (len < cap && (r = read(fd, buf + len, cap - len)) != 0) {
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			errf(l, "%s: cannot read: %s", path, strerror(errno));
+			err = -errno;
+			snprintf(why, why_len, "%s: cannot read: %s", path, strerror(errno));
 			goto cleanup;
 		}
 		len += (size_t)r;
 	}
 	if (len > POLICY_FILE_MAX) {
-		errf(l, "%s: larger than %d bytes; a policy file may hold at most 1 MiB",
-		     path, POLICY_FILE_MAX);
+		err = -EFBIG;
+		snprintf(why, why_len, "%s: larger than %d bytes; a policy file may hold at most 1 MiB",
+			 path, POLICY_FILE_MAX);
 		goto cleanup;
+	}
+	*out = buf;
+	*out_len = len;
+	buf = NULL;
+cleanup:
+	free(buf);
+	close(fd);
+	return err;
+}
+
+static void load_file(struct loader *l, const char *path)
+{
+	char why[POLICY_DIAG_MAX], *buf = NULL;
+	struct policy *p = NULL;
+	size_t len = 0;
+	int err;
+
+	err = policy__read_file(path, &buf, &len, why, sizeof(why));
+	if (err == -ENOMEM) {
+		fail(l, err);
+		return;
+	}
+	if (err) {
+		errf(l, "%s", why);
+		return;
 	}
 	err = policy__parse(path, buf, len, &p, l->diag);
 	if (err) {
@@ -120,7 +152,6 @@ static void load_file(struct loader *l, const char *path)
 	}
 cleanup:
 	free(buf);
-	close(fd);
 }
 
 uint64_t policy__hash(const void *buf, size_t len)
