@@ -23,5 +23,8 @@ int ctl__probe(int argc, char **argv);
 /* `register check`: the log against the code register
  * (agent/ctl_register.c): 0 pass, 3 a failure, 1 an error, 2 usage. */
 int ctl__register(int argc, char **argv);
+/* The three pieces of evidence in one bundle, and its check
+ * (agent/ctl_report.c): 0 every point passes, 3 one fails, 1 an error. */
+int ctl__report(int argc, char **argv);
 
 #endif

@@ -47,6 +47,9 @@ static void usage(FILE *f)
 "  register check REGISTER --log FILE [--since T] [--until T]\n"
 "                                the log's exec and attach records against the\n"
 "                                code register; exit 0 pass, 3 fail, 1 an error\n"
+"  report --out DIR [--probe CGROUP...] [--register FILE] [--log FILE]\n"
+"                                the three pieces of evidence in one bundle\n"
+"                                (JSON, Markdown, OSCAL, SHA256SUMS); --verify DIR\n"
 "\n"
 "agent options:\n"
 "  -p, --policy FILE|DIR   policy file or directory (repeatable)\n"
@@ -393,6 +396,8 @@ int main(int argc, char **argv)
 		return ctl__probe(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "register"))
 		return ctl__register(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "report"))
+		return ctl__report(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(stdout);
 		return 0;

@@ -1483,6 +1483,30 @@ bool mf_render_json(FILE *f, const struct mf_host *h, struct mf_sandbox *v,
 		json_sandbox(f, h, &v[i]);
 	}
 	fputc(']', f);
+	/* Each point over every sandbox shown, with the first failure:
+	 * what `stockade report` turns into findings. */
+	jkey(f, &first, "points");
+	fputc('{', f);
+	fo = true;
+	for (pt = 1; pt <= MF_POINTS; pt++) {
+		const struct mf_sandbox *bad = NULL;
+		char k[4], why[512];
+		bool fe = true;
+
+		for (i = 0; i < n && !bad; i++)
+			if (!v[i].pass[pt])
+				bad = &v[i];
+		snprintf(k, sizeof(k), "%d", pt);
+		jkey(f, &fo, k);
+		fputc('{', f);
+		jkstr(f, &fe, "result", n && !bad ? "pass" : "fail");
+		jkstr(f, &fe, "title", point_name[pt]);
+		snprintf(why, sizeof(why), "%s%s%s", bad ? bad->cgroup : n ? "" : "no sandbox",
+			 bad ? ": " : "", bad ? bad->why[pt] : "");
+		jkstr(f, &fe, "why", why);
+		fputc('}', f);
+	}
+	fputc('}', f);
 	jkstr(f, &first, "result", all ? "pass" : "fail");
 	fputs("}\n", f);
 	return all;

@@ -420,6 +420,7 @@ elif [ -z "$live_all" ] && [ "${KERNEL_SERIES:-$(uname -r | cut -d. -f1,2)}" != 
 else
 	live_script evidence tests/live/manifest.sh
 	live_script evidence tests/live/probe.sh
+	live_script evidence tests/live/report.sh
 fi
 
 # ---- 4. lifecycle: SIGKILL, restart, upgrade, detach, reload ----
