@@ -155,4 +155,47 @@ part2=$!
 wait "$part2"
 rc=$?
 part2=
+
+# ---- the evidence bundle (README, "Evidence for assessors") ----
+echo
+echo "== evidence: stockade report on the demo sandbox (manifest, probe, register check)"
+out=$here/build/demo-report
+rm -rf "$out"
+: > "$log"
+"$STOCKADE" agent --allow-degraded --detach-on-exit --policy "$policy" --log "$log" \
+	> /dev/null 2> "$work/agent.err" &
+agent=$!
+n=0
+until grep -q '"event":"agent_ready"' "$log"; do
+	n=$((n + 1))
+	if [ $n -gt 150 ] || ! kill -0 "$agent" 2>/dev/null; then
+		echo "demo: the agent did not start:"; sed 's/^/   /' "$work/agent.err"; exit 1
+	fi
+	sleep 0.1
+done
+# A workload: a sleep in a private network namespace, in the sandbox.
+unshare -n sh -c "echo \$\$ > '$cg/cgroup.procs'; exec sleep 300" &
+workload=$!
+sleep 0.3
+cat > "$work/register.yaml" <<EOF
+entries:
+  - category: model-generated-code
+    description: "the demo's model-generated code"
+    conditions:
+      policies: [model-code]
+    environment: /stockade-demo
+    approver: "the demo"
+    approved: 2026-01-01
+EOF
+printf 'name: stockade demo sandbox\narchitecture_record: "the README, Evidence for assessors"\n' \
+	> "$work/boundary.yaml"
+"$STOCKADE" report --probe /stockade-demo --register "$work/register.yaml" --log "$log" \
+	--boundary "$work/boundary.yaml" --out "$out" | sed 's/^/   /'
+kill "$workload" 2>/dev/null
+wait "$workload" 2>/dev/null
+kill -TERM "$agent"
+wait "$agent"
+agent=
+echo "   the bundle: $out (report.md for people, report.json, oscal-assessment-results.json;"
+echo "   stockade report --verify $out checks it)"
 exit $rc
