@@ -855,10 +855,32 @@ static void drop_old_cg_links(struct replace *r, const struct cgroup_paths *path
 }
 
 /* BPF-LSM: ours judge since the load; the old ones go now. */
+/* The kernel id of a pinned link's program, 0 when it cannot tell. */
+static __u32 link_id_of(struct replace *r, const struct old_link *l)
+{
+	struct bpf_link_info info;
+	__u32 len = sizeof(info);
+	char path[PATH_MAX];
+	__u32 id = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/links/%s", r->gens[l->gen].dir, l->name);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return 0;
+	memset(&info, 0, sizeof(info));
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+		id = info.prog_id;
+	close(fd);
+	return id;
+}
+
 static void drop_old_lsm_links(struct replace *r, bool lsm_none)
 {
 	bool degraded_warned = false;
-	size_t i;
+	__u32 *ids = calloc(r->n_links + 1, sizeof(*ids));
+	size_t i, n_ids = 0, k;
+	int tries;
 
 	for (i = 0; i < r->n_links; i++) {
 		if (r->links[i].gone || r->links[i].cg_id)
@@ -867,9 +889,38 @@ static void drop_old_lsm_links(struct replace *r, bool lsm_none)
 			pr_warn("replace", "dropping the old state's BPF-LSM links: this agent runs degraded and cannot attach its own (the guarantees lost are listed above)");
 			degraded_warned = true;
 		}
+		if (ids && (ids[n_ids] = link_id_of(r, &r->links[i])))
+			n_ids++;
 		link_drop(r, &r->links[i]);
 		r->lsm_dropped++;
 	}
+	/*
+	 * A BPF-LSM or tracing link cannot be detached: it ends with its last
+	 * reference, and the kernel frees it from a workqueue, so its program
+	 * may still run a moment after the pin went (the link's id is gone
+	 * before its program is unhooked). Until each old program is gone
+	 * from the kernel's program table (put only once unhooked), an old
+	 * program could take an old sequence number and write to an old ring
+	 * after the last drain: a number neither logged nor lost. At most 5 s.
+	 */
+	for (tries = 0; tries < 500 && n_ids; tries++) {
+		for (k = 0; k < n_ids;) {
+			int fd = bpf_prog_get_fd_by_id(ids[k]);
+
+			if (fd >= 0) {
+				close(fd);
+				k++;
+			} else {
+				ids[k] = ids[--n_ids];
+			}
+		}
+		if (n_ids)
+			usleep(10000);
+	}
+	if (n_ids)
+		pr_warn("replace", "%zu old BPF-LSM program(s) still exist 5 s after their links' pins went; a record they write now may be lost unreported",
+			n_ids);
+	free(ids);
 }
 
 /* The losses of the old states no agent reported, in one lost record;

@@ -21,10 +21,11 @@
 VM_DIR		:= build/vm
 VM_STATIC	:= build/static
 VM_JOBS		?= 2
-# Per guest. The whole suite takes ~230 s on 6.1 and ~250 s on 6.12 when
-# both guests run at once on 2 cores, ~420 s when other jobs load them:
-# 240 s, then 420 s, killed 6.12's lifecycle part.
-VM_TIMEOUT	?= 900
+# Per guest. With both guests at once on 2 cores the whole suite takes
+# ~780 s on 6.1 and ~900 s on 6.12 (the exec records' 10,000 fork+exec
+# storm alone 70 s and 105 s under TCG): 900 s killed 6.12's lifecycle
+# part.
+VM_TIMEOUT	?= 1140
 # vm-test runs every kernel in VM_KERNELS; shell, demo and bench boot one,
 # VM_KERNEL. A kernel's files: $(VM_DIR)/kernel-K, initramfs-K.cpio,
 # console-K.log; qemu 10 (for all but 6.1) in $(VM_DIR)/qemu.

@@ -728,7 +728,14 @@ unused=$(grep '"event":"pin_replace"' "$work/all.log" | sed -n 's/.*"seq_unused"
 if [ $((last - first + 1 - count)) -eq "$((lost + unused))" ]; then
 	ok "seq $first..$last over every agent and command: gaps = lost ($lost) + unused by replacements ($unused)"
 else
-	not_ok "seq over every agent and command" "$count records span $first..$last, lost $lost, unused by replacements $unused"
+	# The first numbers missing, and the records next to the first one.
+	# Each gap (first-last), and the records around the small ones.
+	gaps=$(echo "$seqs" | awk 'NR > 1 && $1 != p + 1 { printf "%d-%d ", p + 1, $1 - 1 } { p = $1 }' | cut -c 1-600)
+	near=
+	for g in $(echo "$seqs" | awk 'NR > 1 && $1 == p + 2 { print p + 1 } { p = $1 }' | head -n 3); do
+		near="$near [$g: $(grep "\"seq\":$((g - 1))[,}]\|\"seq\":$((g + 1))[,}]" "$work/all.log" | cut -c 1-200 | tr '\n' ' ')]"
+	done
+	not_ok "seq over every agent and command" "$count records span $first..$last, lost $lost, unused by replacements $unused; gaps: $gaps; single gaps:$near"
 fi
 
 "$STOCKADE" detach --all --bpffs "$bpffs" > "$work/detach-all.out" 2>&1
