@@ -36,6 +36,7 @@ cleanup() {
 	# Its own trap stops the agent, or qemu, and cleans up.
 	[ -n "$part2" ] && kill -TERM "$part2" 2>/dev/null && wait "$part2"
 	[ -n "$tailer" ] && kill "$tailer" 2>/dev/null
+	[ -n "${workload:-}" ] && kill "$workload" 2>/dev/null
 	[ -n "$agent" ] && kill -TERM "$agent" 2>/dev/null && wait "$agent" 2>/dev/null
 	if [ -d "$cg" ]; then
 		while read -r p; do echo "$p" > "$root/cgroup.procs"; done < "$cg/cgroup.procs" 2>/dev/null
@@ -43,6 +44,21 @@ cleanup() {
 	fi
 	rm -rf "$work"
 }
+# The agent on the demo policy, until its agent_ready record (15 s).
+start_agent() {
+	"$STOCKADE" agent --allow-degraded --detach-on-exit --policy "$policy" --log "$log" \
+		> /dev/null 2> "$work/agent.err" &
+	agent=$!
+	n=0
+	until grep -q '"event":"agent_ready"' "$log"; do
+		n=$((n + 1))
+		if [ $n -gt 150 ] || ! kill -0 "$agent" 2>/dev/null; then
+			echo "demo: the agent did not start:"; sed 's/^/   /' "$work/agent.err"; exit 1
+		fi
+		sleep 0.1
+	done
+}
+
 trap cleanup EXIT
 trap 'echo; echo "demo: interrupted, cleaning up"; exit 130' INT TERM HUP
 
@@ -72,17 +88,7 @@ if [ -n "$missing" ]; then
 	"$STOCKADE" check "$policy" > /dev/null || exit 1
 fi
 
-"$STOCKADE" agent --allow-degraded --detach-on-exit --policy "$policy" --log "$log" \
-	> /dev/null 2> "$work/agent.err" &
-agent=$!
-n=0
-until grep -q '"event":"agent_ready"' "$log"; do
-	n=$((n + 1))
-	if [ $n -gt 100 ] || ! kill -0 "$agent" 2>/dev/null; then
-		echo "demo: the agent did not start:"; cat "$work/agent.err"; exit 1
-	fi
-	sleep 0.1
-done
+start_agent
 grep '"event":"agent_ready"' "$log"
 degraded=1
 grep -q '"degraded":\[\]' "$log" && degraded=0
@@ -162,17 +168,7 @@ echo "== evidence: stockade report on the demo sandbox (manifest, probe, registe
 out=$here/build/demo-report
 rm -rf "$out"
 : > "$log"
-"$STOCKADE" agent --allow-degraded --detach-on-exit --policy "$policy" --log "$log" \
-	> /dev/null 2> "$work/agent.err" &
-agent=$!
-n=0
-until grep -q '"event":"agent_ready"' "$log"; do
-	n=$((n + 1))
-	if [ $n -gt 150 ] || ! kill -0 "$agent" 2>/dev/null; then
-		echo "demo: the agent did not start:"; sed 's/^/   /' "$work/agent.err"; exit 1
-	fi
-	sleep 0.1
-done
+start_agent
 # A workload: a sleep in a private network namespace, in the sandbox.
 unshare -n sh -c "echo \$\$ > '$cg/cgroup.procs'; exec sleep 300" &
 workload=$!
@@ -193,6 +189,7 @@ printf 'name: stockade demo sandbox\narchitecture_record: "the README, Evidence 
 	--boundary "$work/boundary.yaml" --out "$out" | sed 's/^/   /'
 kill "$workload" 2>/dev/null
 wait "$workload" 2>/dev/null
+workload=
 kill -TERM "$agent"
 wait "$agent"
 agent=
