@@ -15,6 +15,8 @@
 #     whose cgroup2 has no cpu or memory controller (a hybrid host) point
 #     4 cannot either: the test expects those to fail, with the reason,
 #     and says so.
+#   - /stockade-mf/open: default: allow, a metadata override, no memory
+#     limit: points 2, 1 and 4 fail, each with its reason.
 #   - --format md, --out FILE, a filter, a missing boundary file, an
 #     unknown target (exit 1) and a bad option (exit 2).
 # POSIX sh (busybox ash in the VM); no jq: the JSON is grepped.
@@ -36,7 +38,7 @@ secret_value=not-for-the-manifest-$$
 cleanup() {
 	for p in $pids; do kill -9 "$p" 2>/dev/null; done
 	agent_end
-	for d in shared-1 shared-2 clean; do cg_empty "$base/$d"; done
+	for d in shared-1 shared-2 clean open; do cg_empty "$base/$d"; done
 	rmdir "$base" 2>/dev/null
 	rm -rf "$work"
 }
@@ -74,6 +76,22 @@ EOF
 }
 policy "$work/shared.yaml" mf-shared customer-transforms '/stockade-mf/shared-*' /tmp/stockade-mf-shared
 policy "$work/clean.yaml" mf-clean model-generated-code /stockade-mf/clean /tmp/stockade-mf-clean/job
+# open: default allow, a metadata override, no memory limit (points 2,
+# 1 and 4 fail, each for its own reason).
+cat > "$work/open.yaml" <<EOF
+name: mf-open
+category: customer-transforms
+cgroups: [/stockade-mf/open]
+network:
+  default: allow
+  overrides:
+    - endpoint: 169.254.169.254
+      reason: "reads the instance region"
+files:
+  write: [/tmp/stockade-mf-open]
+limits:
+  runtime: 1h
+EOF
 cat > "$work/boundary.yaml" <<'EOF'
 name: code-execution-sandbox
 architecture_record: "ARCH-12 section 3, execution tier"
@@ -96,7 +114,7 @@ if [ -n "$limits" ]; then
 	echo "+cpu +memory" > "$CGROUP_ROOT/cgroup.subtree_control" 2>/dev/null
 	echo "+cpu +memory" > "$base/cgroup.subtree_control" 2>/dev/null
 fi
-for d in shared-1 shared-2 clean; do mkdir -p "$base/$d"; done
+for d in shared-1 shared-2 clean open; do mkdir -p "$base/$d"; done
 
 # The workloads, each in its cgroup before the agent starts.
 env -i PATH=/usr/bin:/bin MY_API_TOKEN="$secret_value" sleep 600 &
@@ -115,7 +133,7 @@ echo "$p" > "$base/clean/cgroup.procs"
 # shellcheck disable=SC2086
 "$STOCKADE" agent $STOCKADE_AGENT_FLAGS --bpffs "$bpffs" --detach-on-exit \
 	--state "$work/run/state.json" --policy "$work/shared.yaml" \
-	--policy "$work/clean.yaml" --log "$work/agent.log" \
+	--policy "$work/clean.yaml" --policy "$work/open.yaml" --log "$work/agent.log" \
 	> "$work/agent.out" 2> "$work/agent.err" &
 agent_pid=$!
 if ! wait_for '"event":"agent_ready"' "$work/agent.log" 150; then
@@ -150,7 +168,7 @@ rc=$?
 [ "$rc" = 3 ] && ok "manifest: exit 3 (a point fails)" ||
 	not_ok "manifest exit" "$rc, want 3: $(head -c 300 "$work/all.err")"
 n=$(grep -o '"cgroup":"/stockade-mf/[a-z0-9-]*","cgroup_id"' "$work/all.json" | wc -l)
-[ "$n" = 3 ] && ok "manifest: three sandboxes" || not_ok "sandboxes" "$n, want 3"
+[ "$n" = 4 ] && ok "manifest: four sandboxes" || not_ok "sandboxes" "$n, want 4"
 grep -q "\"hostname\":\"$(hostname)\"" "$work/all.json" &&
 grep -q "\"kernel\":\"$(uname -r)\"" "$work/all.json" &&
 	ok "manifest: host name and kernel release" ||
@@ -238,6 +256,20 @@ grep -q '"runtime_ms":3600000,"runtime_from":"agent"' "$work/clean.json" &&
 want=0
 [ $lsm = yes ] && [ -n "$limits" ] || want=3
 [ "$rc" = $want ] && ok "clean: exit $want" || not_ok "clean exit" "$rc, want $want"
+
+# ---- open: default allow, a metadata override, no memory limit ----
+mf /stockade-mf/open > "$work/open.json" 2> "$work/open.err"
+rc=$?
+[ "$rc" = 3 ] && ok "open: exit 3" || not_ok "open exit" "$rc"
+point 2 fail "$work/open.json" && why 2 "$work/open.json" | grep -q 'default is allow' &&
+	ok "open: point 2 fails: $(why 2 "$work/open.json")" ||
+	not_ok "open point 2" "$(why 2 "$work/open.json")"
+point 1 fail "$work/open.json" && why 1 "$work/open.json" | grep -q '169.254.169.254' &&
+	ok "open: point 1 fails (the metadata override): $(why 1 "$work/open.json")" ||
+	not_ok "open point 1" "$(why 1 "$work/open.json")"
+point 4 fail "$work/open.json" && why 4 "$work/open.json" | grep -q 'memory\|cpu' &&
+	ok "open: point 4 fails (no memory limit): $(why 4 "$work/open.json")" ||
+	not_ok "open point 4" "$(why 4 "$work/open.json")"
 
 # ---- no boundary, errors ----
 "$STOCKADE" manifest --bpffs "$bpffs" --state "$work/run/state.json" \
