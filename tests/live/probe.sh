@@ -180,7 +180,7 @@ else
 		ok "enforce: no memory or pids attempt without those controllers"
 fi
 # Every passing attempt names its record's seq.
-grep '"result":"pass"' "$work/p.json" | grep -v '"record_seq":[0-9]' | head -n 1 > "$work/noseq"
+grep '"attempt":' "$work/p.json" | grep '"result":"pass"' | grep -v '"record_seq":[0-9]' | head -n 1 > "$work/noseq"
 [ -s "$work/noseq" ] && not_ok "enforce: passing attempts name their record" "$(cat "$work/noseq")" ||
 	ok "enforce: every passing attempt names its record's seq"
 if [ -n "$lsm" ] && [ -n "$have_mem" ]; then
