@@ -180,7 +180,7 @@ $(OUT)/fuzz/policy_fuzz: tests/fuzz/policy_fuzz.c $(POLICY_SRCS)
 	$(Q)clang $(FUZZ_FLAGS) $^ -lyaml -o $@
 
 # The /proc and record parsers of `stockade manifest` (agent/manifest.c).
-$(OUT)/fuzz/proc_fuzz: tests/fuzz/proc_fuzz.c agent/manifest.c agent/probe.c agent/register_check.c agent/report.c agent/json.c $(POLICY_SRCS)
+$(OUT)/fuzz/proc_fuzz: tests/fuzz/proc_fuzz.c agent/manifest.c agent/probe.c agent/json.c $(POLICY_SRCS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)clang $(FUZZ_FLAGS) $^ -lyaml -o $@

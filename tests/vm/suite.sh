@@ -51,7 +51,7 @@ export STOCKADE_AGENT_FLAGS=""
 
 # The host passes its VM_TIMEOUT; leave the live tests enough of it that a
 # hang there is reported as such, with the results so far.
-vm_timeout=1140
+vm_timeout=1500
 only=
 live_all=
 for arg in $(cat /proc/cmdline); do
