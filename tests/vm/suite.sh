@@ -164,7 +164,7 @@ fi
 # killed run leaves its agent and helpers behind, which would disturb them.
 up=$(cut -d. -f1 /proc/uptime)
 budget=$((vm_timeout - up - 60))
-[ "$budget" -le 150 ] || budget=150
+[ "$budget" -le 240 ] || budget=240
 [ "$budget" -ge 30 ] || budget=30
 if want file-scope; then
 echo "suite: file-scope at $(cut -d' ' -f1 /proc/uptime) s (timeout ${budget}s)"
@@ -216,8 +216,8 @@ fi
 # Resource limits and counting (tests/vm/limits.sh), bounded like above.
 if want limits; then
 echo "suite: limits at $(cut -d' ' -f1 /proc/uptime) s"
-timeout -s KILL 90 sh tests/vm/limits.sh
-[ $? != 137 ] || t_fail limits/run "killed after 90 s; the results above are partial"
+timeout -s KILL 150 sh tests/vm/limits.sh
+[ $? != 137 ] || t_fail limits/run "killed after 150 s; the results above are partial"
 left=$(pidof stockade hog)
 [ -z "$left" ] || kill -9 $left 2>/dev/null
 # A killed agent leaves its pins (and so its enforcement) behind.
@@ -225,8 +225,8 @@ left=$(pidof stockade hog)
 	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/limits > /dev/null 2>&1
 # A reload re-applies limits (tests/vm/limits-reload.sh): short.
 echo "suite: limits-reload at $(cut -d' ' -f1 /proc/uptime) s"
-timeout -s KILL 30 sh tests/vm/limits-reload.sh
-[ $? != 137 ] || t_fail limits-reload/run "killed after 30 s; the results above are partial"
+timeout -s KILL 90 sh tests/vm/limits-reload.sh
+[ $? != 137 ] || t_fail limits-reload/run "killed after 90 s; the results above are partial"
 left=$(pidof stockade)
 [ -z "$left" ] || kill -9 $left 2>/dev/null
 [ ! -d /sys/fs/bpf/limits-reload ] ||
@@ -236,8 +236,8 @@ fi
 # A modest real workload under a default policy (tests/vm/workload.sh).
 if want workload; then
 echo "suite: workload at $(cut -d' ' -f1 /proc/uptime) s"
-timeout -s KILL 60 sh tests/vm/workload.sh
-[ $? != 137 ] || t_fail workload/run "killed after 60 s; the results above are partial"
+timeout -s KILL 120 sh tests/vm/workload.sh
+[ $? != 137 ] || t_fail workload/run "killed after 120 s; the results above are partial"
 left=$(pidof stockade python3)
 [ -z "$left" ] || kill -9 $left 2>/dev/null
 [ ! -d /sys/fs/bpf/workload ] ||
@@ -305,8 +305,8 @@ fi
 # (tests/vm/exec-records.sh).
 if want exec-records; then
 echo "suite: exec-records at $(cut -d' ' -f1 /proc/uptime) s"
-timeout -s KILL 300 sh tests/vm/exec-records.sh
-[ $? != 137 ] || t_fail exec-records/run "killed after 300 s; the results above are partial"
+timeout -s KILL 450 sh tests/vm/exec-records.sh
+[ $? != 137 ] || t_fail exec-records/run "killed after 450 s; the results above are partial"
 left=$(pidof stockade)
 [ -z "$left" ] || kill -9 $left 2>/dev/null
 [ ! -d /sys/fs/bpf/execrec ] ||
