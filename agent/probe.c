@@ -181,7 +181,8 @@ int64_t probe_parse_ts(const char *s)
 	if (*p != 'Z')
 		return 0;
 	t = timegm(&tm);
-	if (t == (time_t)-1)
+	/* Before 1970 or past 2262 does not fit ns in 64 bits: malformed. */
+	if (t <= 0 || t >= INT64_MAX / 1000000000 - 1)
 		return 0;
 	return (int64_t)t * 1000000000 + ns;
 }

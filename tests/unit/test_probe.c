@@ -66,6 +66,9 @@ static void test_records(void **state)
 	EXPECT(!probe_parse_rec("not json", 8, &r));
 	EXPECT_EQ(probe_parse_ts("2026-12-01T19:56:42+01:00"), 0);
 	EXPECT_EQ(probe_parse_ts("yesterday"), 0);
+	/* Out of 64-bit ns (the fuzzer found it): malformed, no overflow. */
+	EXPECT_EQ(probe_parse_ts("1014-12-01T00:00:00Z"), 0);
+	EXPECT_EQ(probe_parse_ts("9999-12-01T00:00:00Z"), 0);
 	DONE();
 }
 
