@@ -61,16 +61,12 @@ mkdir -p "$work"
 : > "$log"
 set -f	# record fields are case patterns, never file globs
 
-# rm_cg DIR: DIR and every cgroup below it, deepest first, their
-# processes (a runc that failed half-way may leave some) moved to the root.
+# rm_cg DIR: DIR and every cgroup below it, deepest first (lib.sh's
+# cg_remove on each).
 rm_cg() {
 	[ -d "$1" ] || return 0
-	find "$1" -depth -type d | while read -r _c; do
-		while read -r _p; do
-			echo "$_p" > "$CGROUP_ROOT/cgroup.procs"
-		done < "$_c/cgroup.procs" 2>/dev/null
-		rmdir "$_c" 2>/dev/null
-	done
+	# shellcheck disable=SC2046
+	cg_remove $(find "$1" -depth -type d)
 }
 
 cleanup() {
