@@ -224,6 +224,8 @@ void detach_cg(struct agent *a, struct sandbox_cg *cg, const char *why)
 /* Forget a->cgt.v[i] (its links and entries are handled by the caller). */
 void untrack(struct agent *a, size_t i)
 {
+	if (a->cgt.v[i].file_scope)
+		a->scope_stale = true;
 	if (a->cgt.v[i].wd >= 0 && a->cg_ino_fd >= 0)
 		inotify_rm_watch(a->cg_ino_fd, a->cgt.v[i].wd);
 	setup__revoke(&a->setup, a->cgt.v[i].id);

@@ -32,6 +32,7 @@
 #include "loop.h"
 #include "lsm.h"
 #include "file_rules.h"
+#include "file_scope.h"
 #include "net_rules.h"
 #include "pin.h"
 #include "replace.h"
@@ -222,10 +223,15 @@ static void *reselect_one(struct scan_ctx *ctx, struct sandbox_cg *cg,
 	 * (flip_slots()); only a cgroup that moves to another policy (or
 	 * sandbox root) needs its own entry rewritten. */
 	if (cg->slot != sb.slot || cg->root_id != sb.root_id) {
-		if (bpf_map_update_elem(sb_fd, &cg->id, &sb, BPF_ANY)) {
-			ctx->err = ctx->err ?: -errno;
+		/* Its own file scope under the policy it moves to, first. */
+		if (direct && cg->file_scope)
+			a->scope_stale = true;
+		err = direct ? file_scope__put(a, cg, a->pt.slot_id[sb.slot]) : 0;
+		if (err || bpf_map_update_elem(sb_fd, &cg->id, &sb, BPF_ANY)) {
+			err = err ?: -errno;
+			ctx->err = ctx->err ?: err;
 			pr_err("cgroup", "switching %s to its new policy failed: %s; it keeps the old one",
-			       rel, strerror(errno));
+			       rel, strerror(-err));
 			cg->policy_id = a->pt.slot_id[cg->slot];
 			return (void *)(uintptr_t)(cg - a->cgt.v + 1);
 		}
@@ -236,6 +242,8 @@ static void *reselect_one(struct scan_ctx *ctx, struct sandbox_cg *cg,
 	cg->policy_id = a->pt.slot_id[cg->slot];
 	if (!direct && was_direct) {
 		/* Confined through its parent's programs now: drop its own. */
+		if (cg->file_scope)
+			a->scope_stale = true;
 		detach_cg_links(a, cg);
 		limits__counters_drop(a->lim, cg->id);
 		cg->direct = false;
@@ -260,7 +268,10 @@ static int confine_new(struct agent *a, struct sandbox_cg *cg, const char *rel,
 	struct sandbox sb = { .slot = cg->slot, .root_id = cg->root_id };
 	int err;
 
-	err = limits__attach(a->lim, cg);
+	/* Its own file scope before the entry that makes it judged by it. */
+	err = file_scope__put(a, cg, cg->policy_id);
+	if (!err)
+		err = limits__attach(a->lim, cg);
 	if (!err && links_first)
 		err = attach_cg(a, cg, how);
 	if (!err && bpf_map_update_elem(bpf_map__fd(a->skel->maps.sandboxes),
@@ -298,6 +309,8 @@ static void confine_undo(struct agent *a, struct sandbox_cg *cg)
 	} else {
 		limits__forget(a->lim, cg);
 	}
+	if (cg->file_scope)
+		a->scope_stale = true;
 	sandbox_table__remove(&a->cgt, (size_t)(cg - a->cgt.v));
 }
 
@@ -459,6 +472,10 @@ int scan(struct agent *a)
 		setup__regrant(&a->setup);
 	setup__sweep(&a->setup);
 		drain_cg_inotify(a);
+	/* File scopes of cgroups gone (a reload's wait for the grace period
+	 * first: reload_switch()). */
+	if (a->scope_stale && !a->reselect)
+		file_scope__sync(a);
 	return ctx.err;
 }
 
@@ -599,6 +616,7 @@ void sweep(struct agent *a)
 	 * can have read an entry that pointed at them; 5. then the slots and
 	 * ids of removed policies (agent/policy_maps.c). */
 	n_rules = policy_maps__sweep(a);
+	n_rules += file_scope__sync(a);
 	if (n_links || n_rules)
 		pr_info("agent", "adopted pins: removed %zu stale links and %zu stale rules",
 			n_links, n_rules);

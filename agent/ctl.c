@@ -22,6 +22,7 @@
 
 #include "cgroup.h"
 #include "ctl.h"
+#include "file.h"
 #include "limits_agent.h"
 #include "limits_util.h"
 #include "log.h"
@@ -36,7 +37,7 @@ void ctl_close(struct ctl *c)
 {
 	int *fds[] = { &c->sb_fd, &c->names_fd, &c->cnt_fd, &c->det_fd,
 		       &c->data_fd, &c->bss_fd, &c->dir_fd, &c->saved_fd,
-		       &c->slots_fd, &c->conf_fd };
+		       &c->slots_fd, &c->conf_fd, &c->scope_fd };
 	size_t i;
 
 	if (c->data)
@@ -58,6 +59,7 @@ void ctl_init(struct ctl *c)
 	c->bpffs = PIN_DIR_DEFAULT;
 	c->dir_fd = c->sb_fd = c->names_fd = c->cnt_fd = c->det_fd = -1;
 	c->data_fd = c->bss_fd = c->saved_fd = c->slots_fd = c->conf_fd = -1;
+	c->scope_fd = -1;
 	json_init(&c->j);
 }
 
@@ -238,6 +240,7 @@ int ctl_open(struct ctl *c)
 	c->saved_fd = pin__map_get(c->bpffs, "lim_saved");
 	/* Optional too: without it, status shows no capability set. */
 	c->conf_fd = pin__map_get(c->bpffs, "policies");
+	c->scope_fd = pin__map_get(c->bpffs, "file_cg_rules");
 	if (c->sb_fd < 0 || c->names_fd < 0 || c->cnt_fd < 0 || c->det_fd < 0 ||
 	    c->data_fd < 0 || c->bss_fd < 0 || c->slots_fd < 0) {
 		pr_err("pin", "the pins under %s are incomplete or from another stockade build%s; starting this build's agent replaces them without a gap, `stockade detach --all --bpffs %s` removes them",
@@ -320,6 +323,39 @@ bool ctl_flags_of(struct ctl *c, uint32_t id, uint32_t *flags)
 		return false;
 	*flags = conf.flags;
 	return true;
+}
+
+const char *ctl_file_scope(struct ctl *c, uint32_t id, uint64_t cg)
+{
+	struct file_cg_key k = {
+		.prefixlen = 96 + 8, .policy_id = id,
+		.cg_lo = (uint32_t)cg, .cg_hi = (uint32_t)(cg >> 32),
+	};
+	struct file_rule r;
+	uint32_t flags;
+
+	if (!ctl_flags_of(c, id, &flags) || !(flags & SANDBOX_FILE_PER_CGROUP))
+		return NULL;
+	k.path[0] = '/';
+	return c->scope_fd >= 0 && !bpf_map_lookup_elem(c->scope_fd, &k, &r) ?
+	       "own" : "missing";
+}
+
+uint64_t ctl_file_scopes(struct ctl *c)
+{
+	struct file_cg_key key, next;
+	uint64_t n = 0;
+	int err;
+
+	if (c->scope_fd < 0)
+		return 0;
+	err = bpf_map_get_next_key(c->scope_fd, NULL, &next);
+	while (!err) {
+		n += next.prefixlen == 96 + 8 && next.path[0] == '/';
+		key = next;
+		err = bpf_map_get_next_key(c->scope_fd, &key, &next);
+	}
+	return n;
 }
 
 /* The policy id a slot holds now, as the programs resolve it

@@ -42,6 +42,7 @@ struct ctl {
 	int slots_fd;		/* policy_slots: an entry's slot -> policy id */
 	int saved_fd;		/* lim_saved: limit values found (optional) */
 	int conf_fd;		/* policies: each id's settings (capabilities) */
+	int scope_fd;		/* file_cg_rules, or -1 (an older build's pins) */
 	struct stockade__data *data;	/* the pinned .data, mmap()ed */
 	size_t data_len;
 	bool agent_running;
@@ -72,6 +73,15 @@ bool ctl_caps_of(struct ctl *c, uint32_t id, bool json, char *buf,
 /* Policy id's settings flags (policy_conf.flags, include/sandbox.h) in
  * *flags; false when the map cannot tell. */
 bool ctl_flags_of(struct ctl *c, uint32_t id, uint32_t *flags);
+/*
+ * Per-execution folders (include/file.h): "own" when the kernel holds the
+ * selected cgroup cg's own file scope under policy id, "missing" when the
+ * policy has folders but the scope is not there (they are refused), NULL
+ * when the policy has none (or the pins cannot say).
+ */
+const char *ctl_file_scope(struct ctl *c, uint32_t id, uint64_t cg);
+/* How many cgroups have a file scope of their own (its "/" entries). */
+uint64_t ctl_file_scopes(struct ctl *c);
 
 /* agent/ctl_manifest.c: DIR of the state file (default
  * LIMITS_STATE_DEFAULT), where the agent keeps its policy records; the

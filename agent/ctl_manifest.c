@@ -29,6 +29,7 @@
 #include "limits_agent.h"
 #include "log.h"
 #include "manifest.h"
+#include "sandbox.h"
 #include "ctl_int.h"
 
 #define MF_READ_MAX	(4 << 20)
@@ -156,6 +157,7 @@ usage:
 
 struct blob {
 	uint64_t hash;
+	const char *cg;		/* expanded for this sandbox; NULL: as written */
 	struct mf_policy p;
 	bool ok;
 };
@@ -201,21 +203,36 @@ void ctl_run_dir(const char *state, char *out, size_t len)
 
 /* v has room for one blob per sandbox entry: never moved, as sandboxes
  * point into it. Without its blob, points 1-3 fail. */
+/* The blob of hash, read once; for a policy with per-execution folders a
+ * copy of its own for the sandbox cg, its paths expanded as the agent
+ * compiled them (v holds up to two per sandbox). */
 static const struct mf_policy *blob_of(struct blob *v, size_t *n,
-				       const char *dir, uint64_t hash)
+				       const char *dir, uint64_t hash,
+				       const char *cg)
 {
 	struct blob *nv;
 	size_t i;
 
 	for (i = 0; i < *n; i++)
-		if (v[i].hash == hash)
-			return v[i].ok ? &v[i].p : NULL;
+		if (v[i].hash == hash && !v[i].cg)
+			break;
+	if (i == *n) {
+		nv = &v[(*n)++];
+		memset(nv, 0, sizeof(*nv));
+		nv->hash = hash;
+		nv->ok = !ctl_blob_read(dir, hash, &nv->p);
+	}
+	if (!v[i].ok || !mf_policy_templated(&v[i].p))
+		return v[i].ok ? &v[i].p : NULL;
 	nv = &v[(*n)++];
 	memset(nv, 0, sizeof(*nv));
 	nv->hash = hash;
-	nv->ok = !ctl_blob_read(dir, hash, &nv->p);
+	nv->cg = cg;
+	nv->ok = !ctl_blob_read(dir, hash, &nv->p) &&
+		 mf_policy_expand(&nv->p, cg) != -ENOMEM;
 	return nv->ok ? &nv->p : NULL;
 }
+
 
 /* Processes of dir and every cgroup below it. */
 static int add_procs(struct mf_sandbox *s, const char *dir, int depth)
@@ -490,7 +507,7 @@ int ctl__manifest(int argc, char **argv)
 	/* Clocks: only a running agent enforces a run time. */
 	limits__state_read(o.state, &st, &n_st, &st_pid);
 	v = calloc(n_e + 1, sizeof(*v));
-	blobs = calloc(n_e + 1, sizeof(*blobs));
+	blobs = calloc(2 * n_e + 1, sizeof(*blobs));
 	if (!v || !blobs)
 		goto out;
 	for (i = 0; i < n_e; i++) {
@@ -520,7 +537,13 @@ int ctl__manifest(int argc, char **argv)
 			s->caps = conf.caps;
 		}
 		s->pol = e[i].sb.policy_id == POLICY_ID_CONFLICT ? NULL :
-			 blob_of(blobs, &n_blobs, dir, pi.hash);
+			 blob_of(blobs, &n_blobs, dir, pi.hash, s->cgroup);
+		/* Read back: what the programs judge it by (include/file.h). */
+		{
+			const char *fs = ctl_file_scope(&c, e[i].sb.policy_id, s->cgroup_id);
+
+			s->scope_missing = fs && !strcmp(fs, "missing");
+		}
 		snprintf(cgdir, sizeof(cgdir), "%s%s", c.cgroot, s->cgroup);
 		cg_file(cgdir, "cpu.max", s->cpu_max, sizeof(s->cpu_max));
 		cg_file(cgdir, "memory.max", s->memory_max, sizeof(s->memory_max));

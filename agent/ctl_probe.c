@@ -60,6 +60,9 @@ struct attempt {
 	int port;
 	const char *kind;	/* the record's kind; "a|b": either */
 	bool limit;		/* a probe cgroup of its own */
+	/* The target's own per-execution folder: a refusal proves something
+	 * only from a probe cgroup, never from the target itself. */
+	bool own_folder;
 	/* Results. */
 	bool ran, absent, refused;
 	int got_errno;		/* 0: the call succeeded */
@@ -505,6 +508,11 @@ static void run_all(struct run *r)
 
 		if (a->limit)
 			continue;
+		if (a->own_folder && !have_shared) {
+			a->result = "skipped";
+			snprintf(a->why, sizeof(a->why), "no probe cgroup: the attempts run in the target, whose own folder this is");
+			continue;
+		}
 		run_one(r, a, have_shared ? rel : r->cgroup);
 	}
 	for (i = 0; i < r->n; i++) {
@@ -710,43 +718,68 @@ static void plan(struct run *r)
 			 r->pol.runtime_ms);
 }
 
-/* Other sandboxes' write folders: each a file created inside. */
+/* One attempt per write folder of op (expanded for cg when templated). */
+static void plan_writes_of(struct run *r, struct mf_policy *op, const char *cg,
+			   bool own)
+{
+	size_t k;
+
+	if (cg && mf_policy_expand(op, cg) == -ENOMEM)
+		return;
+	for (k = 0; k < op->n_write; k++) {
+		struct attempt *a;
+		char p[PATH_MAX];
+
+		/* A folder our own write scope covers too is point 3's
+		 * failure (a shared path): the attempt then succeeds. */
+		snprintf(p, sizeof(p), "%s/.stockade-probe-%d", op->write[k], (int)getpid());
+		a = add(r, "filesystem/other-sandbox-write", ACT_CREATE, "file", p, 0);
+		if (!a)
+			break;
+		a->own_folder = own;
+		snprintf(a->id, sizeof(a->id), "filesystem/other-sandbox-write/%.24s/%zu",
+			 cg ? strrchr(cg, '/') + 1 : op->name ? op->name : "?", k);
+		snprintf(a->call, sizeof(a->call), "open(\"%.80s\", O_WRONLY|O_CREAT|O_EXCL) (%s%.40s's write folder)",
+			 p, cg ? "the execution " : "policy ", cg ? cg : op->name ? op->name : "?");
+	}
+}
+
+/*
+ * Other executions' write folders: each a file created inside. Those of
+ * other policies (once per policy), and, with per-execution folders
+ * (policy/policy.h), those of the other cgroups of every policy, this one
+ * included: the probe cgroup must not reach the workload's own folder.
+ */
 static void plan_other_writes(struct run *r, const struct entry *e, size_t n_e,
 			      const char *dir)
 {
 	uint64_t seen[64];
-	size_t n_seen = 0, i, j, k;
+	size_t n_seen = 0, n_own = 0, i, j;
 
 	for (i = 0; i < n_e; i++) {
 		struct policy_info pi;
 		struct mf_policy op;
+		const char *cg;
 		bool dup = false;
 
-		if (e[i].sb.root_id != e[i].id || e[i].sb.policy_id == r->policy_id ||
-		    e[i].sb.policy_id == POLICY_ID_CONFLICT)
+		if (e[i].sb.root_id != e[i].id || e[i].sb.policy_id == POLICY_ID_CONFLICT)
 			continue;
 		ctl_policy_of(&r->c, e[i].sb.policy_id, &pi);
 		for (j = 0; j < n_seen; j++)
 			dup |= seen[j] == pi.hash;
-		if (dup || n_seen == 64 || ctl_blob_read(dir, pi.hash, &op))
+		if (ctl_blob_read(dir, pi.hash, &op))
 			continue;
-		seen[n_seen++] = pi.hash;
-		for (k = 0; k < op.n_write; k++) {
-			struct attempt *a;
-			char p[PATH_MAX];
-
-			/* A folder our own write scope covers too is point 3's
-			 * failure (a shared path): the attempt then succeeds. */
-			if (strchr(op.write[k], '{'))
-				continue;	/* per-cgroup template: not one path */
-			snprintf(p, sizeof(p), "%s/.stockade-probe-%d", op.write[k], (int)getpid());
-			a = add(r, "filesystem/other-sandbox-write", ACT_CREATE, "file", p, 0);
-			if (!a)
-				break;
-			snprintf(a->id, sizeof(a->id), "filesystem/other-sandbox-write/%.24s/%zu",
-				 op.name ? op.name : "?", k);
-			snprintf(a->call, sizeof(a->call), "open(\"%.100s\", O_WRONLY|O_CREAT|O_EXCL) (policy %s's write folder)",
-				 p, (op.name ? op.name : "?"));
+		cg = ctl_path_of(&r->c, e[i].id);
+		if (mf_policy_templated(&op)) {
+			/* At most 8 executions: one refused is the proof, a
+			 * few show it is not one cgroup's accident. */
+			if (n_own < 8 && cg && cg[0]) {
+				n_own++;
+				plan_writes_of(r, &op, cg, e[i].id == r->cgroup_id);
+			}
+		} else if (!dup && n_seen < 64 && e[i].sb.policy_id != r->policy_id) {
+			seen[n_seen++] = pi.hash;
+			plan_writes_of(r, &op, NULL, false);
 		}
 		mf_policy_free(&op);
 	}

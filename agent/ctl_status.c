@@ -223,6 +223,7 @@ static void status_print_json(struct status *S)
 	json_u64(j2, "events_lost", S->bss.ev_lost);
 	json_u64(j2, "events_lost_reported", S->meta.lost_reported);
 	json_u64(j2, "watch_entries", c->n_watch_entries);
+	json_u64(j2, "file_scopes", ctl_file_scopes(c));
 	fwrite(j2->buf, 1, j2->len, stdout);
 	printf(",\"lsm\":[");
 	for (i = 0, j = 0; i < c->n_pins; i++) {
@@ -256,6 +257,12 @@ static void status_print_json(struct status *S)
 			json_u64(&sub, "generation", pi.generation);
 			json_str(&sub, "hash", hash);
 			json_str(&sub, "mode", pi.mode == SANDBOX_AUDIT ? "audit" : "enforce");
+			if (r->root == r->id) {
+				const char *fs = ctl_file_scope(c, r->policy_id, r->id);
+
+				if (fs)
+					json_str(&sub, "file_scope", fs);
+			}
 			{
 				char names[1024], lit[1040];
 

@@ -129,6 +129,9 @@ struct agent {
 
 	struct limits_state *lim;	/* agent/limits.c */
 	struct preexist *pre;		/* held fds (agent/preexist.c) */
+	/* A cgroup with a file scope of its own was untracked or moved:
+	 * file_scope__sync() has entries to delete. */
+	bool scope_stale;
 };
 
 /* agent/daemon.c */

@@ -151,6 +151,41 @@ static int add_list(struct bset *b, const struct policy_path *v, size_t n,
 }
 
 /*
+ * files.read or files.write: a path with placeholders is expanded for cg,
+ * or, for the base scope (cg NULL), left out (include/file.h: the base
+ * never opens what a per-execution folder would).
+ */
+static int add_tmpl_list(struct bset *b, const struct policy_path *v, size_t n,
+			 unsigned int src, const char *cg, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	size_t i;
+	int ret = 0, len;
+
+	for (i = 0; !ret && i < n; i++) {
+		if (!policy_tmpl__has(v[i].path)) {
+			ret = bset_add(b, v[i].path, src);
+			continue;
+		}
+		if (!cg)
+			continue;
+		len = policy_tmpl__expand(v[i].path, cg, path, sizeof(path));
+		if (len > FILE_CG_PREFIX_MAX || len == -ENAMETOOLONG) {
+			snprintf(err, errlen, "%.120s for cgroup %.80s%s is longer than %d bytes; its per-execution folder cannot be a rule, so that cgroup keeps the policy's base scope (no folder)",
+				 v[i].path, cg, strlen(cg) > 80 ? "..." : "", FILE_CG_PREFIX_MAX);
+			return -ENAMETOOLONG;
+		}
+		if (len < 0) {
+			snprintf(err, errlen, "%s cannot be expanded for %s (not a cgroup path)",
+				 v[i].path, cg);
+			return -EINVAL;
+		}
+		ret = bset_add(b, path, src);
+	}
+	return ret;
+}
+
+/*
  * May a file under an entry with these covering sources and these flags
  * be executed or mapped executable? Readable, under `exec.paths` when
  * the policy lists them, and (W^X) not writable unless
@@ -169,7 +204,7 @@ static bool exec_allowed(const struct policy *p, unsigned int src,
 
 /* Every boundary of p: its lists, the sinks, the protected paths (and
  * those below each home). */
-static int add_bounds(struct bset *b, const struct policy *p,
+static int add_bounds(struct bset *b, const struct policy *p, const char *cg,
 		      const char *const *homes, size_t n_homes, char *err,
 		      size_t errlen)
 {
@@ -179,9 +214,11 @@ static int add_bounds(struct bset *b, const struct policy *p,
 
 	ret = bset_add(b, "/", 0);
 	if (!ret)
-		ret = add_list(b, p->files.read, p->files.n_read, SRC_READ);
+		ret = add_tmpl_list(b, p->files.read, p->files.n_read, SRC_READ,
+				    cg, err, errlen);
 	if (!ret)
-		ret = add_list(b, p->files.write, p->files.n_write, SRC_WRITE);
+		ret = add_tmpl_list(b, p->files.write, p->files.n_write, SRC_WRITE,
+				    cg, err, errlen);
 	if (!ret)
 		ret = add_list(b, p->files.deny, p->files.n_deny, SRC_DENY);
 	if (!ret)
@@ -299,12 +336,21 @@ int file_rules__compile(const struct policy *p, __u32 policy_id,
 			const char *const *homes, size_t n_homes,
 			struct file_compiled *out, char *err, size_t errlen)
 {
+	return file_rules__compile_cg(p, policy_id, NULL, homes, n_homes, out,
+				      err, errlen);
+}
+
+int file_rules__compile_cg(const struct policy *p, __u32 policy_id,
+			   const char *cg, const char *const *homes,
+			   size_t n_homes, struct file_compiled *out, char *err,
+			   size_t errlen)
+{
 	struct bset b = { 0 };
 	size_t i;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	ret = add_bounds(&b, p, homes, n_homes, err, errlen);
+	ret = add_bounds(&b, p, cg, homes, n_homes, err, errlen);
 	if (!ret) {
 		bset_sort(&b);
 		ret = add_ancestors(&b);
@@ -323,6 +369,22 @@ int file_rules__compile(const struct policy *p, __u32 policy_id,
 		free(b.v[i].path);
 	free(b.v);
 	return ret;
+}
+
+int file_rules__cg_key(const struct file_key *k, uint64_t cg,
+		       struct file_cg_key *out)
+{
+	size_t n = (k->prefixlen - 32) / 8;
+
+	if (n > FILE_CG_KEY_PATH)
+		return -ENAMETOOLONG;
+	memset(out, 0, sizeof(*out));
+	out->prefixlen = 96 + 8 * (__u32)n;
+	out->policy_id = k->policy_id;
+	out->cg_lo = (__u32)cg;
+	out->cg_hi = (__u32)(cg >> 32);
+	memcpy(out->path, k->path, n);
+	return 0;
 }
 
 void file_compiled__free(struct file_compiled *c)

@@ -20,6 +20,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <linux/types.h>
 
 #include "file.h"
@@ -45,6 +46,21 @@ struct file_compiled {
 int file_rules__compile(const struct policy *p, __u32 policy_id,
 			const char *const *homes, size_t n_homes,
 			struct file_compiled *out, char *err, size_t errlen);
+/*
+ * The same for one selected cgroup of a policy with per-execution folders
+ * (cg: its path below the cgroup2 mount, "/a/job-7"): each templated
+ * read or write path expanded for it. cg NULL: the base scope, templated
+ * paths left out (include/file.h). -ENAMETOOLONG when an expansion is
+ * longer than FILE_CG_PREFIX_MAX.
+ */
+int file_rules__compile_cg(const struct policy *p, __u32 policy_id,
+			   const char *cg, const char *const *homes,
+			   size_t n_homes, struct file_compiled *out, char *err,
+			   size_t errlen);
+/* A compiled entry's key as it is stored for cgroup cg in file_cg_rules;
+ * -ENAMETOOLONG when its prefix does not fit FILE_CG_KEY_PATH. */
+int file_rules__cg_key(const struct file_key *k, uint64_t cg,
+		       struct file_cg_key *out);
 void file_compiled__free(struct file_compiled *c);
 
 /* Reference lookup, as the trie does it: the flags of the longest entry

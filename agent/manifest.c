@@ -8,12 +8,14 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
 
+#include "file.h"
 #include "json.h"
 #include "manifest.h"
 #include "net.h"
@@ -821,6 +823,57 @@ out:
 	return err;
 }
 
+/* ---- per-execution folders ----------------------------------------------- */
+
+bool mf_policy_templated(const struct mf_policy *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_read; i++)
+		if (policy_tmpl__has(p->read[i]))
+			return true;
+	for (i = 0; i < p->n_write; i++)
+		if (policy_tmpl__has(p->write[i]))
+			return true;
+	return false;
+}
+
+static int expand_v(char **v, size_t *n, const char *cg)
+{
+	char path[PATH_MAX], *e;
+	size_t i, out = 0;
+	int len, ret = 0;
+
+	for (i = 0; i < *n; i++) {
+		if (!policy_tmpl__has(v[i])) {
+			v[out++] = v[i];
+			continue;
+		}
+		len = policy_tmpl__expand(v[i], cg, path, sizeof(path));
+		free(v[i]);
+		if (len < 0 || len > FILE_CG_PREFIX_MAX) {
+			ret = ret ?: -ENAMETOOLONG;
+			continue;
+		}
+		e = strdup(path);
+		if (!e) {
+			ret = -ENOMEM;
+			continue;
+		}
+		v[out++] = e;
+	}
+	*n = out;
+	return ret;
+}
+
+int mf_policy_expand(struct mf_policy *p, const char *cg)
+{
+	int r = expand_v(p->read, &p->n_read, cg);
+	int w = expand_v(p->write, &p->n_write, cg);
+
+	return r == -ENOMEM || w == -ENOMEM ? -ENOMEM : r ?: w;
+}
+
 /* ---- paths, shares, verdicts ---------------------------------------------- */
 
 bool mf_path_covers(const char *a, const char *b)
@@ -1005,6 +1058,8 @@ void mf_judge(const struct mf_host *h, struct mf_sandbox *s)
 	for (i = 0; p && i < p->n_write; i++)
 		if (!strcmp(p->write[i], "/"))
 			verdict(s, 3, false, "files.write holds /: the whole filesystem is writable");
+	if (s->scope_missing)
+		verdict(s, 3, false, "its per-execution folders are not in force: the kernel holds no file scope of this cgroup's own (file_cg_rules), so they are refused; restart the agent, or see its log for why it could not write them");
 	if (s->n_shared)
 		verdict(s, 3, false, "write path %s is shared with %s (policy %s)%s", s->shared[0].path,
 			s->shared[0].cgroup, s->shared[0].policy,

@@ -116,6 +116,13 @@ int mf_blob_write(const struct policy *p, char **out, size_t *len);
 /* And back; unknown keys are skipped (a newer agent's). 0, -EINVAL (not a
  * blob: no magic line) or -ENOMEM. */
 int mf_blob_parse(const char *buf, size_t len, struct mf_policy *out);
+/* Per-execution folders (policy/policy.h): does p's read or write scope
+ * hold a placeholder; and p's read and write paths expanded in place for
+ * the selected cgroup cg ("/a/job-7"), as the agent compiled them. 0,
+ * -ENAMETOOLONG (an expansion longer than a rule may be: that path is
+ * dropped, as the agent leaves it out) or -ENOMEM. */
+bool mf_policy_templated(const struct mf_policy *p);
+int mf_policy_expand(struct mf_policy *p, const char *cg);
 void mf_policy_free(struct mf_policy *p);
 
 /* ---- the boundary file (YAML: name, architecture_record) ------------ */
@@ -160,8 +167,12 @@ struct mf_sandbox {
 	bool default_allow, userns;
 	bool caps_known;
 	uint64_t caps;
-	/* From the agent's blob for that hash; NULL when none was found. */
+	/* From the agent's blob for that hash; NULL when none was found.
+	 * With per-execution folders, a copy expanded for this cgroup. */
 	const struct mf_policy *pol;
+	/* Per-execution folders: the kernel holds no file scope of this
+	 * cgroup's own (file_cg_rules), so its folders are refused. */
+	bool scope_missing;
 	struct mf_proc *procs;		size_t n_procs;
 	struct mf_secret_path *paths;	size_t n_paths;
 	/* A process whose environ or root could not be read (not gone:

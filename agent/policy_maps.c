@@ -35,6 +35,7 @@
 #include "manifest.h"
 #include "lsm.h"
 #include "file_rules.h"
+#include "file_scope.h"
 #include "net_rules.h"
 #include "pin.h"
 #include "replace.h"
@@ -164,6 +165,7 @@ static void conf_of(const struct policy *p, struct policy_conf *conf)
 		      (p->namespaces.user ? SANDBOX_USERNS : 0) |
 		      (p->perf_allow ? SANDBOX_PERF : 0) |
 		      (p->userfaultfd ? SANDBOX_USERFAULTFD : 0) |
+		      (policy__has_templates(p) ? SANDBOX_FILE_PER_CGROUP : 0) |
 		      exec_flags(p);
 	conf->netlink = p->net.netlink;
 	conf->caps = policy_caps(p);
@@ -320,6 +322,10 @@ int fill_policies(struct agent *a, const bool *only)
 				err = key_set_add(&a->keys_meta, &c.meta[j].key,
 						  sizeof(c.meta[j].key));
 		}
+		/* A reload: the per-execution folders of its cgroups under
+		 * the new id, before its slot flips to it. */
+		if (!err && only)
+			err = file_scope__put_slot(a, policy_table__slot_of(&a->pt, id), id);
 		conf_of(p, &conf);
 		/* The policy's settings go in last: until then, id has no
 		 * entry and its programs would deny. */
@@ -468,6 +474,7 @@ void retire_ids(struct agent *a, const bool *retired)
 		    offsetof(struct file_key, policy_id), retired, POLICY_MAX);
 	retire_keys(bpf_map__fd(a->skel->maps.unix_allow), sizeof(struct unix_key),
 		    offsetof(struct unix_key, policy_id), retired, POLICY_MAX);
+	file_scope__retire(a, retired);
 	memset(&unused, 0, sizeof(unused));
 	for (id = 1; id < POLICY_MAX; id++) {
 		if (!retired[id])

@@ -353,6 +353,36 @@ static void forget(struct preexist *P, uint32_t pid)
 	}
 }
 
+static const char *action_of(const struct policy *p)
+{
+	return p->files.preexisting == POLICY_PREEXISTING_KILL &&
+	       p->mode == POLICY_ENFORCE ? "kill" : "report";
+}
+
+/*
+ * A policy with per-execution folders: held fds are judged by the scope
+ * of cg's own sandbox (its selected cgroup's folders), as the programs
+ * judge its accesses (include/file.h), compiled for this walk only.
+ * Failing that, by the policy's base scope, which opens no folder.
+ */
+static bool check_pid_own(struct preexist *P, struct sandbox_cg *cg, uint32_t pid,
+			  const struct policy *p, const struct rules *base)
+{
+	const struct sandbox_cg *root = names__cg(P->cfg.names, cg->root_id);
+	struct rules own = { .p = p, .net = base->net };
+	char err[POLICY_DIAG_MAX];
+	bool killed;
+
+	if (!root || file_rules__compile_cg(p, cg->policy_id, root->path,
+					    (const char *const *)P->homes, P->n_homes,
+					    &own.files, err, sizeof(err)))
+		return scan_pid(P, cg, pid, p, base, action_of(p));
+	own.ok = true;
+	killed = scan_pid(P, cg, pid, p, &own, action_of(p));
+	file_compiled__free(&own.files);
+	return killed;
+}
+
 /* Walk pid for cg unless done already; true when it was killed. */
 static bool check_pid(struct preexist *P, struct sandbox_cg *cg, uint32_t pid)
 {
@@ -365,9 +395,9 @@ static bool check_pid(struct preexist *P, struct sandbox_cg *cg, uint32_t pid)
 	r = rules_of(P, cg->policy_id, &p);
 	if (!r)
 		return false;
-	return scan_pid(P, cg, pid, p, r,
-			p->files.preexisting == POLICY_PREEXISTING_KILL &&
-			p->mode == POLICY_ENFORCE ? "kill" : "report");
+	if (policy__has_templates(p))
+		return check_pid_own(P, cg, pid, p, r);
+	return scan_pid(P, cg, pid, p, r, action_of(p));
 }
 
 /* Every process of cg. */

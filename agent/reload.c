@@ -34,6 +34,7 @@
 #include "loop.h"
 #include "lsm.h"
 #include "file_rules.h"
+#include "file_scope.h"
 #include "net_rules.h"
 #include "pin.h"
 #include "replace.h"
@@ -269,6 +270,8 @@ static void reload_switch(struct agent *a, struct policy_plan *p,
 	 * we could not switch, stay. */
 	policy_plan__keep_held(p, &a->pt, &a->cgt);
 	retire_ids(a, p->retired);
+	/* Cgroups that moved: their old file scopes (agent/file_scope.h). */
+	file_scope__sync(a);
 	for (i = 0; i < a->set.n; i++)
 		if (p->changed[i])
 			emit_policy(a, i);

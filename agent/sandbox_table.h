@@ -39,6 +39,9 @@ struct sandbox_cg {
 	/* The policy id + 1 its processes' held fds were last checked
 	 * under (agent/preexist.c); 0: not yet. */
 	uint32_t held_checked;
+	/* The policy id + 1 its own file scope (per-execution folders) was
+	 * written under (agent/file_scope.c); 0: none. */
+	uint32_t file_scope;
 };
 
 struct sandbox_table {

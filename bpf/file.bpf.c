@@ -79,7 +79,7 @@ static __always_inline int walked(struct sandbox *sb, struct policy_conf *conf,
 	if (off < 0)
 		return lsm_deny(sb, conf, cgid, EV_KIND_FILE, op,
 				EV_REASON_PATH_TOO_LONG, NULL, NULL, 0, 0);
-	reason = judge(s, sb->policy_id, &buf[off & MASK],
+	reason = judge(s, sb, conf, &buf[off & MASK],
 		       (FILE_BUF_SIZE - 1 - off) & MASK, want);
 	if (!reason)
 		return 0;
@@ -111,10 +111,10 @@ static __always_inline int walked2(struct sandbox *sb, struct policy_conf *conf,
 	if (o2 < 0)
 		return lsm_deny(sb, conf, cgid, EV_KIND_FILE, op,
 				EV_REASON_PATH_TOO_LONG, &b1[o1 & MASK], NULL, 0, 0);
-	reason = judge_ex(s, sb->policy_id, &b1[o1 & MASK],
+	reason = judge_ex(s, sb, conf, &b1[o1 & MASK],
 			  (FILE_BUF_SIZE - 1 - o1) & MASK, WANT_WRITE, moving);
 	if (!reason)
-		reason = judge_ex(s, sb->policy_id, &b2[o2 & MASK],
+		reason = judge_ex(s, sb, conf, &b2[o2 & MASK],
 				  (FILE_BUF_SIZE - 1 - o2) & MASK, WANT_WRITE,
 				  moving);
 	if (!reason)
@@ -199,7 +199,7 @@ static __always_inline int judge_exec(struct sandbox *sb,
 	if (is_foreign_mount(BPF_CORE_READ(file, f_path.mnt)))
 		return lsm_deny(sb, conf, cgid, EV_KIND_FILE, op,
 				EV_REASON_DETACHED_MOUNT, path, NULL, 0, 0);
-	reason = judge(s, sb->policy_id, path, len & MASK,
+	reason = judge(s, sb, conf, path, len & MASK,
 		       WANT_READ | WANT_EXEC);
 	if (!reason)
 		return 0;
@@ -272,7 +272,7 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 		return lsm_deny(sb, conf, cgid, EV_KIND_CGROUP,
 				EV_OP_CGROUP_MIGRATE, EV_REASON_CGROUP_ESCAPE,
 				s->buf[0], NULL, 0, 0);
-	reason = judge(s, sb->policy_id, s->buf[0], len & MASK, want);
+	reason = judge(s, sb, conf, s->buf[0], len & MASK, want);
 	if (!reason)
 		return 0;
 	return lsm_deny(sb, conf, cgid, kind, op, reason, s->buf[0], NULL, 0, 0);

@@ -23,6 +23,7 @@
 struct lsm_scratch {
 	char buf[2][FILE_BUF_SIZE * 2];
 	struct file_key key;
+	struct file_cg_key cg_key;
 };
 
 struct {
@@ -299,23 +300,48 @@ struct {
 	__type(value, struct file_rule);
 } file_rules SEC(".maps") __weak;
 
+/* Per-execution folders: each selected cgroup's own scope (include/file.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, FILE_MAX_RULES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct file_cg_key);
+	__type(value, struct file_rule);
+} file_cg_rules SEC(".maps") __weak;
+
 enum want { WANT_READ = 1, WANT_WRITE = 2, WANT_EXEC = 4 };
 
 /*
- * Look the path in buf[off .. FILE_BUF_SIZE-1) up (len bytes, no NUL) and
- * return the reason to deny, or 0. The key gets a '/' after the path, so
- * that a prefix stored as "/task/" matches /task and /task/x only.
- * moving: the path is being renamed away, so a directory with a deny or
- * protected path below it is refused too.
+ * The entry deciding the path in buf (len bytes, no NUL), or NULL: the
+ * selected cgroup's own scope for a policy with per-execution folders,
+ * else (or while that scope is not written: include/file.h, fail closed)
+ * the policy's. The key gets a '/' after the path, so that a prefix
+ * stored as "/task/" matches /task and /task/x only.
  */
-static __always_inline __u8 judge_ex(struct lsm_scratch *s, __u32 policy_id,
-				     const char *path, __u64 len, int want,
-				     bool moving)
+static __always_inline struct file_rule *
+file_lookup(struct lsm_scratch *s, const struct sandbox *sb,
+	    const struct policy_conf *conf, const char *path, __u64 len)
 {
 	struct file_key *k = &s->key;
 	struct file_rule *r;
 
-	k->policy_id = policy_id;
+	if (conf->flags & SANDBOX_FILE_PER_CGROUP) {
+		struct file_cg_key *ck = &s->cg_key;
+		__u64 n = len;
+
+		ck->policy_id = sb->policy_id;
+		ck->cg_lo = (__u32)sb->root_id;
+		ck->cg_hi = (__u32)(sb->root_id >> 32);
+		bpf_probe_read_kernel(ck->path, sizeof(ck->path), path);
+		asm volatile("" : "+r"(n));
+		if (n < FILE_CG_KEY_PATH)
+			ck->path[n] = '/';
+		ck->prefixlen = 96 + 8 * (n + 1 < FILE_CG_KEY_PATH ? n + 1 : FILE_CG_KEY_PATH);
+		r = bpf_map_lookup_elem(&file_cg_rules, ck);
+		if (r)
+			return r;
+	}
+	k->policy_id = sb->policy_id;
 	bpf_probe_read_kernel(k->path, sizeof(k->path), path);
 	/* Opaque to the compiler: otherwise it folds len = 4095 - off into
 	 * "pointer minus off", which the verifier cannot bound. */
@@ -323,7 +349,22 @@ static __always_inline __u8 judge_ex(struct lsm_scratch *s, __u32 policy_id,
 	if (len < FILE_KEY_PATH)
 		k->path[len] = '/';
 	k->prefixlen = 32 + 8 * (len + 1 < FILE_KEY_PATH ? len + 1 : FILE_KEY_PATH);
-	r = bpf_map_lookup_elem(&file_rules, k);
+	return bpf_map_lookup_elem(&file_rules, k);
+}
+
+/*
+ * Judge the path in buf[off .. FILE_BUF_SIZE-1) (len bytes, no NUL) for
+ * sb and return the reason to deny, or 0. moving: the path is being
+ * renamed away, so a directory with a deny or protected path below it is
+ * refused too.
+ */
+static __always_inline __u8 judge_ex(struct lsm_scratch *s, const struct sandbox *sb,
+				     const struct policy_conf *conf,
+				     const char *path, __u64 len, int want,
+				     bool moving)
+{
+	struct file_rule *r = file_lookup(s, sb, conf, path, len);
+
 	if (!r)
 		return EV_REASON_OUTSIDE_SCOPE;	/* no "/" entry: fail closed */
 	if (r->flags & FILE_PROTECTED)
@@ -344,10 +385,11 @@ static __always_inline __u8 judge_ex(struct lsm_scratch *s, __u32 policy_id,
 }
 
 /* Judge without the rename-only guard. */
-static __always_inline __u8 judge(struct lsm_scratch *s, __u32 policy_id,
+static __always_inline __u8 judge(struct lsm_scratch *s, const struct sandbox *sb,
+				  const struct policy_conf *conf,
 				  const char *path, __u64 len, int want)
 {
-	return judge_ex(s, policy_id, path, len, want, false);
+	return judge_ex(s, sb, conf, path, len, want, false);
 }
 
 #endif /* STOCKADE_LSM_BPF_H */

@@ -414,7 +414,7 @@ int BPF_PROG(stk_path_notify, const struct path *path, __u64 mask,
 	if (obj_type != FSNOTIFY_OBJ_INODE) {
 		s->buf[0][0] = '/';
 		s->buf[0][1] = '\0';
-		reason = judge(s, sb->policy_id, s->buf[0], 1, WANT_READ);
+		reason = judge(s, sb, conf, s->buf[0], 1, WANT_READ);
 		if (!reason)
 			return 0;
 		return lsm_deny_arg(sb, conf, cgid, EV_KIND_NOTIFY, op, reason,
@@ -425,7 +425,7 @@ int BPF_PROG(stk_path_notify, const struct path *path, __u64 mask,
 		return lsm_deny_arg(sb, conf, cgid, EV_KIND_NOTIFY, op,
 				    EV_REASON_PATH_TOO_LONG, NULL, NULL, 0,
 				    obj_type, (__u32)mask);
-	reason = judge(s, sb->policy_id, &s->buf[0][off & MASK],
+	reason = judge(s, sb, conf, &s->buf[0][off & MASK],
 		       (FILE_BUF_SIZE - 1 - off) & MASK, WANT_READ);
 	if (!reason)
 		return 0;

@@ -85,6 +85,38 @@ struct file_rule {
 	__u16 len;		/* bytes of this entry's path, without the '/' */
 };
 
+/*
+ * Per-execution folders (`{cgroup}` in files.read or files.write,
+ * policy/policy.h). Such a policy (SANDBOX_FILE_PER_CGROUP in its
+ * policy_conf) has its rules compiled once per selected cgroup, with the
+ * placeholders expanded, into `file_cg_rules`, keyed by (policy id,
+ * selected cgroup id, prefix): the sandbox entry's root_id picks its
+ * scope. Keys are the same shape as file_key's with the cgroup id put in,
+ * so a stored prefix has at most FILE_CG_KEY_PATH = 244 bytes, and an
+ * expanded path at most FILE_CG_PREFIX_MAX = 243 (a longer expansion is an
+ * error for that cgroup, which then keeps the policy's base scope).
+ *
+ * Fail closed. Under the policy id itself `file_rules` holds the base
+ * scope: the policy compiled with every templated path left out (and
+ * files.read still counting as present, so leaving one out never turns
+ * "read only these" into "read everything"). A task whose scope is not
+ * written yet (pending in a watched directory, root_id 0; or a cgroup the
+ * agent is confining this very moment) is judged by it, so it reaches
+ * nothing a per-execution folder would open, and no other execution's.
+ */
+#define FILE_CG_KEY_PATH	244
+#define FILE_CG_PREFIX_MAX	(FILE_CG_KEY_PATH - 1)
+
+struct file_cg_key {
+	__u32 prefixlen;	/* 32 + 64 (policy, cgroup) + 8 * prefix bytes */
+	__u32 policy_id;
+	/* The selected cgroup's id in two halves: a __u64 here would pad
+	 * the key past the 256 data bytes an LPM key may have. */
+	__u32 cg_lo;
+	__u32 cg_hi;
+	char path[FILE_CG_KEY_PATH];
+};
+
 /* unix_allow: exact match on (policy, sun_path bytes as the kernel holds
  * them: a leading NUL for an abstract name). */
 struct unix_key {

@@ -54,6 +54,9 @@ enum sandbox_flags {
 	/* exec.allow_written: true. Compiled into the file rules already;
 	 * kept here so that what is in force says it (manifest, status). */
 	SANDBOX_EXEC_WRITTEN = 1 << 7,
+	/* Per-execution folders: judge paths by the selected cgroup's own
+	 * scope in file_cg_rules (include/file.h). */
+	SANDBOX_FILE_PER_CGROUP = 1 << 8,
 };
 
 /* Per-policy settings, array map `policies` indexed by policy id. */

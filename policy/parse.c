@@ -243,6 +243,29 @@ static struct policy_pos pos_at(const char *buf, size_t len, size_t off)
 	return p;
 }
 
+/*
+ * In a [...] list '{' opens a mapping, so /srv/{cgroup} there is not one
+ * string: YAML's rule, which libyaml keeps. The hint says how to write it.
+ */
+static const char *flow_hint(const char *buf, size_t len, size_t from, size_t to)
+{
+	size_t i, line = 0, start = 0, end;
+
+	for (i = 0; i < len && line < from; i++)
+		if (buf[i] == '\n') {
+			line++;
+			start = i + 1;
+		}
+	for (end = start; end < len && line <= to; end++)
+		if (buf[end] == '\n')
+			line++;
+	for (i = start; i < end; i++)
+		if (buf[i] == '{' && (!strncmp(buf + i, "{cgroup}", 8) ||
+				      !strncmp(buf + i, "{cgroup_path}", 13)))
+			return "; a path with {cgroup} or {cgroup_path} in a [...] list must be quoted, \"/srv/jobs/{cgroup}/out\", or listed one '- ' item per line";
+	return "";
+}
+
 static int yaml_failed(struct ctx *c, const yaml_parser_t *yp,
 		       const char *buf, size_t len)
 {
@@ -255,9 +278,10 @@ static int yaml_failed(struct ctx *c, const yaml_parser_t *yp,
 	else
 		pos = pos_of(yp->problem_mark);
 	if (yp->context)
-		errf(c, pos, "yaml", "%s (%s at line %zu, column %zu)",
+		errf(c, pos, "yaml", "%s (%s at line %zu, column %zu)%s",
 		     yp->problem ? yp->problem : "invalid YAML", yp->context,
-		     yp->context_mark.line + 1, yp->context_mark.column + 1);
+		     yp->context_mark.line + 1, yp->context_mark.column + 1,
+		     flow_hint(buf, len, yp->context_mark.line, yp->problem_mark.line));
 	else
 		errf(c, pos, "yaml", "%s",
 		     yp->problem ? yp->problem : "invalid YAML");
@@ -991,14 +1015,48 @@ static void check_override(struct ctx *c, const struct ynode *n,
 #define UNIX_ALLOW_MAX		(UNIX_PATH_MAX_ - 1)
 
 /*
- * A files path (sock false) or a unix_allow entry (sock true): absolute
+ * A files path (PATH_FILE, PATH_TMPL) or a unix_allow entry (PATH_SOCK): absolute
  * and normalised, or for a socket also "@name"; no control characters (a
  * path is quoted in log records); short enough for the map key it becomes.
  */
-static bool check_path(struct ctx *c, const struct ynode *n, const char *key,
-		       bool sock)
+enum path_kind {
+	PATH_FILE,	/* files.deny, exec paths, overrides */
+	PATH_SOCK,	/* network.unix_allow */
+	PATH_TMPL,	/* files.read, files.write: may hold {cgroup}... */
+};
+
+/*
+ * Placeholders (policy/template.c): only where kind allows them, and in
+ * such a path every '{' must start a known one, so that a typo such as
+ * {cgroups} is an error and not a literal folder nobody has. The length
+ * limit applies to the path without them (what they expand to is checked
+ * per cgroup: agent/file_rules.c).
+ */
+static const char *check_placeholders(const struct ynode *n, enum path_kind kind,
+				      size_t *fixed)
 {
-	size_t max = sock ? UNIX_ALLOW_MAX : FILE_PREFIX_MAX, i;
+	const char *s = n->str, *b;
+	int k;
+
+	*fixed = n->len;
+	for (b = strchr(s, '{'); b; b = strchr(b + 1, '{')) {
+		k = policy_tmpl__at(b);
+		if (k < 0 && kind == PATH_TMPL)
+			return "has a '{' that starts no placeholder; the placeholders are {cgroup} and {cgroup_path}";
+		if (k < 0)
+			continue;
+		if (kind != PATH_TMPL)
+			return "has a placeholder; {cgroup} and {cgroup_path} are expanded only in files.read and files.write";
+		*fixed -= k == POLICY_TMPL_CGROUP ? strlen("{cgroup}") : strlen("{cgroup_path}");
+	}
+	return NULL;
+}
+
+static bool check_path(struct ctx *c, const struct ynode *n, const char *key,
+		       enum path_kind kind)
+{
+	bool sock = kind == PATH_SOCK;
+	size_t max = sock ? UNIX_ALLOW_MAX : FILE_PREFIX_MAX, i, fixed = 0;
 	char buf[SHOW_BUF + 4];
 	const char *why;
 
@@ -1022,13 +1080,17 @@ static bool check_path(struct ctx *c, const struct ynode *n, const char *key,
 	else
 		why = unnormal(n->str, n->len,
 			       "has a '.' or '..' component; write the path without them");
+	if (!why && !sock)
+		why = check_placeholders(n, kind, &fixed);
+	else
+		fixed = n->len;
 	if (why) {
 		errf(c, n->pos, key, "%s %s", describe(n, buf), why);
 		return false;
 	}
-	if (n->len > max) {
+	if (fixed > max) {
 		errf(c, n->pos, key, "%s is %zu bytes; %s may have at most %zu",
-		     describe(n, buf), n->len,
+		     describe(n, buf), fixed,
 		     sock ? "a unix socket address (sun_path)" : "a file rule path",
 		     max);
 		return false;
@@ -1041,7 +1103,7 @@ static bool check_path(struct ctx *c, const struct ynode *n, const char *key,
  * empty_hint as for get_seq().
  */
 static void get_paths(struct ctx *c, const struct ynode *n, const char *key,
-		      bool sock, size_t max, const char *empty_hint,
+		      enum path_kind kind, size_t max, const char *empty_hint,
 		      struct policy_path **out, size_t *count)
 {
 	struct policy_path *v;
@@ -1057,7 +1119,7 @@ static void get_paths(struct ctx *c, const struct ynode *n, const char *key,
 		const struct ynode *s = n->kid[i];
 
 		item(ikey, key, i);
-		if (!check_path(c, s, ikey, sock) ||
+		if (!check_path(c, s, ikey, kind) ||
 		    listed_twice(c, s, ikey, &v->path, sizeof(*v), &v->pos,
 				 sizeof(*v), i))
 			continue;
@@ -1154,7 +1216,7 @@ static void check_network(struct ctx *c, const struct ynode *n,
 				   &p->net.allow[i], p);
 	}
 	if (v[5])
-		get_paths(c, v[5], "network.unix_allow", true,
+		get_paths(c, v[5], "network.unix_allow", PATH_SOCK,
 			  POLICY_MAX_UNIX_ALLOW,
 			  "omit unix_allow when no socket outside the sandbox is needed",
 			  &p->net.unix_allow, &p->net.n_unix_allow);
@@ -1216,7 +1278,7 @@ static void check_file_override(struct ctx *c, const struct ynode *n,
 	o->pos = n->pos;
 	if (!get_fields(c, n, path, f, 2, val))
 		return;
-	if (val[0] && check_path(c, val[0], join(key, path, "path"), false)) {
+	if (val[0] && check_path(c, val[0], join(key, path, "path"), PATH_FILE)) {
 		/* The full list would not fit one line; README has it. */
 		if (!is_protected(val[0]->str))
 			errf(c, val[0]->pos, key,
@@ -1254,14 +1316,14 @@ static void check_files(struct ctx *c, const struct ynode *n, struct policy *p)
 	 * would mean nothing, and is refused like an empty allow list. */
 	p->files.has_read = v[0];
 	if (v[0])
-		get_paths(c, v[0], "files.read", false, POLICY_MAX_FILE_PATHS,
+		get_paths(c, v[0], "files.read", PATH_TMPL, POLICY_MAX_FILE_PATHS,
 			  NULL, &p->files.read, &p->files.n_read);
 	p->files.has_write = v[1];
 	if (v[1])
-		get_paths(c, v[1], "files.write", false, POLICY_MAX_FILE_PATHS,
+		get_paths(c, v[1], "files.write", PATH_TMPL, POLICY_MAX_FILE_PATHS,
 			  NULL, &p->files.write, &p->files.n_write);
 	if (v[2])
-		get_paths(c, v[2], "files.deny", false, POLICY_MAX_FILE_PATHS,
+		get_paths(c, v[2], "files.deny", PATH_FILE, POLICY_MAX_FILE_PATHS,
 			  "omit deny when there are no paths to deny",
 			  &p->files.deny, &p->files.n_deny);
 	if (v[3] && (p->files.overrides = get_array(c, v[3], "files.overrides",
@@ -1297,7 +1359,7 @@ static void check_exec(struct ctx *c, const struct ynode *n, struct policy *p)
 	p->exec.pos = n->pos;
 	if (n->type == Y_SEQ) {
 		p->exec.has_paths = true;
-		get_paths(c, n, "exec", false, POLICY_MAX_EXEC_PATHS, NULL,
+		get_paths(c, n, "exec", PATH_FILE, POLICY_MAX_EXEC_PATHS, NULL,
 			  &p->exec.paths, &p->exec.n_paths);
 		return;
 	}
@@ -1306,7 +1368,7 @@ static void check_exec(struct ctx *c, const struct ynode *n, struct policy *p)
 		return;
 	if (v[0]) {
 		p->exec.has_paths = true;
-		get_paths(c, v[0], "exec.paths", false, POLICY_MAX_EXEC_PATHS,
+		get_paths(c, v[0], "exec.paths", PATH_FILE, POLICY_MAX_EXEC_PATHS,
 			  NULL, &p->exec.paths, &p->exec.n_paths);
 	}
 	if (v[1]) {

@@ -333,4 +333,25 @@ void policy_cidr__normalize(struct policy_cidr *c);
 const char *policy_cidr__str(const struct policy_cidr *c, char *buf,
 			     size_t len);
 
+/*
+ * Per-execution folders (policy/template.c). A files.read or files.write
+ * path may hold `{cgroup}` (the selected cgroup's last path component,
+ * "job-7" for /sandboxes/job-7) and `{cgroup_path}` (its path below the
+ * cgroup2 root without the leading '/', "sandboxes/job-7"); the file rules
+ * are compiled once per selected cgroup with them expanded. Nothing is
+ * created.
+ *   policy_tmpl__at(s): the placeholder s starts with, or -1.
+ *   policy_tmpl__has(path), policy_tmpl__kinds(path): any placeholder;
+ *     which ones (bit POLICY_TMPL_*).
+ *   policy__has_templates(p): any read or write path has one.
+ *   policy_tmpl__expand(): path with cg ("/a/b") put in; its length, or
+ *     -ENAMETOOLONG (out too small) or -EINVAL (cg is no cgroup path).
+ */
+enum { POLICY_TMPL_CGROUP = 0, POLICY_TMPL_CGROUP_PATH = 1 };
+int policy_tmpl__at(const char *s);
+bool policy_tmpl__has(const char *path);
+unsigned int policy_tmpl__kinds(const char *path);
+bool policy__has_templates(const struct policy *p);
+int policy_tmpl__expand(const char *tmpl, const char *cg, char *out, size_t len);
+
 #endif /* STOCKADE_POLICY_H */

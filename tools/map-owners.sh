@@ -40,6 +40,7 @@ lsm_scratch pin.c
 exec_scratch pin.c
 detached confine.c
 file_rules policy_maps.c
+file_cg_rules file_scope.c
 net_allow policy_maps.c
 net_meta policy_maps.c
 policies policy_maps.c

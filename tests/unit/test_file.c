@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "test.h"
 #include "file_rules.h"
@@ -76,6 +77,55 @@ static void compile(void)
 #define X FILE_EXEC
 #define RX (FILE_READ | FILE_EXEC)
 #define V(path) file_rules__lookup(&fc, 3, path)
+
+/* Per-execution folders: the base scope opens none, each cgroup's only
+ * its own (include/file.h). */
+static void test_templates(void **state)
+{
+	static const char *const homes[] = { "/root" };
+	struct file_cg_key ck;
+	char err[256], long_cg[300];
+
+	(void)state;
+	pol.files.has_read = pol.files.has_write = true;
+	LIST(read, "/usr", "/srv/in/{cgroup}");
+	LIST(write, "/srv/jobs/{cgroup}/out", "/tmp/{cgroup_path}");
+	/* Base: no folder, and read: still "only these" (no read at /). */
+	compile();
+	EXPECT_EQ(V("/usr/bin/sh"), RX);
+	EXPECT_EQ(V("/srv/jobs/job-7/out/x"), 0);
+	EXPECT_EQ(V("/srv/in/job-7"), 0);
+	EXPECT_EQ(V("/tmp/sandboxes/job-7"), 0);
+	EXPECT_EQ(V("/etc/passwd"), 0);
+	file_compiled__free(&fc);
+	assert_int_equal(file_rules__compile_cg(&pol, 3, "/sandboxes/job-7", homes, 1,
+						&fc, err, sizeof(err)), 0);
+	EXPECT_EQ(V("/srv/jobs/job-7/out/x"), R | W);
+	EXPECT_EQ(V("/srv/jobs/job-8/out/x"), 0);	/* another execution's */
+	EXPECT_EQ(V("/srv/jobs/job-7"), 0);
+	EXPECT_EQ(V("/srv/in/job-7/data"), RX);
+	EXPECT_EQ(V("/srv/in/job-70"), 0);
+	EXPECT_EQ(V("/tmp/sandboxes/job-7/a"), R | W);
+	EXPECT_EQ(V("/tmp/sandboxes/job-8"), 0);
+	EXPECT_EQ(V("/usr/bin/sh"), RX);
+	/* Stored for the cgroup: the same prefix after (policy, cgroup). */
+	assert_int_equal(file_rules__cg_key(&fc.v[0].key, 0x100000002ULL, &ck), 0);
+	EXPECT_EQ(ck.policy_id, 3);
+	EXPECT_EQ(ck.cg_lo, 2);
+	EXPECT_EQ(ck.cg_hi, 1);
+	EXPECT_EQ(ck.prefixlen, fc.v[0].key.prefixlen + 64);
+	EXPECT(!memcmp(ck.path, fc.v[0].key.path, (fc.v[0].key.prefixlen - 32) / 8));
+	file_compiled__free(&fc);
+	/* An expansion too long for a key: an error, nothing compiled. */
+	memset(long_cg, 'a', sizeof(long_cg) - 1);
+	long_cg[0] = '/';
+	long_cg[sizeof(long_cg) - 1] = '\0';
+	EXPECT_EQ(file_rules__compile_cg(&pol, 3, long_cg, homes, 1, &fc, err,
+					 sizeof(err)), -ENAMETOOLONG);
+	EXPECT(strstr(err, "keeps the policy's base scope"));
+	EXPECT_EQ(fc.n, 0);
+	DONE();
+}
 
 static void test_scope(void **state)
 {
@@ -294,6 +344,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_scope, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_templates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_override, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_long_paths, setup, teardown),

@@ -625,6 +625,64 @@ static void test_check_shares(void **state)
 	DONE();
 }
 
+/* Per-execution folders in the check and in the manifest. */
+static void test_templates(void **state)
+{
+	struct policy_set set = { 0 };
+	struct policy_diag d = { 0 };
+	struct mf_policy mp = { 0 };
+	struct policy *v[4];
+
+	(void)state;
+	/* A folder per cgroup: no share. */
+	v[0] = load("name: g\ncgroups: [/s/*]\nfiles:\n  write: [\"/tmp/{cgroup}\"]\n");
+	/* {cgroup} under a wildcard parent: two cgroups can end alike. */
+	v[1] = load("name: h\ncgroups: [/k/*/j-*]\nfiles:\n  write: [\"/srv/{cgroup}\", \"/srv2/{cgroup_path}\"]\n");
+	/* A literal path of another policy over a folder's base. */
+	v[2] = load("name: k\ncgroups: [/u]\nfiles:\n  write: [/tmp]\n");
+	v[3] = load("name: m\ncgroups: [/w/*]\nfiles:\n  write:\n    - /srv2/{cgroup_path}\n");
+	assert_true(v[0] && v[1] && v[2] && v[3]);
+	set.v = v;
+	set.n = 2;
+	EXPECT_EQ(rules__write_shares(&set, false, &d), 1);
+	if (EXPECT_EQ(d.n, 1))
+		EXPECT(strstr(d.msgs[0], "files.write[0]: warning: /srv/{cgroup}: {cgroup} is only the last path component"));
+	policy_diag__free(&d);
+	set.v = v;
+	set.n = 3;
+	EXPECT_EQ(rules__write_shares(&set, false, &d), 2);
+	if (EXPECT_EQ(d.n, 2))
+		EXPECT(strstr(d.msgs[1], "/tmp/{cgroup} overlaps /tmp, a write path of policy k"));
+	policy_diag__free(&d);
+	/* The same {cgroup_path} folder in two policies: cgroups differ, so
+	 * only h's {cgroup} path is reported. */
+	{
+		struct policy *two[2] = { v[1], v[3] };
+
+		set.v = two;
+		set.n = 2;
+		EXPECT_EQ(rules__write_shares(&set, false, &d), 1);
+		policy_diag__free(&d);
+	}
+	/* The manifest's copy for one sandbox. */
+	mp.n_write = 2;
+	mp.write = calloc(2, sizeof(char *));
+	assert_non_null(mp.write);
+	mp.write[0] = strdup("/tmp/{cgroup}/out");
+	mp.write[1] = strdup("/var/x");
+	EXPECT(mf_policy_templated(&mp));
+	EXPECT_EQ(mf_policy_expand(&mp, "/s/job-7"), 0);
+	EXPECT(!mf_policy_templated(&mp));
+	if (EXPECT_EQ(mp.n_write, 2))
+		EXPECT_STR(mp.write[0], "/tmp/job-7/out");
+	mf_policy_free(&mp);
+	policy__free(v[0]);
+	policy__free(v[1]);
+	policy__free(v[2]);
+	policy__free(v[3]);
+	DONE();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -647,6 +705,7 @@ int main(void)
 		cmocka_unit_test(test_fail_point5),
 		cmocka_unit_test(test_no_record),
 		cmocka_unit_test(test_check_shares),
+		cmocka_unit_test(test_templates),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -623,6 +623,38 @@ static void test_files_defaults(void **state)
 	DONE();
 }
 
+/* Per-execution folders: placeholders kept as written, found, expanded. */
+static void test_files_templates(void **state)
+{
+	struct policy *p;
+	char out[64];
+
+	if ((p = parse_ok(*state, FILES("read: [/usr, \"/srv/in/{cgroup}\"], write: [\"/srv/{cgroup_path}/out\"]")))) {
+		EXPECT_STR(p->files.read[1].path, "/srv/in/{cgroup}");
+		EXPECT(policy__has_templates(p));
+		EXPECT(!policy_tmpl__has(p->files.read[0].path));
+		EXPECT_EQ(policy_tmpl__kinds(p->files.write[0].path), 1u << POLICY_TMPL_CGROUP_PATH);
+	}
+	/* A literal '{' outside a placeholder is fine in a deny path. */
+	if ((p = parse_ok(*state, FILES("deny: [\"/srv/{x}\"]"))))
+		EXPECT(!policy__has_templates(p));
+	/* The length limit counts the path without its placeholders. */
+	if ((p = parse_ok(*state, FILES("write: [\"/{cgroup_path}" A250 "\"]"))))
+		EXPECT(p->files.n_write == 1);
+	EXPECT_EQ(policy_tmpl__expand("/j/{cgroup}/{cgroup_path}", "/a/b-7", out, sizeof(out)), 12);
+	EXPECT_STR(out, "/j/b-7/a/b-7");
+	EXPECT_EQ(policy_tmpl__expand("/j/{cgroup}", "/top", out, sizeof(out)), 6);
+	EXPECT_STR(out, "/j/top");
+	/* No value to put in: the root cgroup, or no path at all. */
+	EXPECT_EQ(policy_tmpl__expand("/j/{cgroup}", "/", out, sizeof(out)), -EINVAL);
+	EXPECT_EQ(policy_tmpl__expand("/j/{cgroup}", "", out, sizeof(out)), -EINVAL);
+	EXPECT_EQ(policy_tmpl__expand("/j/{cgroup}", "/abcdefgh", out, 8), -ENAMETOOLONG);
+	/* One pass: a cgroup named like a placeholder stays a name. */
+	EXPECT_EQ(policy_tmpl__expand("/j/{cgroup}", "/{cgroup_path}", out, sizeof(out)), 16);
+	EXPECT_STR(out, "/j/{cgroup_path}");
+	DONE();
+}
+
 /* exec: absent (read minus write), a list, or the mapping form. */
 static void test_exec_forms(void **state)
 {
@@ -1134,6 +1166,7 @@ int main(void)
 		FX(test_listen_netlink),
 		FX(test_confined_document),
 		FX(test_files_defaults),
+		FX(test_files_templates),
 		FX(test_path_forms),
 		FX(test_capabilities),
 		FX(test_exec_forms),
@@ -1332,6 +1365,14 @@ int main(void)
 		    "t.yaml:3:16: files.read[0]: \"/" A16 A16 "aaaaaaaaaaaaaaa...\" is 252 bytes; a file rule path may have at most 251"),
 		BAD(files_read_mapping, FILES("read: [{a: b}]"),
 		    "t.yaml:3:16: files.read[0]: expected a string, got a mapping"),
+		BAD(files_write_bad_placeholder, FILES("write: [\"/srv/{cgroups}\"]"),
+		    "t.yaml:3:17: files.write[0]: \"/srv/{cgroups}\" has a '{' that starts no placeholder; the placeholders are {cgroup} and {cgroup_path}"),
+		BAD(files_deny_placeholder, FILES("deny: [\"/srv/{cgroup}\"]"),
+		    "t.yaml:3:16: files.deny[0]: \"/srv/{cgroup}\" has a placeholder; {cgroup} and {cgroup_path} are expanded only in files.read and files.write"),
+		BAD(files_write_tmpl_dots, FILES("write: [\"/srv/{cgroup}/../x\"]"),
+		    "t.yaml:3:17: files.write[0]: \"/srv/{cgroup}/../x\"" DOTS),
+		BAD(files_write_flow_tmpl, FILES("write: [/srv/{cgroup}/out]"),
+		    "t.yaml:3:22: yaml: did not find expected ',' or ']' (while parsing a flow sequence at line 3, column 16); a path with {cgroup} or {cgroup_path} in a [...] list must be quoted, \"/srv/jobs/{cgroup}/out\", or listed one '- ' item per line"),
 		BAD(files_deny_empty, FILES("deny: []"),
 		    "t.yaml:3:15: files.deny: empty list; omit deny when there are no paths to deny"),
 		BAD(files_deny_number, FILES("deny: [1]"),
