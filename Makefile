@@ -234,27 +234,35 @@ bench: deps $(BIN) tools
 	$(Q)BENCH_TINY=$(BENCH_TINY) sh tests/bench/run.sh
 
 # Unit tests, the BPF programs' test runs, host live tests, the benchmark
-# in tiny mode, then the VM suite, in that order; each step runs even when
-# an earlier one failed (so CI shows every result), and the target fails
-# if any did. The tiny bench fails only on an invalid run or a crash,
-# never on a performance goal (tiny counts judge none).
-# Everything is built first, by one make (no two writing the same
-# objects); then the unit, ASan, fuzz and prog runs go beside the host
-# live tests: the first are CPU-bound for about a minute and a half, the
-# second mostly wait for agents and probes, so together they take the time
-# of the longer (the unit output is printed after the live tests').
+# in tiny mode, and the VM suite; each step runs even when an earlier one
+# failed (so CI shows every result), and the target fails if any did. The
+# tiny bench fails only on an invalid run or a crash, never on a
+# performance goal (tiny counts judge none).
+# Everything is built first, the VM's static binaries and initramfs
+# images included, by one make at a time (no two writing the same
+# objects). Then the VM suite, the longest part (its 6.12 guest takes
+# about 19 minutes under TCG), starts at once, and the host's parts run beside
+# it: the unit, ASan, fuzz and prog runs beside the host live tests (the
+# first are CPU-bound for about a minute and a half, the second mostly
+# wait for agents and probes), then the tiny bench. The host's output
+# comes first, the VM suite's when it is done.
 TEST_BUILD	= $(BIN) tools variant variant-layout $(UNIT_BINS) $(UNIT_ASAN) \
 		  $(OUT)/fuzz/policy_fuzz $(OUT)/fuzz/proc_fuzz $(OUT)/tests/prog/test_prog
 test: deps
 	@rc=0; \
 	$(MAKE) $(TEST_BUILD) || rc=1; \
+	$(MAKE) --no-print-directory vm-initramfs VM_IMAGES="$(VM_KERNELS)" || rc=1; \
+	( $(MAKE) --no-print-directory vm-run > $(OUT)/test-vm.log 2>&1; \
+	  echo $$? > $(OUT)/test-vm.rc ) & vm=$$!; \
 	( $(MAKE) unit-test unit-test-asan fuzz-run prog-test > $(OUT)/test-unit.log 2>&1; \
-	  echo $$? > $(OUT)/test-unit.rc ) & \
+	  echo $$? > $(OUT)/test-unit.rc ) & unit=$$!; \
 	$(MAKE) live-test || rc=1; \
-	wait; cat $(OUT)/test-unit.log; \
+	wait $$unit; cat $(OUT)/test-unit.log; \
 	[ "$$(cat $(OUT)/test-unit.rc 2>/dev/null)" = 0 ] || { echo "make test: the unit, fuzz or prog tests FAILED (above)"; rc=1; }; \
 	$(MAKE) bench BENCH_TINY=1 || rc=1; \
-	$(MAKE) vm-test || rc=1; \
+	echo "make test: the VM suite (started with the host tests; its output follows)"; \
+	wait $$vm; cat $(OUT)/test-vm.log; \
+	[ "$$(cat $(OUT)/test-vm.rc 2>/dev/null)" = 0 ] || { echo "make test: the VM suite FAILED (above)"; rc=1; }; \
 	if [ $$rc = 0 ]; then echo "make test: all suites passed"; \
 	else echo "make test: FAILED (see above)"; fi; exit $$rc
 

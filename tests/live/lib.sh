@@ -7,12 +7,16 @@
 #   need_bpffs NAME    mounts bpffs on /sys/fs/bpf unless it is there
 #   ok NAME / not_ok NAME DETAIL / skip NAME REASON
 #                      one result line each: `ok NAME`, `not ok NAME:
-#                      DETAIL`, `ok NAME # skip: REASON` (a skip counts as
-#                      passed, as these scripts always counted it)
-#   summary            the closing `N passed, N failed` line; returns 1 if
-#                      any failed, so a script ends with it
+#                      DETAIL`, `ok NAME # skip: REASON` (TAP's form; a
+#                      skip is counted apart, never as passed)
+#   summary            the closing `N passed, N failed, N skipped` line;
+#                      returns 1 if any failed, so a script ends with it
 #   wait_for PATTERN FILE [TENTHS]
 #                      until a line of FILE matches (grep), 10 s by default
+#   wait_ready FILE    until the agent's agent_ready is in FILE, at most
+#                      READY_TENTHS (60 s: loading every program takes
+#                      seconds on the host, many more under TCG in the VM;
+#                      a hang guard, never a timing)
 #   cg_empty DIR...    move what still runs in each cgroup DIR to the root
 #                      cgroup, then remove DIR (one level)
 #   rmcg DIR           remove a cgroup tree, children first
@@ -31,13 +35,14 @@ STOCKADE_AGENT_FLAGS=${STOCKADE_AGENT_FLAGS---allow-degraded}
 
 passed=0
 failed=0
+skipped=0
 
 ok() { passed=$((passed + 1)); echo "ok $1"; }
 not_ok() { failed=$((failed + 1)); echo "not ok $1: $2"; }
-skip() { passed=$((passed + 1)); echo "ok $1 # skip: $2"; }
+skip() { skipped=$((skipped + 1)); echo "ok $1 # skip: $2"; }
 
 summary() {
-	echo "$passed passed, $failed failed"
+	echo "$passed passed, $failed failed, $skipped skipped"
 	[ "$failed" = 0 ]
 }
 
@@ -73,6 +78,9 @@ wait_for() {
 	done
 	return 0
 }
+
+READY_TENTHS=${READY_TENTHS:-600}
+wait_ready() { wait_for '"event":"agent_ready"' "$1" "$READY_TENTHS"; }
 
 cg_empty() {
 	for _d in "$@"; do

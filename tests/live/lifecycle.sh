@@ -104,7 +104,7 @@ start() {
 	"$bin" agent $STOCKADE_AGENT_FLAGS --bpffs "$bpffs" --policy "$work/pol" \
 		--log "$work/agent$num.log" "$@" > /dev/null 2> "$work/agent$num.err" &
 	agent_pid=$!
-	if wait_for '"event":"agent_ready"' "$work/agent$num.log" 600; then
+	if wait_ready "$work/agent$num.log"; then
 		ok "agent $num: agent_ready"
 		return 0
 	fi

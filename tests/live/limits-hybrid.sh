@@ -53,7 +53,7 @@ start_agent() {	# POLICY: sets agent_pid; 0 once agent_ready
 		--bpffs "$bpffs" --detach-on-exit \
 		> "$work/agent.out" 2> "$work/agent.err" &
 	agent_pid=$!
-	wait_for '"event":"agent_ready"' "$work/agent.out" 100
+	wait_ready "$work/agent.out"
 }
 stop_agent() {
 	kill -TERM "$agent_pid"

@@ -136,7 +136,7 @@ echo "$p" > "$base/clean/cgroup.procs"
 	--policy "$work/clean.yaml" --policy "$work/open.yaml" --log "$work/agent.log" \
 	> "$work/agent.out" 2> "$work/agent.err" &
 agent_pid=$!
-if ! wait_for '"event":"agent_ready"' "$work/agent.log" 150; then
+if ! wait_ready "$work/agent.log"; then
 	not_ok "agent starts" "$(tr '\n' ' ' < "$work/agent.err" | tail -c 400)"
 	summary
 	exit

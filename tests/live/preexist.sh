@@ -144,7 +144,7 @@ late_pid=$hp
 	--cgroup-root "$CGROUP_ROOT" --detach-on-exit --log "$log" \
 	> /dev/null 2> "$work/agent.err" &
 agent_pid=$!
-if ! wait_for '"event":"agent_ready"' "$log" 300; then
+if ! wait_ready "$log"; then
 	not_ok agent "no agent_ready: $(tail -n 5 "$work/agent.err" | tr '\n' ' ')"
 	summary
 	exit 1

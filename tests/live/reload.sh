@@ -117,7 +117,7 @@ policy 8080
 "$STOCKADE" agent $STOCKADE_AGENT_FLAGS --bpffs "$bpffs" --detach-on-exit \
 	--policy "$work/pol" --log "$log" > /dev/null 2> "$work/agent.err" &
 agent_pid=$!
-if wait_for '"event":"agent_ready"' "$log" 150; then
+if wait_ready "$log"; then
 	ok "agent_ready"
 else
 	not_ok "agent_ready" "$(tail -n 3 "$work/agent.err" | tr '\n' ' ')"

@@ -62,7 +62,7 @@ wl=$!
 	--state "$work/run/state.json" --policy "$work/pol" --log "$log" \
 	> "$work/agent.out" 2> "$work/agent.err" &
 agent_pid=$!
-if ! wait_for '"event":"agent_ready"' "$log" 150; then
+if ! wait_ready "$log"; then
 	not_ok "agent starts" "$(tr '\n' ' ' < "$work/agent.err" | tail -c 400)"
 	summary
 	exit

@@ -233,7 +233,7 @@ sleep 0.2
 "$STOCKADE" agent $STOCKADE_AGENT_FLAGS --policy "$POLICY_DIR/net.yaml" \
 	--bpffs "$bpffs" --detach-on-exit --log "$log" > "$work/agent.stdout" 2> "$work/agent.stderr" &
 agent_pid=$!
-if wait_for '"event":"agent_ready"' "$log" 100; then
+if wait_ready "$log"; then
 	ok "agent_ready"
 else
 	not_ok "agent_ready" "agent did not become ready: $(cat "$work/agent.stderr")"
@@ -342,7 +342,7 @@ storm=${STORM_COUNT:-20000}	# the VM suite uses fewer: TCG is slow
 	--bpffs "$bpffs" --detach-on-exit \
 	--policy "$POLICY_DIR/net.yaml" --log "$log" > /dev/null 2> "$work/agent2.stderr" &
 agent_pid=$!
-if wait_for '"event":"agent_ready"' "$log" 100; then
+if wait_ready "$log"; then
 	out=$("$probe" --netns --cgroup "$cg" sendto udp 127.0.0.2 5353 --count $storm 2>&1)
 	pid=$(echo "$out" | sed -n 's/^pid=//p')
 	denied=$(echo "$out" | sed -n 's/^failed=\([0-9]*\) .*/\1/p')

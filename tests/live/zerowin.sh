@@ -65,7 +65,7 @@ YAML
 	--cgroup-root "$CGROUP_ROOT" --detach-on-exit --log "$log" \
 	> "$work/agent.out" 2> "$work/agent.err" &
 agent_pid=$!
-if ! wait_for '"event":"agent_ready"' "$log" 600; then
+if ! wait_ready "$log"; then
 	not_ok "agent ready" "$(tail -n 3 "$work/agent.err" | tr '\n' ' ')"
 	echo "$passed passed, $failed failed"
 	exit 1
