@@ -16,6 +16,10 @@ enum src {
 	SRC_SINK = 1 << 5,
 	SRC_ANCESTOR = 1 << 6,	/* above a deny or protected boundary */
 	SRC_EXEC = 1 << 7,	/* an exec.paths entry */
+	/* The literal base of a templated write path: every execution's
+	 * folder lies below it, so nothing there may run (W^X across the
+	 * executions of a policy, not only within one). */
+	SRC_NOEXEC = 1 << 8,
 };
 
 /*
@@ -107,7 +111,7 @@ static unsigned int covering(const struct bset *b, const char *path,
 	for (;;) {
 		hit = bset_find(b, buf);
 		if (hit) {
-			src |= hit->src & (SRC_READ | SRC_WRITE | SRC_DENY | SRC_EXEC);
+			src |= hit->src & (SRC_READ | SRC_WRITE | SRC_DENY | SRC_EXEC | SRC_NOEXEC);
 			if (!decided && (hit->src & (SRC_PROTECTED | SRC_OVERRIDE))) {
 				/* An override opens its subtree, even when it
 				 * names the protected path itself. */
@@ -167,6 +171,12 @@ static int add_tmpl_list(struct bset *b, const struct policy_path *v, size_t n,
 			ret = bset_add(b, v[i].path, src);
 			continue;
 		}
+		if (src & SRC_WRITE) {
+			policy_tmpl__base(v[i].path, path, sizeof(path));
+			ret = bset_add(b, path, SRC_NOEXEC);
+			if (ret)
+				break;
+		}
 		if (!cg)
 			continue;
 		len = policy_tmpl__expand(v[i].path, cg, path, sizeof(path));
@@ -198,6 +208,8 @@ static bool exec_allowed(const struct policy *p, unsigned int src,
 	if (!(flags & FILE_READ) || (flags & (FILE_DENY | FILE_PROTECTED)))
 		return false;
 	if (p->exec.has_paths && !(src & SRC_EXEC))
+		return false;
+	if ((src & SRC_NOEXEC) && !p->exec.allow_written)
 		return false;
 	return p->exec.allow_written || !(flags & FILE_WRITE);
 }

@@ -65,23 +65,6 @@ static bool tmpl_shared(const struct policy *p, const char *path)
 	return w && strchr(w, '/');
 }
 
-/* The literal directory above a path's first placeholder ("/srv/jobs" for
- * /srv/jobs/{cgroup}/out): every expansion lies below it. */
-static void tmpl_base(const char *path, char *out, size_t len)
-{
-	const char *b = path;
-	size_t n;
-
-	while ((b = strchr(b, '{')) && policy_tmpl__at(b) < 0)
-		b++;
-	n = b ? (size_t)(b - path) : strlen(path);
-	while (n > 1 && path[n - 1] != '/')
-		n--;
-	if (n > 1)
-		n--;
-	snprintf(out, len, "%.*s", (int)n, path);
-}
-
 /*
  * Can write paths a (of p) and b (of q, another policy) name one folder?
  * Literal ones when they overlap; a templated one expands below its base,
@@ -97,8 +80,8 @@ static bool write_overlap(const char *a, const char *b)
 		return mf_path_overlap(a, b);
 	if (ka == (1u << POLICY_TMPL_CGROUP_PATH) && !strcmp(a, b))
 		return false;
-	tmpl_base(a, ba, sizeof(ba));
-	tmpl_base(b, bb, sizeof(bb));
+	policy_tmpl__base(a, ba, sizeof(ba));
+	policy_tmpl__base(b, bb, sizeof(bb));
 	return mf_path_overlap(ka ? ba : a, kb ? bb : b);
 }
 

@@ -100,9 +100,14 @@ struct file_rule {
  * scope: the policy compiled with every templated path left out (and
  * files.read still counting as present, so leaving one out never turns
  * "read only these" into "read everything"). A task whose scope is not
- * written yet (pending in a watched directory, root_id 0; or a cgroup the
- * agent is confining this very moment) is judged by it, so it reaches
- * nothing a per-execution folder would open, and no other execution's.
+ * written yet is judged by it, so it reaches nothing a per-execution
+ * folder would open, and no other execution's. A pending task (include/
+ * sandbox.h) is judged as the sandbox its own cgroup is about to be: its
+ * root_id is that cgroup, whose scope the agent writes before the entry
+ * that ends the pending state. A scope is written longest prefix first
+ * and its "/" last, and deleted "/" first (agent/file_scope.c), so a scope
+ * half written or half removed answers each path as the whole scope
+ * would, or finds nothing and falls back to the base: never more.
  */
 #define FILE_CG_KEY_PATH	244
 #define FILE_CG_PREFIX_MAX	(FILE_CG_KEY_PATH - 1)

@@ -260,8 +260,8 @@ static const char *flow_hint(const char *buf, size_t len, size_t from, size_t to
 		if (buf[end] == '\n')
 			line++;
 	for (i = start; i < end; i++)
-		if (buf[i] == '{' && (!strncmp(buf + i, "{cgroup}", 8) ||
-				      !strncmp(buf + i, "{cgroup_path}", 13)))
+		if (buf[i] == '{' && ((end - i >= 8 && !memcmp(buf + i, "{cgroup}", 8)) ||
+				      (end - i >= 13 && !memcmp(buf + i, "{cgroup_path}", 13))))
 			return "; a path with {cgroup} or {cgroup_path} in a [...] list must be quoted, \"/srv/jobs/{cgroup}/out\", or listed one '- ' item per line";
 	return "";
 }
@@ -1099,6 +1099,72 @@ static bool check_path(struct ctx *c, const struct ynode *n, const char *key,
 }
 
 /*
+ * A policy with per-execution folders has its rules keyed per cgroup too
+ * (include/file.h: 8 bytes of cgroup id in the key), so each of its paths
+ * may have at most FILE_CG_PREFIX_MAX bytes, a templated one counting one
+ * byte at least per placeholder. And a placeholder needs a literal folder
+ * above it: /{cgroup} would make a top-level directory (/etc, /proc) of
+ * any cgroup named so, and W^X for the folders' family (agent/file_rules.c)
+ * would cover the whole filesystem.
+ */
+static void check_tmpl_list(struct ctx *c, const struct policy_path *v, size_t n,
+			    const char *key)
+{
+	char ikey[PATH_BUF];
+	size_t i, len, fixed;
+	unsigned int k;
+
+	for (i = 0; i < n; i++) {
+		const char *s = v[i].path, *b;
+
+		if (!s)
+			continue;
+		len = strlen(s);
+		fixed = len;
+		for (b = strchr(s, '{'); b; b = strchr(b + 1, '{')) {
+			k = (unsigned int)policy_tmpl__at(b);
+			if (k == POLICY_TMPL_CGROUP)
+				fixed -= strlen("{cgroup}") - 1;
+			else if (k == POLICY_TMPL_CGROUP_PATH)
+				fixed -= strlen("{cgroup_path}") - 1;
+		}
+		item(ikey, key, i);
+		if (fixed > FILE_CG_PREFIX_MAX)
+			errf(c, v[i].pos, ikey,
+			     "'%.48s%s' is %zu bytes with each placeholder at its shortest; in a policy with {cgroup} or {cgroup_path} a path may have at most %d (its rules are keyed per cgroup too)",
+			     s, len > 48 ? "..." : "", fixed, FILE_CG_PREFIX_MAX);
+		b = strchr(s, '{');
+		while (b && policy_tmpl__at(b) < 0)
+			b = strchr(b + 1, '{');
+		if (b && !memchr(s + 1, '/', (size_t)(b - s - 1)))
+			errf(c, v[i].pos, ikey,
+			     "'%.48s%s' has a placeholder in its first component; put it below a folder of its own: /srv/jobs/{cgroup}",
+			     s, len > 48 ? "..." : "");
+	}
+}
+
+static void check_templates(struct ctx *c, const struct policy *p)
+{
+	size_t i;
+
+	check_tmpl_list(c, p->files.read, p->files.n_read, "files.read");
+	check_tmpl_list(c, p->files.write, p->files.n_write, "files.write");
+	check_tmpl_list(c, p->files.deny, p->files.n_deny, "files.deny");
+	check_tmpl_list(c, p->exec.paths, p->exec.n_paths, "exec.paths");
+	for (i = 0; i < p->files.n_overrides; i++) {
+		const char *s = p->files.overrides[i].path;
+		char ikey[PATH_BUF], pkey[PATH_BUF];
+
+		if (s && strlen(s) > FILE_CG_PREFIX_MAX) {
+			item(ikey, "files.overrides", i);
+			errf(c, p->files.overrides[i].pos, join(pkey, ikey, "path"),
+			     "'%.48s...' is %zu bytes; in a policy with {cgroup} or {cgroup_path} a path may have at most %d",
+			     s, strlen(s), FILE_CG_PREFIX_MAX);
+		}
+	}
+}
+
+/*
  * A list of check_path() entries, each at most once, into *out and *count.
  * empty_hint as for get_seq().
  */
@@ -1734,6 +1800,8 @@ static void check_policy(struct ctx *c, const struct ynode *root,
 		check_setup(c, v[11], p);
 	if (v[12])
 		check_exec(c, v[12], p);
+	if (policy__has_templates(p))
+		check_templates(c, p);
 }
 
 int policy__parse(const char *file, const char *buf, size_t len,

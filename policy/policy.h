@@ -345,7 +345,8 @@ const char *policy_cidr__str(const struct policy_cidr *c, char *buf,
  *     which ones (bit POLICY_TMPL_*).
  *   policy__has_templates(p): any read or write path has one.
  *   policy_tmpl__expand(): path with cg ("/a/b") put in; its length, or
- *     -ENAMETOOLONG (out too small) or -EINVAL (cg is no cgroup path).
+ *     -ENAMETOOLONG (out too small) or -EINVAL (cg is no cgroup path, or
+ *     has a control character).
  */
 enum { POLICY_TMPL_CGROUP = 0, POLICY_TMPL_CGROUP_PATH = 1 };
 int policy_tmpl__at(const char *s);
@@ -353,5 +354,8 @@ bool policy_tmpl__has(const char *path);
 unsigned int policy_tmpl__kinds(const char *path);
 bool policy__has_templates(const struct policy *p);
 int policy_tmpl__expand(const char *tmpl, const char *cg, char *out, size_t len);
+/* The literal directory above path's first placeholder ("/srv/jobs" for
+ * /srv/jobs/{cgroup}/out): every expansion lies below it. */
+void policy_tmpl__base(const char *path, char *out, size_t len);
 
 #endif /* STOCKADE_POLICY_H */

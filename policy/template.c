@@ -31,6 +31,9 @@ bool policy_tmpl__has(const char *path)
 {
 	const char *b;
 
+	/* NULL: an entry the parser refused (its problem is reported). */
+	if (!path)
+		return false;
 	for (b = strchr(path, '{'); b; b = strchr(b + 1, '{'))
 		if (policy_tmpl__at(b) >= 0)
 			return true;
@@ -43,6 +46,8 @@ unsigned int policy_tmpl__kinds(const char *path)
 	const char *b;
 	int k;
 
+	if (!path)
+		return 0;
 	for (b = strchr(path, '{'); b; b = strchr(b + 1, '{'))
 		if ((k = policy_tmpl__at(b)) >= 0)
 			kinds |= 1u << k;
@@ -62,6 +67,21 @@ bool policy__has_templates(const struct policy *p)
 	return false;
 }
 
+void policy_tmpl__base(const char *path, char *out, size_t len)
+{
+	const char *b = path;
+	size_t n;
+
+	while ((b = strchr(b, '{')) && policy_tmpl__at(b) < 0)
+		b++;
+	n = b ? (size_t)(b - path) : strlen(path);
+	while (n > 1 && path[n - 1] != '/')
+		n--;
+	if (n > 1)
+		n--;
+	snprintf(out, len, "%.*s", (int)n, path);
+}
+
 int policy_tmpl__expand(const char *tmpl, const char *cg, char *out, size_t len)
 {
 	const char *last, *rel, *s;
@@ -75,6 +95,11 @@ int policy_tmpl__expand(const char *tmpl, const char *cg, char *out, size_t len)
 	rel = cg + 1;
 	if (!*last)
 		return -EINVAL;
+	/* A name with a control character would put one in a rule (and in
+	 * every record that quotes it): the policy's paths may have none. */
+	for (s = cg; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return -EINVAL;
 	for (s = tmpl; *s;) {
 		const char *v = s;
 

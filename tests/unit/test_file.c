@@ -116,6 +116,23 @@ static void test_templates(void **state)
 	EXPECT_EQ(ck.prefixlen, fc.v[0].key.prefixlen + 64);
 	EXPECT(!memcmp(ck.path, fc.v[0].key.path, (fc.v[0].key.prefixlen - 32) / 8));
 	file_compiled__free(&fc);
+	/* Reads everywhere: another execution's folder is readable, but
+	 * nothing below the folders' literal base may run (W^X across the
+	 * executions, not only within one), there and in the base scope. */
+	pol.files.has_read = false;
+	assert_int_equal(file_rules__compile_cg(&pol, 3, "/sandboxes/job-7", homes, 1,
+						&fc, err, sizeof(err)), 0);
+	EXPECT_EQ(V("/srv/jobs/job-8/out/a.out"), R);
+	EXPECT_EQ(V("/srv/jobs/x"), R);
+	EXPECT_EQ(V("/srv/jobs/job-7/out/x"), R | W);
+	EXPECT_EQ(V("/srv/jobsx/bin"), RX);
+	EXPECT_EQ(V("/usr/bin/sh"), RX);
+	file_compiled__free(&fc);
+	compile();
+	EXPECT_EQ(V("/srv/jobs/job-8/out/a.out"), R);
+	EXPECT_EQ(V("/srv/in/job-7/x"), RX);
+	file_compiled__free(&fc);
+	pol.files.has_read = true;
 	/* An expansion too long for a key: an error, nothing compiled. */
 	memset(long_cg, 'a', sizeof(long_cg) - 1);
 	long_cg[0] = '/';

@@ -638,8 +638,9 @@ static void test_files_templates(void **state)
 	/* A literal '{' outside a placeholder is fine in a deny path. */
 	if ((p = parse_ok(*state, FILES("deny: [\"/srv/{x}\"]"))))
 		EXPECT(!policy__has_templates(p));
-	/* The length limit counts the path without its placeholders. */
-	if ((p = parse_ok(*state, FILES("write: [\"/{cgroup_path}" A250 "\"]"))))
+	/* The length limit counts each placeholder at its shortest, one byte:
+	 * 5 + 1 + 1 + 236 = 243, the most a per-cgroup key holds. */
+	if ((p = parse_ok(*state, FILES("write: [\"/srv/{cgroup}/" A64 A64 A64 A16 A16 "aaaaaaaaaaaa\"]"))))
 		EXPECT(p->files.n_write == 1);
 	EXPECT_EQ(policy_tmpl__expand("/j/{cgroup}/{cgroup_path}", "/a/b-7", out, sizeof(out)), 12);
 	EXPECT_STR(out, "/j/b-7/a/b-7");
@@ -1371,6 +1372,12 @@ int main(void)
 		    "t.yaml:3:16: files.deny[0]: \"/srv/{cgroup}\" has a placeholder; {cgroup} and {cgroup_path} are expanded only in files.read and files.write"),
 		BAD(files_write_tmpl_dots, FILES("write: [\"/srv/{cgroup}/../x\"]"),
 		    "t.yaml:3:17: files.write[0]: \"/srv/{cgroup}/../x\"" DOTS),
+		BAD(files_write_tmpl_long, FILES("write: [\"/srv/{cgroup}/" A64 A64 A64 A16 A16 "aaaaaaaaaaaaa\"]"),
+		    "t.yaml:3:17: files.write[0]: '/srv/{cgroup}/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...' is 244 bytes with each placeholder at its shortest; in a policy with {cgroup} or {cgroup_path} a path may have at most 243 (its rules are keyed per cgroup too)"),
+		BAD(files_deny_long_in_tmpl, "name: t\ncgroups: [/t]\nfiles: {write: [\"/srv/{cgroup}\"], deny: [\"/" A250 "\"]}\n",
+		    "t.yaml:3:42: files.deny[0]: '/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...' is 251 bytes with each placeholder at its shortest; in a policy with {cgroup} or {cgroup_path} a path may have at most 243 (its rules are keyed per cgroup too)"),
+		BAD(files_write_tmpl_top, FILES("write: [\"/{cgroup}\"]"),
+		    "t.yaml:3:17: files.write[0]: '/{cgroup}' has a placeholder in its first component; put it below a folder of its own: /srv/jobs/{cgroup}"),
 		BAD(files_write_flow_tmpl, FILES("write: [/srv/{cgroup}/out]"),
 		    "t.yaml:3:22: yaml: did not find expected ',' or ']' (while parsing a flow sequence at line 3, column 16); a path with {cgroup} or {cgroup_path} in a [...] list must be quoted, \"/srv/jobs/{cgroup}/out\", or listed one '- ' item per line"),
 		BAD(files_deny_empty, FILES("deny: []"),
