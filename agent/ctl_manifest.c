@@ -205,10 +205,11 @@ void ctl_run_dir(const char *state, char *out, size_t len)
  * point into it. Without its blob, points 1-3 fail. */
 /* The blob of hash, read once; for a policy with per-execution folders a
  * copy of its own for the sandbox cg, its paths expanded as the agent
- * compiled them (v holds up to two per sandbox). */
+ * compiled them, or left out when the kernel holds no scope of cg's own
+ * (v holds up to two per sandbox). */
 static const struct mf_policy *blob_of(struct blob *v, size_t *n,
 				       const char *dir, uint64_t hash,
-				       const char *cg)
+				       const char *cg, bool own_scope)
 {
 	struct blob *nv;
 	size_t i;
@@ -228,8 +229,10 @@ static const struct mf_policy *blob_of(struct blob *v, size_t *n,
 	memset(nv, 0, sizeof(*nv));
 	nv->hash = hash;
 	nv->cg = cg;
+	/* No scope of its own in the kernel: its folders are not in force
+	 * (the base scope refuses them), so they are not listed. */
 	nv->ok = !ctl_blob_read(dir, hash, &nv->p) &&
-		 mf_policy_expand(&nv->p, cg) != -ENOMEM;
+		 mf_policy_expand(&nv->p, own_scope ? cg : NULL) != -ENOMEM;
 	return nv->ok ? &nv->p : NULL;
 }
 
@@ -536,14 +539,14 @@ int ctl__manifest(int argc, char **argv)
 			s->caps_known = true;
 			s->caps = conf.caps;
 		}
-		s->pol = e[i].sb.policy_id == POLICY_ID_CONFLICT ? NULL :
-			 blob_of(blobs, &n_blobs, dir, pi.hash, s->cgroup);
 		/* Read back: what the programs judge it by (include/file.h). */
 		{
 			const char *fs = ctl_file_scope(&c, e[i].sb.policy_id, s->cgroup_id);
 
 			s->scope_missing = fs && !strcmp(fs, "missing");
 		}
+		s->pol = e[i].sb.policy_id == POLICY_ID_CONFLICT ? NULL :
+			 blob_of(blobs, &n_blobs, dir, pi.hash, s->cgroup, !s->scope_missing);
 		snprintf(cgdir, sizeof(cgdir), "%s%s", c.cgroot, s->cgroup);
 		cg_file(cgdir, "cpu.max", s->cpu_max, sizeof(s->cpu_max));
 		cg_file(cgdir, "memory.max", s->memory_max, sizeof(s->memory_max));

@@ -153,7 +153,7 @@ static const struct sandbox_cg *collides(struct agent *a, const struct policy *p
 		const struct sandbox_cg *o = &a->cgt.v[i];
 		const struct policy *q;
 
-		if (o == cg || !o->file_scope || !o->direct)
+		if (o == cg || !o->file_scope_in || !o->direct)
 			continue;
 		q = policy_table__policy(&a->pt, &a->set, o->file_scope - 1);
 		if (!q)
@@ -192,11 +192,14 @@ int file_scope__put(struct agent *a, struct sandbox_cg *cg, uint32_t id)
 		pr_err("files", "%s: the per-execution folder %s of %s meets %s, the folder of %s: two executions must not share one, so %s keeps the base scope (no folder); write {cgroup_path} for folders no two cgroups can share",
 		       p->name, mine, cg->path, theirs, o->path, cg->path);
 		cg->file_scope = id + 1;	/* judged, once: no scope */
+		cg->file_scope_in = false;
 		return 0;
 	}
 	err = write_scope(a, p, cg, id, &written);
-	if (!err)
+	if (!err) {
 		cg->file_scope = id + 1;
+		cg->file_scope_in = written;
+	}
 	return err;
 }
 
@@ -216,7 +219,7 @@ static bool key_in_use(struct agent *a, const struct file_cg_key *k)
 {
 	const struct sandbox_cg *cg = agent__find_cg(a, key_cg(k));
 
-	return cg && cg->direct && cg->root_id == cg->id &&
+	return cg && cg->direct && cg->root_id == cg->id && cg->file_scope_in &&
 	       cg->policy_id == k->policy_id && cg->file_scope == k->policy_id + 1;
 }
 
@@ -234,8 +237,10 @@ size_t file_scope__sync(struct agent *a)
 	for (i = 0; i < a->cgt.n; i++) {
 		struct sandbox_cg *cg = &a->cgt.v[i];
 
-		if (cg->file_scope && (!cg->direct || cg->file_scope != cg->policy_id + 1))
+		if (cg->file_scope && (!cg->direct || cg->file_scope != cg->policy_id + 1)) {
 			cg->file_scope = 0;
+			cg->file_scope_in = false;
+		}
 	}
 	for (i = 0; i < a->cgt.n; i++)
 		file_scope__put(a, &a->cgt.v[i], a->cgt.v[i].policy_id);

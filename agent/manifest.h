@@ -118,7 +118,8 @@ int mf_blob_write(const struct policy *p, char **out, size_t *len);
 int mf_blob_parse(const char *buf, size_t len, struct mf_policy *out);
 /* Per-execution folders (policy/policy.h): does p's read or write scope
  * hold a placeholder; and p's read and write paths expanded in place for
- * the selected cgroup cg ("/a/job-7"), as the agent compiled them. 0,
+ * the selected cgroup cg ("/a/job-7"), as the agent compiled them (cg
+ * NULL: left out, as the base scope does). 0,
  * -ENAMETOOLONG (an expansion longer than a rule may be: that path is
  * dropped, as the agent leaves it out) or -ENOMEM. */
 bool mf_policy_templated(const struct mf_policy *p);

@@ -42,6 +42,7 @@ struct sandbox_cg {
 	/* The policy id + 1 its own file scope (per-execution folders) was
 	 * written under (agent/file_scope.c); 0: none. */
 	uint32_t file_scope;
+	bool file_scope_in;	/* ... and it is in the kernel (not refused) */
 };
 
 struct sandbox_table {

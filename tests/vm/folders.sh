@@ -11,6 +11,9 @@
 #     reads its own folders, and neither reaches the other's, nor the
 #     folders' parent;
 #   - /folders/job-3, made while the agent runs, gets its folder too;
+#   - /folders-b/job-1, of a second policy with the same {cgroup} folder,
+#     made while the agent runs: its folder would be /folders/job-1's, so
+#     it keeps the base scope (refused, with an error naming both);
 #   - after a reload (a new policy id), the same holds;
 #   - the manifest reports each sandbox's folders expanded, nothing
 #     shared, point 3 passing, and status says each scope is the
@@ -25,6 +28,7 @@
 T=folders
 probe=$TOOLS/fileprobe
 top=$CGROUP_ROOT/folders
+topb=$CGROUP_ROOT/folders-b
 work=/run/folders-test		# the agent's log: outside every scope
 log=$work/agent.log
 cases=$work/cases
@@ -39,7 +43,7 @@ set -f	# record fields are case patterns, never file globs
 
 cleanup() {
 	agent_kill
-	cg_remove "$top/job-1" "$top/job-2" "$top/job-3" "$top"
+	cg_remove "$top/job-1" "$top/job-2" "$top/job-3" "$top" "$topb/job-1" "$topb"
 	rm -rf /srv/jobs /srv/in /srv/deep
 }
 trap cleanup EXIT
@@ -59,14 +63,22 @@ files:
 EOF
 	mv "$work/pol/.p.tmp" "$work/pol/p.yaml"
 }
+cat > "$work/pol/b.yaml" <<EOF
+name: folders-b
+mode: enforce
+cgroups: [/folders-b/*]
+files:
+  read: [/usr, /lib, /lib64, /bin, /sbin, /etc, /opt/stockade, /proc, /dev]
+  write: ["/srv/jobs/{cgroup}/out"]
+EOF
 
 # Made from outside every sandbox.
 for j in job-1 job-2 job-3; do
 	mkdir -p "/srv/jobs/$j/out" "/srv/in/$j" "/srv/deep/folders/$j"
 	echo "input of $j" > "/srv/in/$j/data"
 done
-cg_remove "$top/job-1" "$top/job-2" "$top/job-3" "$top"
-mkdir -p "$top/job-1" "$top/job-2"
+cg_remove "$top/job-1" "$top/job-2" "$top/job-3" "$top" "$topb/job-1" "$topb"
+mkdir -p "$top/job-1" "$top/job-2" "$topb"
 policy ''
 # shellcheck disable=SC2086
 "$STOCKADE" agent ${STOCKADE_AGENT_FLAGS:-} --policy "$work/pol" --log "$log" \
@@ -75,7 +87,7 @@ agent=$!
 agent_ready_or_fail $T/agent-ready "$log" "$agent" "$work/agent.err" || exit 0
 
 W="\"kind\":\"file\" \"reason\":\"outside_scope\" $FP"
-enforcing="job-1 job-2 job-3"	# every phase enforces (kase, tests/vm/lib.sh)
+enforcing="job-1 job-2 job-3 b-job-1"	# every phase enforces (kase, tests/vm/lib.sh)
 # cases JOB OTHER: JOB's own folders open, OTHER's and the parent shut.
 cases() {
 	phase=$1
@@ -113,6 +125,21 @@ else
 fi
 round=new
 cases job-3 job-1
+
+# Another policy's cgroup whose {cgroup} folder is job-1's: refused.
+mkdir "$topb/job-1"
+attached_b() { grep -q '"event":"attach".*"cgroup":"/folders-b/job-1"' "$log"; }
+wait_for 10 attached_b
+phase=b-job-1
+phase_in "$topb/job-1" deny folders-b ''
+kase own-folder-shared EPERM "$W \"path\":\"/srv/jobs/job-1/out/fb\"" '' \
+	open-creat /srv/jobs/job-1/out/fb
+judge_cases
+if grep -q 'the per-execution folder /srv/jobs/job-1/out of /folders-b/job-1 meets /srv/jobs/job-1/out, the folder of /folders/job-1' "$work/agent.err"; then
+	t_ok $T/collision-named
+else
+	t_fail $T/collision-named "no error naming both folders: $(grep -i 'folder' "$work/agent.err" | tail -n 2 | tr '\n' ' ')"
+fi
 
 # Status and manifest: read back from the pins.
 "$STOCKADE" status --json --bpffs "$bpffs" > "$work/status.json" 2> "$work/status.err"
