@@ -346,7 +346,10 @@ else
 	t_show "$work/status.txt"
 fi
 m() { sed -n "s/^$1{policy=\"$2\",cgroup=\"\/$2\"} //p" "$metrics"; }
-if [ -f "$metrics" ] && [ ! -e "$metrics.tmp" ] &&
+# The file is rewritten once a second: until a refresh after the probes
+# above (10 s at most: a guest sharing its core with others may lag).
+metrics_ok() {
+	[ -f "$metrics" ] && [ ! -e "$metrics.tmp" ] &&
    grep -q '^# TYPE stockade_egress_bytes_total counter$' "$metrics" &&
    grep -q '^# HELP stockade_memory_peak_bytes ' "$metrics" &&
    [ "$(m stockade_egress_packets_total lim-mem)" -ge 1 ] 2>/dev/null &&
@@ -354,7 +357,9 @@ if [ -f "$metrics" ] && [ ! -e "$metrics.tmp" ] &&
    [ "$(m stockade_memory_peak_bytes lim-mem)" -ge 30000000 ] &&
    [ "$(m stockade_processes_limit lim-pids)" = 16 ] &&
    [ "$(m stockade_fork_refused_total lim-pids)" -ge 1 ] &&
-   [ "$(m stockade_cpu_throttled_periods_total lim-cpu)" -ge 1 ]; then
+   [ "$(m stockade_cpu_throttled_periods_total lim-cpu)" -ge 1 ]
+}
+if wait_for 10 metrics_ok; then
 	t_ok limits/metrics
 else
 	t_fail limits/metrics "$metrics lacks a sample or HELP/TYPE line"
