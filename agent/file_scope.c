@@ -37,6 +37,15 @@ static int by_len_desc(const void *x, const void *y)
 	return a->prefixlen < b->prefixlen ? 1 : a->prefixlen > b->prefixlen ? -1 : 0;
 }
 
+/* The same order for the compiled entries (file_key: same prefixes). */
+static int entry_len_desc(const void *x, const void *y)
+{
+	const struct file_entry *a = x, *b = y;
+
+	return a->key.prefixlen < b->key.prefixlen ? 1 :
+	       a->key.prefixlen > b->key.prefixlen ? -1 : 0;
+}
+
 /* The reverse, for deleting: "/" first, so that what is left of a scope
  * being removed still answers as the whole scope would, or not at all. */
 static int by_len_asc(const void *x, const void *y)
@@ -64,9 +73,8 @@ static int write_scope(struct agent *a, const struct policy *p,
 {
 	struct file_compiled fc = { 0 };
 	struct file_cg_key *keys = NULL;
-	struct file_rule *vals = NULL;
 	char err_msg[POLICY_DIAG_MAX], **homes = NULL;
-	size_t i, j, n_homes = 0, n_done = 0;
+	size_t i, n_homes = 0, n_done = 0;
 	int err;
 
 	*written = false;
@@ -90,11 +98,11 @@ static int write_scope(struct agent *a, const struct policy *p,
 		goto out;
 	}
 	keys = calloc(fc.n ? fc.n : 1, sizeof(*keys));
-	vals = calloc(fc.n ? fc.n : 1, sizeof(*vals));
-	if (!keys || !vals) {
+	if (!keys) {
 		err = -ENOMEM;
 		goto out;
 	}
+	qsort(fc.v, fc.n, sizeof(*fc.v), entry_len_desc);
 	for (i = 0; i < fc.n; i++) {
 		if (file_rules__cg_key(&fc.v[i].key, cg->id, &keys[i])) {
 			/* A home's protected path too long for a cgroup's key
@@ -104,21 +112,8 @@ static int write_scope(struct agent *a, const struct policy *p,
 			goto out;
 		}
 	}
-	/* Sorted as pairs: sort an index by the keys. */
-	for (i = 0; i < fc.n; i++)
-		vals[i] = fc.v[i].val;
-	for (i = 1; i < fc.n; i++)
-		for (j = i; j > 0 && by_len_desc(&keys[j - 1], &keys[j]) > 0; j--) {
-			struct file_cg_key tk = keys[j];
-			struct file_rule tv = vals[j];
-
-			keys[j] = keys[j - 1];
-			vals[j] = vals[j - 1];
-			keys[j - 1] = tk;
-			vals[j - 1] = tv;
-		}
 	for (; n_done < fc.n; n_done++) {
-		err = map_update_retry(scope_fd(a), &keys[n_done], &vals[n_done], BPF_ANY);
+		err = map_update_retry(scope_fd(a), &keys[n_done], &fc.v[n_done].val, BPF_ANY);
 		if (err)
 			break;
 	}
@@ -131,7 +126,6 @@ static int write_scope(struct agent *a, const struct policy *p,
 	*written = true;
 out:
 	free(keys);
-	free(vals);
 	file_compiled__free(&fc);
 	for (i = 0; i < n_homes; i++)
 		free(homes[i]);
