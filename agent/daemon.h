@@ -30,6 +30,7 @@
 
 #include "agent.h"
 #include "bpfutil.h"
+#include "container_meta.h"
 #include "events_agent.h"
 #include "json.h"
 #include "lifecycle.h"
@@ -132,6 +133,10 @@ struct agent {
 	/* A cgroup with a file scope of its own was untracked or moved:
 	 * file_scope__sync() has entries to delete. */
 	bool scope_stale;
+	/* Containers (agent/containers.c): where their names are read, and
+	 * the inotify on `stockade oci-hook`'s directory (or -1). */
+	struct container_sources ctr_src;
+	int ctr_ino_fd;
 };
 
 /* agent/daemon.c */
@@ -179,7 +184,12 @@ void untrack(struct agent *a, size_t i);
 bool is_detached(struct agent *a, uint64_t id);
 int scan(struct agent *a);
 void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx);
-int64_t selected_by(struct agent *a, const char *rel);
+/* What selected_by() says of a new container's cgroup that a selector
+ * may select once the runtime has written its names: leave it pending. */
+#define SELECTED_WAIT	(-2)
+/* scan_one()'s "parent" for what is below such a cgroup: it waits too. */
+#define SCAN_HOLD	((void *)UINTPTR_MAX)
+int64_t selected_by(struct agent *a, const char *rel, uint64_t id, bool may_wait);
 void sweep(struct agent *a);
 void sweep_outside(struct agent *a);
 
