@@ -124,7 +124,8 @@ $(OUT)/tools/%: tools/%.c $(wildcard include/*.h tools/*.h) | $(OUT)
 
 # benchhash times agent/exec_hash.c itself: linked with it.
 $(OUT)/tools/benchhash: tools/benchhash.c $(OUT)/obj/agent/exec_hash.o $(OUT)/obj/agent/exec.o \
-		$(OUT)/obj/agent/json.o $(wildcard include/*.h agent/*.h) | $(OUT)
+		$(OUT)/obj/agent/json.o $(OUT)/obj/agent/records.o $(OUT)/obj/agent/sandbox_table.o \
+		$(OUT)/obj/policy/container.o $(wildcard include/*.h agent/*.h) | $(OUT)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) -lnettle -lm -o $@
