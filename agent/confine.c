@@ -355,7 +355,7 @@ void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	const char *how = NULL;
 	int64_t sel;
 	uintptr_t pidx = (uintptr_t)parent;
-	bool direct, det = a->n_det && is_detached(a, id), links_first;
+	bool direct, det = a->n_det && is_detached(a, id), links_first, held;
 	struct watch_dir *under;
 	int err;
 
@@ -371,8 +371,11 @@ void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 		return (void *)(uintptr_t)(cg - a->cgt.v + 1);
 	}
 	sel = selected_by(a, rel, id, true);
-	if (sel == SELECTED_WAIT)
+	if (sel == SELECTED_WAIT) {
+		containers__hold(a, id);
 		return SCAN_HOLD;
+	}
+	held = containers__release(a, id);
 	/* Detached on purpose: no longer confined through its selector (it
 	 * still is through a confined ancestor's programs, if any). */
 	if (sel >= 0 && det)
@@ -400,7 +403,7 @@ void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	cg->direct = direct;
 	cg->pending_us = -1;
 	containers__track(a, cg);
-	if (under && under->armed && under->entry && !a->in_inotify)
+	if (under && under->armed && under->entry && !a->in_inotify && !held)
 		a->scan_found++;	/* inotify missed it */
 	cg->slot = direct ? policy_table__slot_of(&a->pt, (uint32_t)sel) : a->cgt.v[pidx - 1].slot;
 	cg->policy_id = a->pt.slot_id[cg->slot];
@@ -460,6 +463,7 @@ int scan(struct agent *a)
 	}
 	arm_all(a);
 	sweep_outside(a);
+	containers__sweep_held(a);
 	/* Gone since the last scan: the kernel detached their links. A
 	 * reload released others: now that every new attach is done, their
 	 * links, then their entries, go. */

@@ -9,6 +9,7 @@
  * again only when the hook's directory changes while they are missing.
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
@@ -103,6 +104,9 @@ int containers__loop_add(struct agent *a, struct loop *l)
 
 void containers__free(struct agent *a)
 {
+	free(a->held);
+	a->held = NULL;
+	a->n_held = 0;
 	if (a->ctr_ino_fd >= 0)
 		close(a->ctr_ino_fd);
 	a->ctr_ino_fd = -1;
@@ -159,4 +163,75 @@ unsigned int containers__count(const struct agent *a)
 		n += cg->ctr && cg->ctr->id.path_len == strlen(cg->path);
 	}
 	return n;
+}
+
+void containers__outside(struct agent *a, const char *rel, uint64_t id)
+{
+	const char *names[POLICY_MAX];
+	struct container_id cid;
+	size_t i, j, n = 0;
+
+	if (!container__resolve(rel, &cid) && cid.path_len == strlen(rel))
+		return;	/* a container no selector wanted */
+	for (i = 0; i < a->set.n; i++) {
+		const struct policy *p = a->set.v[i];
+
+		for (j = p->n_cgroups_user; j < p->n_cgroups; j++)
+			if (!fnmatch(p->cgroups[j], rel, FNM_PATHNAME)) {
+				names[n++] = p->name;
+				break;
+			}
+	}
+	if (!n)
+		return;
+	events__begin(&a->ev, "container_unresolved");
+	json_str_raw(&a->ev.j, "cgroup", rel, strlen(rel));
+	json_u64(&a->ev.j, "cgroup_id", id);
+	json_str_array(&a->ev.j, "policies", names, n);
+	json_str(&a->ev.j, "reason", cid.runtime ? "inside_container" : "no_path_form");
+	events__emit(&a->ev);
+}
+
+void containers__hold(struct agent *a, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < a->n_held; i++)
+		if (a->held[i].id == id)
+			break;
+	if (i == a->n_held) {
+		if (a->n_held % 64 == 0) {
+			struct held_cg *v = realloc(a->held, (a->n_held + 64) * sizeof(*v));
+
+			if (!v)
+				return;	/* counted as the scan's find, no more */
+			a->held = v;
+		}
+		a->held[a->n_held++].id = id;
+	}
+	a->held[i].gen = a->scan_gen;
+}
+
+bool containers__release(struct agent *a, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < a->n_held; i++)
+		if (a->held[i].id == id) {
+			a->held[i] = a->held[--a->n_held];
+			return true;
+		}
+	return false;
+}
+
+void containers__sweep_held(struct agent *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->n_held;) {
+		if (a->held[i].gen != a->scan_gen)
+			a->held[i] = a->held[--a->n_held];
+		else
+			i++;
+	}
 }

@@ -39,6 +39,19 @@ int containers__meta(void *agent, const struct container_id *cid,
 bool containers__may_wait(struct agent *a, const char *rel, uint64_t id);
 /* cg is tracked: resolve its container and read its names. */
 void containers__track(struct agent *a, struct sandbox_cg *cg);
+/* rel was classified outside every sandbox: if a container selector's
+ * path form matched it but no rule resolves it to a container (a
+ * runtime's directory holding something else, /docker/not-hex), one
+ * `container_unresolved` record says so: a container selector never
+ * selects it. */
+void containers__outside(struct agent *a, const char *rel, uint64_t id);
+/* A new cgroup waits for its names (scan_one(): SELECTED_WAIT); released
+ * when it is decided (true if it was held: the scan that decides it did
+ * not find what inotify missed); the sweep, after a full scan, forgets
+ * those it did not see wait again (removed). */
+void containers__hold(struct agent *a, uint64_t id);
+bool containers__release(struct agent *a, uint64_t id);
+void containers__sweep_held(struct agent *a);
 /* How many confined cgroups are containers' own (status, metrics). */
 unsigned int containers__count(const struct agent *a);
 

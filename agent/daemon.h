@@ -123,6 +123,7 @@ struct agent {
 	uint64_t scan_found;	/* new cgroups the safety scan found first */
 	uint64_t scan_found_seen;	/* ... already reported (scan_found records) */
 	bool in_inotify;	/* classifying from an inotify event */
+	bool wd_fallback;	/* arm_all(): links below a top that has none */
 	bool rescan;		/* the inotify queue overflowed: scan now */
 	unsigned int scan_gen;
 
@@ -137,6 +138,11 @@ struct agent {
 	 * the inotify on `stockade oci-hook`'s directory (or -1). */
 	struct container_sources ctr_src;
 	int ctr_ino_fd;
+	struct held_cg {
+		uint64_t id;
+		unsigned int gen;	/* scan_gen it last waited in */
+	} *held;		/* new cgroups waiting for their names */
+	size_t n_held;
 };
 
 /* agent/daemon.c */
