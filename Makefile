@@ -66,7 +66,8 @@ TOOL_BINS	:= $(patsubst tools/%.c,$(OUT)/tools/%,$(TOOL_SRCS))
 DEB_PKGS	:= clang llvm gcc make pkg-config libbpf-dev bpftool libelf-dev \
 		   zlib1g-dev libzstd-dev libyaml-dev libcmocka-dev nettle-dev \
 		   libclang-rt-14-dev iproute2 util-linux qemu-system-x86 \
-		   busybox-static cpio python3-minimal python3-jsonschema xz-utils runc
+		   busybox-static cpio python3-minimal python3-jsonschema xz-utils runc \
+		   systemd logrotate
 
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -215,7 +216,8 @@ variant-layout:
 # ---- live tests on this machine's kernel (root) ----
 # Every script runs, even after one failed (each says what it found), and
 # the target fails if any did.
-LIVE_TESTS := run degraded limits-hybrid lifecycle reload zerowin burst latency preexist manifest probe report
+LIVE_TESTS := run degraded limits-hybrid lifecycle reload zerowin burst latency preexist manifest probe report \
+	      systemd reopen
 live-test: $(BIN) tools variant variant-layout
 	@rc=0; for t in $(LIVE_TESTS); do \
 		STOCKADE_VARIANT=$(VARIANT) STOCKADE_VARIANT_LAYOUT=$(VARIANT_LAYOUT) \
