@@ -36,6 +36,19 @@ CFLAGS		?= $(CDEBUG) -O2
 DEFS		?=
 CFLAGS		+= $(WARN) $(INCLUDES) -D_GNU_SOURCE -std=gnu11 $(DEFS)
 LDLIBS		:= -lbpf -lelf -lz -lyaml -lnettle
+# The /metrics endpoint (agent/metrics_http.c) needs libmicrohttpd, which
+# needs GnuTLS, which needs p11-kit: Debian ships no static libp11-kit, so
+# a STATIC=1 build (the VM's) goes without it, and refuses
+# --metrics-listen, saying so; --metrics FILE works in both.
+ifeq ($(STATIC),1)
+METRICS_HTTP	?= 0
+else
+METRICS_HTTP	?= 1
+endif
+CFLAGS		+= -DSTOCKADE_METRICS_HTTP=$(METRICS_HTTP)
+ifeq ($(METRICS_HTTP),1)
+LDLIBS		+= -lmicrohttpd
+endif
 ifeq ($(STATIC),1)
 LDFLAGS		+= -static
 LDLIBS		+= -lzstd
@@ -64,9 +77,9 @@ TOOL_BINS	:= $(patsubst tools/%.c,$(OUT)/tools/%,$(TOOL_SRCS))
 
 # Debian packages the build, the tests and the demo need.
 DEB_PKGS	:= clang llvm gcc make pkg-config libbpf-dev bpftool libelf-dev \
-		   zlib1g-dev libzstd-dev libyaml-dev libcmocka-dev nettle-dev \
+		   zlib1g-dev libzstd-dev libyaml-dev libcmocka-dev nettle-dev libmicrohttpd-dev \
 		   libclang-rt-14-dev iproute2 util-linux qemu-system-x86 \
-		   busybox-static cpio python3-minimal python3-jsonschema xz-utils runc
+		   busybox-static cpio python3-minimal python3-jsonschema xz-utils runc curl
 
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -215,7 +228,7 @@ variant-layout:
 # ---- live tests on this machine's kernel (root) ----
 # Every script runs, even after one failed (each says what it found), and
 # the target fails if any did.
-LIVE_TESTS := run degraded limits-hybrid lifecycle reload zerowin burst latency preexist manifest probe report
+LIVE_TESTS := run degraded limits-hybrid lifecycle reload zerowin burst latency preexist manifest probe report metrics
 live-test: $(BIN) tools variant variant-layout
 	@rc=0; for t in $(LIVE_TESTS); do \
 		STOCKADE_VARIANT=$(VARIANT) STOCKADE_VARIANT_LAYOUT=$(VARIANT_LAYOUT) \
