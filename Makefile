@@ -168,6 +168,7 @@ $(OUT)/tests/asan-test_%: tests/unit/test_%.c tests/unit/test.h $(ASAN_OBJS)
 unit-test: $(UNIT_BINS) $(OUT)/stockade.skel.h
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 	@sh tools/map-owners.sh $(OUT)/stockade.skel.h
+	@python3 tools/promcheck.py --self-test
 
 unit-test-asan: $(UNIT_ASAN)
 	@set -e; for t in $(UNIT_ASAN); do echo "== $$t"; \

@@ -3,6 +3,7 @@
 """promcheck: check a Prometheus text exposition (format 0.0.4) line by line.
 
     promcheck.py [FILE]        (stdin without FILE, or with -)
+    promcheck.py --self-test   its own cases, good and bad (make unit-test)
 
 Exit 0 and print "ok: N families, N samples" when every line is valid;
 exit 1 and print one "LINE: problem" per fault otherwise. What it checks,
@@ -133,7 +134,7 @@ def check(data):
                     if name in helps:
                         errs.append((ln, 'family %s: second HELP' % name))
                     helps.add(name)
-                    if len(parts) == 4 and re.search(r'\\[^\\n]', parts[3]):
+                    if len(parts) == 4 and '\\' in re.sub(r'\\[\\n]', '', parts[3]):
                         errs.append((ln, 'HELP %s: bad escape' % name))
                 else:
                     t = parts[3] if len(parts) == 4 else ''
@@ -191,7 +192,60 @@ def check(data):
     return errs, len(set(types) | helps), n_samples
 
 
+GOOD = (b'# HELP a_total Things, \\\\ and \\n escaped.\n# TYPE a_total counter\n'
+        b'a_total{k="q\\"\\\\\\n",l=""} 1\na_total{k="x"} 2 1700000000000\n'
+        b'# TYPE g gauge\ng -1.5e3\ng{x="\xc3\xa9"} NaN\n# TYPE u untyped\nu +Inf\n'
+        b'# TYPE h histogram\nh_bucket{le="1"} 1\nh_sum 1\nh_count 1\n# a comment\n')
+BAD = (
+    (b'# TYPE a counter\na 1\n', "must end in _total"),
+    (b'# TYPE a_total gauge\na_total 1\n', "_total on a gauge"),
+    (b'a_total 1\n', "_total without TYPE counter"),
+    (b'# TYPE a_total counter\na_total -1\n', "cannot be -1"),
+    (b'g{x="\\t"} 1\n', "bad escape"),
+    (b'g{1x="a"} 1\n', "bad label name"),
+    (b'g{__x="a"} 1\n', "reserved"),
+    (b'g{x="a",x="b"} 1\n', "repeated"),
+    (b'g{x=a} 1\n', 'expected ="'),
+    (b'g{x="a} 1\n', "unterminated"),
+    (b'# HELP g a \\t b\ng 1\n', "bad escape"),
+    (b'g{x="a" y="b"} 1\n', "expected , or }"),
+    (b'g 1 2 3\n', "VALUE [TIMESTAMP]"),
+    (b'g  1\n', "VALUE [TIMESTAMP]"),
+    (b'g abc\n', "not a number"),
+    (b'g 1 1.5\n', "not an integer"),
+    (b'g1\n', "a space before the value"),
+    (b'g 1\ng 2\n', "repeated"),
+    (b'g 1', "no newline"),
+    (b'g 1\n\n', "empty line"),
+    (b'# TYPE g gauge\n# TYPE g gauge\ng 1\n', "second TYPE"),
+    (b'# HELP g x\n# HELP g y\ng 1\n', "second HELP"),
+    (b'# TYPE g wrong\ng 1\n', "unknown type"),
+    (b'g 1\n# TYPE g gauge\n', "after its first sample"),
+    (b'# TYPE g gauge\ng 1\n# TYPE h gauge\nh 1\ng{a="b"} 2\n', "away from its family"),
+    (b'g{x="\xff"} 1\n', "not UTF-8"),
+    (b'9g 1\n', "no metric name"),
+)
+
+
+def self_test():
+    bad = 0
+    errs, _, _ = check(GOOD)
+    if errs:
+        print('self-test: the good text was refused: %s' % errs)
+        bad += 1
+    for text, want in BAD:
+        errs, _, _ = check(text)
+        if not any(want in m for _, m in errs):
+            print('self-test: %r: expected "%s", got %s' % (text, want, errs))
+            bad += 1
+    print('promcheck self-test: %d of %d cases %s' % (
+        len(BAD) + 1 - bad, len(BAD) + 1, 'passed' if not bad else 'passed; FAILED'))
+    return 1 if bad else 0
+
+
 def main(argv):
+    if argv[1:] == ['--self-test']:
+        return self_test()
     path = argv[1] if len(argv) > 1 else '-'
     data = sys.stdin.buffer.read() if path == '-' else open(path, 'rb').read()
     errs, families, samples = check(data)
