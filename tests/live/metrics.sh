@@ -18,7 +18,8 @@
 #   6. the --metrics file and the endpoint serve the same text;
 #   7. an idle client holds no one up: with connections open and silent,
 #      a scrape still answers and a denial is still logged at once; the
-#      server closes the idle ones after its timeout.
+#      server closes the idle ones after its timeout;
+#   8. the same endpoint on [::1].
 # Probes run in a private network namespace (netprobe --netns).
 #
 # Env: STOCKADE, TOOLS, CGROUP_ROOT (detected), STOCKADE_AGENT_FLAGS
@@ -307,5 +308,30 @@ agent_pid=
 code=$(curl -s --max-time 2 -o /dev/null -w '%{http_code}' "$url/metrics")
 [ "$code" = 000 ] && ok "nothing listens on $port after exit" ||
 	not_ok "listener after exit" "HTTP $code"
+
+# ---- 8. IPv6: [::1]:PORT ----
+if ! grep -q ' lo$' /proc/net/if_inet6 2>/dev/null; then
+	skip "IPv6 [::1]" "no IPv6 on lo here"
+else
+	port6=$("$py" -c 'import socket; s = socket.socket(socket.AF_INET6); s.bind(("::1", 0)); print(s.getsockname()[1])')
+	: > "$log"
+	# shellcheck disable=SC2086
+	"$STOCKADE" agent $STOCKADE_AGENT_FLAGS --policy "$work/pol" --bpffs "$bpffs" \
+		--cgroup-root "$CGROUP_ROOT" --detach-on-exit --log "$log" \
+		--metrics-listen "[::1]:$port6" > /dev/null 2> "$work/agent.err" &
+	agent_pid=$!
+	if wait_ready "$log"; then
+		code=$(curl -sS -g --max-time 5 -o "$work/scrape6" -w '%{http_code}' "http://[::1]:$port6/metrics")
+		if [ "$code" = 200 ] && res=$("$py" "$check" "$work/scrape6" 2>&1); then
+			ok "GET http://[::1]:$port6/metrics: 200, $res"
+		else
+			not_ok "IPv6 [::1]" "HTTP $code: $(head -c 200 "$work/scrape6")"
+		fi
+	else
+		not_ok "IPv6 [::1]" "no agent_ready: $(tail -n 3 "$work/agent.err" | tr '\n' ' ')"
+	fi
+	agent_end
+	agent_pid=
+fi
 
 summary
