@@ -148,6 +148,12 @@ static uint64_t clock_ms(clockid_t c)
 
 /* ---- per-policy counters, for the metrics ---- */
 
+/* Is the exposition text wanted (a file, the HTTP endpoint)? */
+static bool metrics_on(const struct limits_state *ls)
+{
+	return ls->metrics_path || ls->metrics_publish;
+}
+
 /* Policy names ever seen: a reload that renames policies adds some. */
 #define METRICS_POLICIES	(2 * POLICY_MAX)
 
@@ -219,7 +225,7 @@ static void metrics_count_last(struct limits_state *ls, struct sandbox_cg *cg)
 {
 	struct sb_count c;
 
-	if (cg->lim && cg->lim->counted &&
+	if (metrics_on(ls) && cg->lim && cg->lim->counted &&
 	    read_counts(ls->cnt_fd, cg->id, ls->ncpus, ls->stride, ls->percpu, &c))
 		metrics_count(ls, cg, &c);
 }
@@ -1109,7 +1115,7 @@ void limits__reload(struct limits_state *ls)
 static struct json *record_begin(struct limits_state *ls, const char *kind,
 				 const struct sandbox_cg *cg)
 {
-	struct metrics_policy *mp = metrics_policy_of(ls, cg);
+	struct metrics_policy *mp = metrics_on(ls) ? metrics_policy_of(ls, cg) : NULL;
 	int lim = metrics_limit_of(kind);
 
 	if (mp && lim >= 0)
@@ -1530,12 +1536,6 @@ static void fill_text(FILE *f, void *vctx)
 	const struct text *t = vctx;
 
 	fwrite(t->buf, 1, t->len, f);
-}
-
-/* Is the exposition text wanted (a file, the HTTP endpoint)? */
-static bool metrics_on(const struct limits_state *ls)
-{
-	return ls->metrics_path || ls->metrics_publish;
 }
 
 /*
