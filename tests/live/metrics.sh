@@ -89,9 +89,9 @@ bad() {
 }
 bad "no port" "no port: expected ADDR:PORT" --metrics-listen 127.0.0.1
 bad "port 99999" "port '99999' is not a number from 1 to 65535" --metrics-listen 127.0.0.1:99999
-bad "a name" "'localhost' is not a numeric IPv4 address" --metrics-listen localhost:$port
-bad "IPv6 without brackets" "not a numeric IPv4 address" --metrics-listen ::1:$port
-bad "0.0.0.0 without --metrics-allow-remote" "not a loopback address" --metrics-listen 0.0.0.0:$port
+bad "a name" "'localhost' is not a numeric IPv4 address" --metrics-listen "localhost:$port"
+bad "IPv6 without brackets" "not a numeric IPv4 address" --metrics-listen "::1:$port"
+bad "0.0.0.0 without --metrics-allow-remote" "not a loopback address" --metrics-listen "0.0.0.0:$port"
 
 # ---- 2. the agent, and decisions ----
 # shellcheck disable=SC2086
