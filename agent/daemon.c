@@ -37,6 +37,7 @@
 #include "loop.h"
 #include "lsm.h"
 #include "notify.h"
+#include "metrics_http.h"
 #include "file_rules.h"
 #include "net_rules.h"
 #include "preexist_agent.h"
@@ -622,6 +623,8 @@ static int agent_loop_init(struct agent_loop *al, struct agent *a)
 		err = limits__loop_add(a->lim, al->l);
 	if (!err)
 		err = preexist__loop_add(a->pre, al->l);
+	if (!err)
+		err = metrics_http__loop_add(a->http, al->l);
 	if (err)
 		return err;	/* said */
 	/* The first turn scans: whatever inotify could not report between
@@ -683,6 +686,8 @@ static int limits_init(struct agent *a)
 		.metrics_path = a->opt.metrics_path,
 		.pin_dir = &a->pin_dir,
 		.ev = &a->ev,
+		.metrics_publish = a->http ? metrics_http__publish : NULL,
+		.metrics_ctx = a->http,
 	};
 
 	return limits__init(&a->lim, &cfg);
@@ -811,7 +816,7 @@ int agent__run(const struct agent_opts *opt)
 	struct agent_loop al = { 0 };
 	struct agent *a;
 	bool detach = false, ready = false;
-	int err;
+	int err = 0;
 
 	agent__signals_init();	/* main() did already; again for other callers */
 	/* ~100 KiB of policy tables: the heap, not the stack. */
@@ -834,7 +839,12 @@ int agent__run(const struct agent_opts *opt)
 			strerror(errno), SCAN_INTERVAL_MS / 1000);
 
 	containers__init(a);
-	err = agent_preflight(a, &detach);
+	/* Bound first: a port in use fails the start before anything loads. */
+	if (opt->metrics_listen)
+		err = metrics_http__open(&a->http, opt->metrics_listen,
+					 opt->metrics_allow_remote);
+	if (!err)
+		err = agent_preflight(a, &detach);
 	if (!err)
 		err = agent_load(a, &detach);
 	if (!err)
@@ -865,6 +875,7 @@ cleanup:
 	/* After the cleanup: its sources point into the agent's rooms. */
 	loop__free(al.l);
 	preexist__free(a->pre);
+	metrics_http__free(a->http);
 	replace__free(a->rep);
 	free(a);
 	return err;

@@ -208,6 +208,19 @@ static void write_line(struct events *ev)
 	fwrite(ev->j.buf, 1, ev->j.len, stdout);
 	if (ev->log)
 		fwrite(ev->j.buf, 1, ev->j.len, ev->log);
+	ev->written++;
+}
+
+void events__counts(const struct events *ev, uint64_t *produced,
+		    uint64_t *logged, uint64_t *lost)
+{
+	uint64_t seq = ev->seq ? __atomic_load_n(ev->seq, __ATOMIC_RELAXED) : 0;
+	uint64_t klost = ev->kernel_lost ?
+			 __atomic_load_n(ev->kernel_lost, __ATOMIC_RELAXED) : 0;
+
+	*produced = seq - ev->seq_start;
+	*logged = ev->written;
+	*lost = klost + ev->lost_agent - ev->lost_start;
 }
 
 static void common_fields_j(struct json *j, int64_t real_ns, uint64_t seq,
@@ -713,6 +726,8 @@ int events__open(struct events *ev, struct stockade *skel,
 	/* Shared with the BPF programs: their mmapped .data and .bss. */
 	ev->seq = &skel->data->ev_seq;
 	ev->kernel_lost = &skel->bss->ev_lost;
+	ev->seq_start = __atomic_load_n(ev->seq, __ATOMIC_RELAXED);
+	ev->lost_start = __atomic_load_n(ev->kernel_lost, __ATOMIC_RELAXED);
 	ev->meta_fd = bpf_map__fd(skel->maps.agent_meta);
 	ev->boot_to_real_ns = clock_now_ns(CLOCK_REALTIME) - clock_now_ns(CLOCK_BOOTTIME);
 	err = exec_hash__new(&ev->hash);

@@ -58,6 +58,9 @@ struct events {
 	uint64_t lost_seen;		/* losses already reported */
 	uint64_t lost_agent;		/* records received but not written out */
 	uint64_t logged;		/* kernel records written out */
+	/* For the metrics (events__counts()): every line written, and the
+	 * sequence and the kernel's losses when the ring was opened. */
+	uint64_t written, seq_start, lost_start;
 	int64_t boot_to_real_ns;	/* CLOCK_BOOTTIME to CLOCK_REALTIME */
 	struct exec_hash *hash;		/* exec.hash: sha256 (agent/exec_hash.h) */
 };
@@ -90,6 +93,11 @@ void events__meta_update(struct events *ev);
  * ev->j, finish with events__emit(). */
 void events__begin(struct events *ev, const char *event);
 void events__emit(struct events *ev);
+/* Records since events__open(): sequence numbers taken (programs and
+ * agent), lines written out, lost (kernel and agent). A record from
+ * before the agent started that it writes counts as logged only. */
+void events__counts(const struct events *ev, uint64_t *produced,
+		    uint64_t *logged, uint64_t *lost);
 /* A confined cgroup's policy, cgroup and cgroup_id fields. */
 void events__cgroup_fields(struct events *ev, const struct sandbox_cg *cg);
 

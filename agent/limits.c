@@ -90,6 +90,12 @@ struct limits_state {
 	const struct names *names;	/* policy names, the confined cgroups */
 	struct sandbox_table *cgt;	/* names->cgt */
 	const char *metrics_path;	/* --metrics FILE, or NULL */
+	void (*metrics_publish)(void *ctx, char *text, size_t len);
+	void *metrics_ctx;
+	/* Per policy name: decisions and breaches, monotonic (metrics_count()). */
+	struct metrics_policy *pol;
+	size_t n_pol;
+	bool pol_full_said;
 	const char *const *pin_dir;	/* --bpffs, read at each state write */
 	struct events *ev;	/* the daemon's records */
 	int cnt_fd;		/* sb_count, which this file alone writes */
@@ -131,11 +137,97 @@ struct limits_cg {
 	bool cpu_logged;
 	uint64_t rt_start_ms, rt_deadline_real_ms;	/* 0: not started */
 	bool rt_expired;
+	/* The counters as last added to its policy's (metrics_count()). */
+	struct sb_count seen;
 };
 
 static uint64_t clock_ms(clockid_t c)
 {
 	return (uint64_t)clock_now_ns(c) / 1000000;
+}
+
+/* ---- per-policy counters, for the metrics ---- */
+
+/* Is the exposition text wanted (a file, the HTTP endpoint)? */
+static bool metrics_on(const struct limits_state *ls)
+{
+	return ls->metrics_path || ls->metrics_publish;
+}
+
+/* Policy names ever seen: a reload that renames policies adds some. */
+#define METRICS_POLICIES	(2 * POLICY_MAX)
+
+/* cg's policy's counters (found or added by name), or NULL when the
+ * table is full (said once). */
+static struct metrics_policy *metrics_policy_of(struct limits_state *ls,
+						const struct sandbox_cg *cg)
+{
+	const char *name = names__policy_name(ls->names, cg->policy_id);
+	struct metrics_policy *p;
+	size_t i;
+
+	for (i = 0; i < ls->n_pol; i++)
+		if (!strcmp(ls->pol[i].policy, name))
+			return &ls->pol[i];
+	if (ls->n_pol == METRICS_POLICIES)
+		goto full;
+	p = realloc(ls->pol, (ls->n_pol + 1) * sizeof(*p));
+	if (!p)
+		goto full;
+	ls->pol = p;
+	p = &ls->pol[ls->n_pol];
+	memset(p, 0, sizeof(*p));
+	p->policy = strdup(name);
+	if (!p->policy)
+		goto full;
+	ls->n_pol++;
+	return p;
+full:
+	if (!ls->pol_full_said)
+		pr_warn("limits", "no room for the metrics of policy '%s' (%zu policy names seen, or out of memory); its decisions and breaches are not counted in stockade_decisions_total and stockade_limit_breaches_total",
+			name, ls->n_pol);
+	ls->pol_full_said = true;
+	return NULL;
+}
+
+static uint64_t grown(uint64_t now, uint64_t seen)
+{
+	/* Lower: the entry was zeroed (a new sandbox root), counted anew. */
+	return now >= seen ? now - seen : now;
+}
+
+/*
+ * Add what cg's counters grew by since last time to its policy's. The
+ * policy's numbers then only grow, whatever happens to its sandboxes:
+ * one that goes (its entry deleted) was added just before, and one that
+ * changes policy in a reload adds to the new one from then on.
+ */
+static void metrics_count(struct limits_state *ls, struct sandbox_cg *cg,
+			  const struct sb_count *now)
+{
+	struct metrics_policy *p = metrics_policy_of(ls, cg);
+	struct sb_count *seen = &cg->lim->seen;
+	unsigned int k;
+
+	for (k = 0; p && k < LIMITS_KINDS; k++) {
+		p->dec[MA_ALLOW][k] += grown(now->allowed[k], seen->allowed[k]);
+		p->dec[MA_DENY][k] += grown(now->denied[k], seen->denied[k]);
+		p->dec[MA_AUDIT][k] += grown(now->audited[k], seen->audited[k]);
+	}
+	*seen = *now;
+}
+
+static bool read_counts(int map_fd, uint64_t id, int ncpus, size_t stride,
+			void *buf, struct sb_count *out);
+
+/* Before cg's counter entry is deleted: its last growth. */
+static void metrics_count_last(struct limits_state *ls, struct sandbox_cg *cg)
+{
+	struct sb_count c;
+
+	if (metrics_on(ls) && cg->lim && cg->lim->counted &&
+	    read_counts(ls->cnt_fd, cg->id, ls->ncpus, ls->stride, ls->percpu, &c))
+		metrics_count(ls, cg, &c);
 }
 
 /* The policy of id in the set in force (ids are not set indexes: a
@@ -484,6 +576,8 @@ int limits__init(struct limits_state **out, const struct limits_config *cfg)
 	ls->names = cfg->names;
 	ls->cgt = cfg->names->cgt;
 	ls->metrics_path = cfg->metrics_path;
+	ls->metrics_publish = cfg->metrics_publish;
+	ls->metrics_ctx = cfg->metrics_ctx;
 	ls->pin_dir = cfg->pin_dir;
 	ls->ev = cfg->ev;
 	ls->cnt_fd = bpf_map__fd(cfg->skel->maps.sb_count);
@@ -1000,6 +1094,7 @@ void limits__reload(struct limits_state *ls)
 			/* Confined through its parent now: its own limits
 			 * go, the sandbox's apply through the subtree. */
 			restore_limits(ls, cg);
+			metrics_count_last(ls, cg);
 			if (cg->lim->counted)
 				bpf_map_delete_elem(ls->cnt_fd,
 						    &cg->id);
@@ -1020,6 +1115,11 @@ void limits__reload(struct limits_state *ls)
 static struct json *record_begin(struct limits_state *ls, const char *kind,
 				 const struct sandbox_cg *cg)
 {
+	struct metrics_policy *mp = metrics_on(ls) ? metrics_policy_of(ls, cg) : NULL;
+	int lim = metrics_limit_of(kind);
+
+	if (mp && lim >= 0)
+		mp->breaches[lim]++;
 	events__begin(ls->ev, "limit");
 	json_str(&ls->ev->j, "kind", kind);
 	events__cgroup_fields(ls->ev, cg);
@@ -1378,8 +1478,10 @@ static size_t collect(struct limits_state *ls, struct sb_stats *v)
 		s->policy = names__policy_name(ls->names, cg->policy_id);
 		s->cgroup = cg->path;
 		s->cgroup_id = cg->id;
-		if (read_counts(fd, cg->id, ls->ncpus, ls->stride, ls->percpu, &s->c))
+		if (read_counts(fd, cg->id, ls->ncpus, ls->stride, ls->percpu, &s->c)) {
 			s->have |= SB_COUNTS;
+			metrics_count(ls, cg, &s->c);
+		}
 		stats_of(ls->cgroot, s);
 		if (cg->lim->p && cg->lim->p->limits.has_runtime) {
 			s->have |= SB_RUNTIME;
@@ -1424,29 +1526,65 @@ struct fill_ctx {
 	size_t n;
 };
 
-static void fill_metrics(FILE *f, void *vctx)
-{
-	struct fill_ctx *c = vctx;
+struct text {
+	const char *buf;
+	size_t len;
+};
 
-	metrics_write(f, c->v, c->n);
+static void fill_text(FILE *f, void *vctx)
+{
+	const struct text *t = vctx;
+
+	fwrite(t->buf, 1, t->len, f);
 }
 
+/*
+ * The exposition text, built once (metrics_write(), the one builder) and
+ * handed to both outputs, so the file and the endpoint say the same.
+ */
 static void write_metrics(struct limits_state *ls)
 {
-	struct fill_ctx c = { .ls = ls };
+	struct metrics_agent ma = { 0 };
+	struct sb_stats *v;
+	struct text t;
 	static bool warned;
-	int err;
+	char *buf = NULL;
+	size_t n, len = 0;
+	FILE *f;
+	int err = -ENOMEM;
 
-	c.v = calloc(ls->cgt->n ? ls->cgt->n : 1, sizeof(*c.v));
-	if (!c.v)
-		return;
-	c.n = collect(ls, c.v);
-	err = replace_file(ls->metrics_path, fill_metrics, &c);
+	v = calloc(ls->cgt->n ? ls->cgt->n : 1, sizeof(*v));
+	if (!v)
+		goto out;
+	n = collect(ls, v);
+	events__counts(ls->ev, &ma.events_produced, &ma.events_logged,
+		       &ma.events_lost);
+	ma.has_self = !metrics_self(&ma.rss_bytes, &ma.cpu_usec);
+	ma.pol = ls->pol;
+	ma.n_pol = ls->n_pol;
+	f = open_memstream(&buf, &len);
+	if (!f)
+		goto out;
+	metrics_write(f, &ma, v, n);
+	err = fclose(f) ? -ENOMEM : 0;
+	if (err)
+		goto out;
+	if (ls->metrics_path) {
+		t = (struct text){ .buf = buf, .len = len };
+		err = replace_file(ls->metrics_path, fill_text, &t);
+	}
+	if (ls->metrics_publish) {
+		ls->metrics_publish(ls->metrics_ctx, buf, len);
+		buf = NULL;	/* its own now */
+	}
+out:
 	if (err && !warned)
-		pr_err("limits", "writing --metrics %s failed: %s", ls->metrics_path,
-		       strerror(-err));
+		pr_err("limits", "writing the metrics%s%s failed: %s; free memory or disk space (they are retried every second)",
+		       ls->metrics_path ? " to --metrics " : "",
+		       ls->metrics_path ?: "", strerror(-err));
 	warned = err != 0;
-	free(c.v);
+	free(buf);
+	free(v);
 }
 
 static void fill_state(FILE *f, void *vctx)
@@ -1561,7 +1699,7 @@ void limits__tick(struct limits_state *ls)
 		if (cpu)
 			check_cpu(ls, cg, now);
 	}
-	if (ls->metrics_path && now >= ls->next_metrics_ms) {
+	if (metrics_on(ls) && now >= ls->next_metrics_ms) {
 		ls->next_metrics_ms = now + METRICS_MS;
 		write_metrics(ls);
 	}
@@ -1603,7 +1741,7 @@ static uint64_t limits_next_ms(struct limits_state *ls)
 	uint64_t next = 0;
 	size_t i;
 
-	if (ls->metrics_path)
+	if (metrics_on(ls))
 		next_min(&next, ls->next_metrics_ms);
 	for (i = 0; i < ls->cgt->n; i++) {
 		const struct sandbox_cg *cg = &ls->cgt->v[i];
@@ -1698,6 +1836,7 @@ void limits__detach(struct limits_state *ls, struct sandbox_cg *cg, const char *
 			check_oom(ls, cg, clock_ms(CLOCK_MONOTONIC));
 		if (l->oom_pending)
 			oom_flush(ls, cg, clock_ms(CLOCK_MONOTONIC), true, 1);
+		metrics_count_last(ls, cg);
 		if (l->counted)
 			bpf_map_delete_elem(ls->cnt_fd, &cg->id);
 		if (!gone)
@@ -1753,6 +1892,10 @@ void limits__counters_reset(struct limits_state *ls, uint64_t id)
 
 void limits__counters_drop(struct limits_state *ls, uint64_t id)
 {
+	struct sandbox_cg *cg = (struct sandbox_cg *)names__cg(ls->names, id);
+
+	if (cg)
+		metrics_count_last(ls, cg);
 	bpf_map_delete_elem(ls->cnt_fd, &id);
 }
 
@@ -1835,6 +1978,9 @@ void limits__fini(struct limits_state *ls)
 		close(ls->ino_fd);
 	if (ls->kmsg_fd >= 0)
 		close(ls->kmsg_fd);
+	for (i = 0; i < ls->n_pol; i++)
+		free((char *)ls->pol[i].policy);
+	free(ls->pol);
 	free(ls->w);
 	free(ls->percpu);
 	free(ls);

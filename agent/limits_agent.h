@@ -66,6 +66,11 @@ struct limits_config {
 	 * points it at its staging directory until it is done. */
 	const char *const *pin_dir;
 	struct events *ev;	/* where limit records go (agent/events_agent.h) */
+	/* The exposition text, built once a second for --metrics FILE, also
+	 * handed to this function (the HTTP endpoint, agent/metrics_http.h),
+	 * which takes the malloc()ed text; NULL: none. */
+	void (*metrics_publish)(void *ctx, char *text, size_t len);
+	void *metrics_ctx;
 };
 
 /* Before anything is loaded: can every cgroup below cgroot take the

@@ -11,6 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 
 #include "json.h"
 #include "limits_util.h"
@@ -430,6 +434,8 @@ static const struct metric {
 	  "Run time left before the sandbox is killed; absent until it has a process." },
 };
 
+/* The label set of every per-sandbox sample: the one place to add a
+ * sandbox's labels (a pod's, a container's). */
 static void sample_head(FILE *f, const char *name, const struct sb_stats *s)
 {
 	fputs(name, f);
@@ -494,7 +500,101 @@ static bool metric_value(const struct metric *m, const struct sb_stats *s,
 	return true;
 }
 
-void metrics_write(FILE *f, const struct sb_stats *v, size_t n)
+static const char *const action_names[MA_N] = {
+	[MA_ALLOW] = "allow", [MA_DENY] = "deny", [MA_AUDIT] = "audit",
+};
+static const char *const limit_names[ML_N] = {
+	[ML_MEMORY] = "memory", [ML_PIDS] = "pids", [ML_RUNTIME] = "runtime",
+	[ML_CPU] = "cpu",
+};
+
+int metrics_limit_of(const char *kind)
+{
+	int i;
+
+	for (i = 0; i < ML_N; i++)
+		if (!strcmp(kind, limit_names[i]))
+			return i;
+	return -1;
+}
+
+int metrics_self(uint64_t *rss_bytes, uint64_t *cpu_usec)
+{
+	unsigned long long size, resident;
+	struct rusage ru;
+	FILE *f;
+	int ok;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return -errno;
+	*cpu_usec = (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec +
+		    (uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec;
+	/* statm, not ru_maxrss: the RSS now, not the peak (start-up parses
+	 * megabytes of BTF that are given back, agent/daemon.c). */
+	f = fopen("/proc/self/statm", "re");
+	if (!f)
+		return -errno;
+	ok = fscanf(f, "%llu %llu", &size, &resident) == 2;
+	fclose(f);
+	if (!ok)
+		return -EINVAL;
+	*rss_bytes = (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+	return 0;
+}
+
+static void family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* The agent's families: one sample per label set, policy names escaped. */
+static void metrics_write_agent(FILE *f, const struct metrics_agent *a)
+{
+	size_t i;
+	int act, k, lim;
+
+	family(f, "stockade_decisions_total", "counter",
+	       "Decisions of the BPF programs in the sandboxes of a policy, by action (allow, deny, audit: a would-be denial in mode audit) and kind; a sample appears at its first decision.");
+	for (i = 0; i < a->n_pol; i++)
+		for (act = 0; act < MA_N; act++)
+			for (k = 0; k < LIMITS_KINDS; k++) {
+				if (!a->pol[i].dec[act][k] || !kind_names[k])
+					continue;
+				fprintf(f, "stockade_decisions_total{action=\"%s\",kind=\"%s\",policy=\"",
+					action_names[act], kind_names[k]);
+				metrics_label(f, a->pol[i].policy);
+				fprintf(f, "\"} %" PRIu64 "\n", a->pol[i].dec[act][k]);
+			}
+	family(f, "stockade_limit_breaches_total", "counter",
+	       "Limit breaches logged (event: limit records), by policy and limit (memory, pids, runtime, cpu).");
+	for (i = 0; i < a->n_pol; i++)
+		for (lim = 0; lim < ML_N; lim++) {
+			fputs("stockade_limit_breaches_total{policy=\"", f);
+			metrics_label(f, a->pol[i].policy);
+			fprintf(f, "\",limit=\"%s\"} %" PRIu64 "\n", limit_names[lim],
+				a->pol[i].breaches[lim]);
+		}
+	family(f, "stockade_events_produced_total", "counter",
+	       "Records given a sequence number since the agent started, by the BPF programs and by the agent.");
+	fprintf(f, "stockade_events_produced_total %" PRIu64 "\n", a->events_produced);
+	family(f, "stockade_events_logged_total", "counter",
+	       "Records the agent wrote out (stdout, --log) since it started.");
+	fprintf(f, "stockade_events_logged_total %" PRIu64 "\n", a->events_logged);
+	family(f, "stockade_events_lost_total", "counter",
+	       "Records lost since the agent started: ring buffer full, or not written out (each said in an event: lost record).");
+	fprintf(f, "stockade_events_lost_total %" PRIu64 "\n", a->events_lost);
+	if (!a->has_self)
+		return;
+	family(f, "stockade_agent_resident_memory_bytes", "gauge",
+	       "Resident memory of the agent process (/proc/self/statm).");
+	fprintf(f, "stockade_agent_resident_memory_bytes %" PRIu64 "\n", a->rss_bytes);
+	family(f, "stockade_agent_cpu_seconds_total", "counter",
+	       "CPU time of the agent process, user and system.");
+	fprintf(f, "stockade_agent_cpu_seconds_total %.6f\n", a->cpu_usec / 1e6);
+}
+
+void metrics_write(FILE *f, const struct metrics_agent *agent,
+		   const struct sb_stats *v, size_t n)
 {
 	char val[48];
 	size_t i, m;
@@ -503,6 +603,11 @@ void metrics_write(FILE *f, const struct sb_stats *v, size_t n)
 	fputs("# HELP stockade_sandboxes Cgroups the agent confines through a selector.\n"
 	      "# TYPE stockade_sandboxes gauge\n", f);
 	fprintf(f, "stockade_sandboxes %zu\n", n);
+	/* stockade_containers (and pod/container labels on the sandbox
+	 * families, sample_head()) belong here, from the container identity
+	 * source once it exists. */
+	if (agent)
+		metrics_write_agent(f, agent);
 	for (m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++) {
 		const struct metric *mt = &metrics[m];
 
@@ -528,6 +633,77 @@ void metrics_write(FILE *f, const struct sb_stats *v, size_t n)
 			fprintf(f, "} %s\n", val);
 		}
 	}
+}
+
+int metrics_listen_parse(const char *spec, struct sockaddr_storage *ss,
+			 unsigned int *len, bool *loopback, char *why,
+			 size_t why_len)
+{
+	char host[INET6_ADDRSTRLEN + 1];
+	const char *colon, *port_s;
+	unsigned long port;
+	char *end;
+	size_t hl;
+	bool v6 = spec[0] == '[';
+
+	memset(ss, 0, sizeof(*ss));
+	if (v6) {
+		colon = strchr(spec, ']');
+		if (!colon || colon[1] != ':') {
+			snprintf(why, why_len, "an IPv6 address is written [ADDR]:PORT, e.g. [::1]:9464");
+			return -EINVAL;
+		}
+		hl = (size_t)(colon - spec - 1);
+		port_s = colon + 2;
+		spec++;
+	} else {
+		colon = strrchr(spec, ':');
+		if (!colon) {
+			snprintf(why, why_len, "no port: expected ADDR:PORT, e.g. 127.0.0.1:9464 or [::1]:9464");
+			return -EINVAL;
+		}
+		hl = (size_t)(colon - spec);
+		port_s = colon + 1;
+	}
+	if (!hl || hl >= sizeof(host)) {
+		snprintf(why, why_len, "no address before the port: expected ADDR:PORT, e.g. 127.0.0.1:9464");
+		return -EINVAL;
+	}
+	memcpy(host, spec, hl);
+	host[hl] = '\0';
+	errno = 0;
+	port = strtoul(port_s, &end, 10);
+	if (!isdigit((unsigned char)*port_s) || *end || errno || !port || port > 65535) {
+		snprintf(why, why_len, "port '%s' is not a number from 1 to 65535", port_s);
+		return -EINVAL;
+	}
+	if (v6) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+
+		if (inet_pton(AF_INET6, host, &a->sin6_addr) != 1) {
+			snprintf(why, why_len, "'%s' is not a numeric IPv6 address", host);
+			return -EINVAL;
+		}
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons((uint16_t)port);
+		*len = sizeof(*a);
+		*loopback = IN6_IS_ADDR_LOOPBACK(&a->sin6_addr);
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)ss;
+
+		/* Numeric only: a name would need a resolver at start-up,
+		 * and could resolve to something else tomorrow. */
+		if (inet_pton(AF_INET, host, &a->sin_addr) != 1) {
+			snprintf(why, why_len, "'%s' is not a numeric IPv4 address (an IPv6 one is written in brackets, [::1]:9464)",
+				 host);
+			return -EINVAL;
+		}
+		a->sin_family = AF_INET;
+		a->sin_port = htons((uint16_t)port);
+		*len = sizeof(*a);
+		*loopback = (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+	}
+	return 0;
 }
 
 /* ---- status ---- */

@@ -127,8 +127,57 @@ void sb_count_sum(struct sb_count *out, const void *percpu, size_t n,
 /* Names of enum ev_kind values, for counters; NULL for unused ones. */
 const char *limits_kind_name(unsigned int kind);
 
-/* The whole Prometheus text exposition for these sandboxes. */
-void metrics_write(FILE *f, const struct sb_stats *v, size_t n);
+/* ---- the Prometheus text exposition (README "Metrics") ---- */
+
+/* The actions of stockade_decisions_total, and the limits of
+ * stockade_limit_breaches_total (an `event: limit` record's kind). */
+enum metrics_action { MA_ALLOW, MA_DENY, MA_AUDIT, MA_N };
+enum metrics_limit { ML_MEMORY, ML_PIDS, ML_RUNTIME, ML_CPU, ML_N };
+/* "memory" -> ML_MEMORY...; -1 for any other name. */
+int metrics_limit_of(const char *kind);
+
+/* One policy's counters, summed over its sandboxes and kept when they
+ * go (agent/limits.c keeps them monotonic). */
+struct metrics_policy {
+	const char *policy;
+	uint64_t dec[MA_N][LIMITS_KINDS];	/* by enum ev_kind */
+	uint64_t breaches[ML_N];		/* limit records logged */
+};
+
+/*
+ * The agent's own numbers, beside the sandboxes'. A family that a later
+ * source adds (containers, say) gets a field here and a block in
+ * metrics_write(): the text has one builder.
+ */
+struct metrics_agent {
+	/* Records since this agent started: sequence numbers taken (by the
+	 * programs and the agent), lines written out, records lost. */
+	uint64_t events_produced, events_logged, events_lost;
+	bool has_self;			/* the two below were read */
+	uint64_t rss_bytes;		/* /proc/self/statm resident */
+	uint64_t cpu_usec;		/* getrusage(): user + system */
+	const struct metrics_policy *pol;
+	size_t n_pol;
+};
+
+/* The agent's resident memory and CPU time: 0 or a negative errno. */
+int metrics_self(uint64_t *rss_bytes, uint64_t *cpu_usec);
+
+/* The whole Prometheus text exposition: the agent's families (a NULL
+ * agent: none of them), then these sandboxes'. The --metrics file and
+ * the HTTP endpoint both serve what this writes. */
+void metrics_write(FILE *f, const struct metrics_agent *agent,
+		   const struct sb_stats *v, size_t n);
+
+/*
+ * --metrics-listen ADDR:PORT: "127.0.0.1:9464", "[::1]:9464". Fills ss
+ * and *len; *loopback says whether the address is a loopback one. 0, or
+ * -EINVAL with why filled (what is wrong, and the form expected).
+ */
+struct sockaddr_storage;
+int metrics_listen_parse(const char *spec, struct sockaddr_storage *ss,
+			 unsigned int *len, bool *loopback, char *why,
+			 size_t why_len);
 /* A label value, escaped (\\, \", \n) with invalid UTF-8 as U+FFFD. */
 void metrics_label(FILE *f, const char *s);
 

@@ -66,6 +66,9 @@ static void usage(FILE *f)
 "      --allow-degraded    run without BPF-LSM (network rules only), listing\n"
 "                          every lost guarantee\n"
 "      --metrics FILE      write Prometheus text to FILE every second (atomic replace)\n"
+"      --metrics-listen ADDR:PORT  serve the same text at GET /metrics over HTTP\n"
+"                          (127.0.0.1:9464, [::1]:9464; no TLS, no authentication)\n"
+"      --metrics-allow-remote  let --metrics-listen take a non-loopback address\n"
 "      --state FILE        where `stockade status` finds the run-time clocks\n"
 "                          (default " LIMITS_STATE_DEFAULT ")\n"
 "      --containers-dir DIR  where `stockade oci-hook` writes container names\n"
@@ -296,7 +299,8 @@ static int parse_size(const char *s, unsigned int *out)
 static int cmd_agent(int argc, char **argv)
 {
 	enum { OPT_CGROOT = 256, OPT_BPFFS, OPT_LOG, OPT_RING, OPT_DEGRADED,
-	       OPT_METRICS, OPT_STATE, OPT_DETACH_EXIT, OPT_CONTAINERS_DIR };
+	       OPT_METRICS, OPT_STATE, OPT_DETACH_EXIT, OPT_CONTAINERS_DIR,
+	       OPT_METRICS_LISTEN, OPT_METRICS_REMOTE };
 	static const struct option opts[] = {
 		{ "policy", required_argument, NULL, 'p' },
 		{ "cgroup-root", required_argument, NULL, OPT_CGROOT },
@@ -305,6 +309,8 @@ static int cmd_agent(int argc, char **argv)
 		{ "ring-size", required_argument, NULL, OPT_RING },
 		{ "allow-degraded", no_argument, NULL, OPT_DEGRADED },
 		{ "metrics", required_argument, NULL, OPT_METRICS },
+		{ "metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN },
+		{ "metrics-allow-remote", no_argument, NULL, OPT_METRICS_REMOTE },
 		{ "state", required_argument, NULL, OPT_STATE },
 		{ "containers-dir", required_argument, NULL, OPT_CONTAINERS_DIR },
 		{ "detach-on-exit", no_argument, NULL, OPT_DETACH_EXIT },
@@ -351,6 +357,12 @@ static int cmd_agent(int argc, char **argv)
 			break;
 		case OPT_CONTAINERS_DIR:
 			o.containers_dir = optarg;
+			break;
+		case OPT_METRICS_LISTEN:
+			o.metrics_listen = optarg;
+			break;
+		case OPT_METRICS_REMOTE:
+			o.metrics_allow_remote = true;
 			break;
 		case OPT_STATE:
 			o.state_path = optarg;

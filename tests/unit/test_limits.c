@@ -7,6 +7,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "test.h"
 #include "limits_util.h"
@@ -224,7 +227,128 @@ static void sample(struct sb_stats *s)
 
 static void write_metrics(FILE *f, void *ctx)
 {
-	metrics_write(f, ctx, 1);
+	metrics_write(f, NULL, ctx, 1);
+}
+
+/* The agent's families: decisions by action, kind and policy (only those
+ * seen), breaches by policy and limit (all four), the events, the agent's
+ * RSS and CPU; policy names escaped like every label. */
+static void write_agent(FILE *f, void *ctx)
+{
+	metrics_write(f, ctx, NULL, 0);
+}
+
+static void test_metrics_agent(void **state)
+{
+	struct metrics_policy pol[2] = {
+		{ .policy = "web" },
+		{ .policy = "odd \"name\"\\" },
+	};
+	struct metrics_agent a = {
+		.events_produced = 12, .events_logged = 10, .events_lost = 2,
+		.has_self = true, .rss_bytes = 4096, .cpu_usec = 1500000,
+		.pol = pol, .n_pol = 2,
+	};
+	char *out;
+
+	(void)state;
+	pol[0].dec[MA_DENY][1] = 5;	/* connect */
+	pol[0].dec[MA_ALLOW][1] = 7;
+	pol[0].dec[MA_AUDIT][2] = 1;	/* sendmsg */
+	pol[0].breaches[ML_PIDS] = 3;
+	pol[1].dec[MA_DENY][4] = 2;	/* file */
+	pol[1].dec[MA_DENY][0] = 9;	/* no kind name: not exposed */
+	out = capture(write_agent, &a);
+	EXPECT(strstr(out, "# TYPE stockade_decisions_total counter\n"));
+	EXPECT(strstr(out, "\nstockade_decisions_total{action=\"deny\",kind=\"connect\",policy=\"web\"} 5\n"));
+	EXPECT(strstr(out, "\nstockade_decisions_total{action=\"allow\",kind=\"connect\",policy=\"web\"} 7\n"));
+	EXPECT(strstr(out, "\nstockade_decisions_total{action=\"audit\",kind=\"sendmsg\",policy=\"web\"} 1\n"));
+	EXPECT(strstr(out, "\nstockade_decisions_total{action=\"deny\",kind=\"file\",policy=\"odd \\\"name\\\"\\\\\"} 2\n"));
+	/* Zero: no sample; kind 0 has no name. */
+	EXPECT(!strstr(out, "action=\"deny\",kind=\"sendmsg\",policy=\"web\""));
+	EXPECT(!strstr(out, "} 9\n"));
+	EXPECT(strstr(out, "\nstockade_limit_breaches_total{policy=\"web\",limit=\"pids\"} 3\n"));
+	EXPECT(strstr(out, "\nstockade_limit_breaches_total{policy=\"web\",limit=\"memory\"} 0\n"));
+	EXPECT(strstr(out, "\nstockade_limit_breaches_total{policy=\"web\",limit=\"runtime\"} 0\n"));
+	EXPECT(strstr(out, "\nstockade_limit_breaches_total{policy=\"web\",limit=\"cpu\"} 0\n"));
+	EXPECT(strstr(out, "\nstockade_events_produced_total 12\n"));
+	EXPECT(strstr(out, "\nstockade_events_logged_total 10\n"));
+	EXPECT(strstr(out, "\nstockade_events_lost_total 2\n"));
+	EXPECT(strstr(out, "# TYPE stockade_agent_resident_memory_bytes gauge\n"
+			   "stockade_agent_resident_memory_bytes 4096\n"));
+	EXPECT(strstr(out, "# TYPE stockade_agent_cpu_seconds_total counter\n"
+			   "stockade_agent_cpu_seconds_total 1.500000\n"));
+	EXPECT(strstr(out, "stockade_sandboxes 0\n"));
+	free(out);
+
+	/* /proc/self unreadable: no RSS or CPU family at all. */
+	a.has_self = false;
+	out = capture(write_agent, &a);
+	EXPECT(!strstr(out, "stockade_agent_"));
+	free(out);
+	EXPECT_EQ(metrics_limit_of("memory"), ML_MEMORY);
+	EXPECT_EQ(metrics_limit_of("cpu"), ML_CPU);
+	EXPECT_EQ(metrics_limit_of("oom"), -1);
+	DONE();
+}
+
+static void test_metrics_self(void **state)
+{
+	uint64_t rss = 0, cpu = 0;
+
+	(void)state;
+	EXPECT_EQ(metrics_self(&rss, &cpu), 0);
+	EXPECT(rss > 0);
+	DONE();
+}
+
+/* --metrics-listen ADDR:PORT. */
+static void test_metrics_listen(void **state)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+	unsigned int len = 0;
+	bool lo = false;
+	char why[160];
+	static const char *const bad[] = {
+		"127.0.0.1", "127.0.0.1:", "127.0.0.1:0", "127.0.0.1:65536",
+		"127.0.0.1:99999999999999999999", "127.0.0.1:80x", "127.0.0.1:+80",
+		"127.0.0.1: 80", ":9464", "localhost:9464", "::1:9464", "[::1]",
+		"[::1]9464", "[]:9464", "[127.0.0.1]:9464", "[::1:9464", "256.0.0.1:1",
+		"", "1.2.3:4",
+	};
+	size_t i;
+
+	(void)state;
+	EXPECT_EQ(metrics_listen_parse("127.0.0.1:9464", &ss, &len, &lo, why, sizeof(why)), 0);
+	EXPECT_EQ(v4->sin_family, AF_INET);
+	EXPECT_EQ(ntohs(v4->sin_port), 9464);
+	EXPECT_EQ(len, sizeof(struct sockaddr_in));
+	EXPECT(lo);
+	EXPECT_EQ(metrics_listen_parse("127.1.2.3:1", &ss, &len, &lo, why, sizeof(why)), 0);
+	EXPECT(lo);
+	EXPECT_EQ(metrics_listen_parse("0.0.0.0:65535", &ss, &len, &lo, why, sizeof(why)), 0);
+	EXPECT(!lo);
+	EXPECT_EQ(ntohs(v4->sin_port), 65535);
+	EXPECT_EQ(metrics_listen_parse("10.0.0.1:9464", &ss, &len, &lo, why, sizeof(why)), 0);
+	EXPECT(!lo);
+	EXPECT_EQ(metrics_listen_parse("[::1]:9464", &ss, &len, &lo, why, sizeof(why)), 0);
+	EXPECT_EQ(v6->sin6_family, AF_INET6);
+	EXPECT_EQ(ntohs(v6->sin6_port), 9464);
+	EXPECT_EQ(len, sizeof(struct sockaddr_in6));
+	EXPECT(lo);
+	EXPECT_EQ(metrics_listen_parse("[::]:9464", &ss, &len, &lo, why, sizeof(why)), 0);
+	EXPECT(!lo);
+	EXPECT_EQ(metrics_listen_parse("[fe80::1]:80", &ss, &len, &lo, why, sizeof(why)), 0);
+	EXPECT(!lo);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = '\0';
+		if (!EXPECT_EQ(metrics_listen_parse(bad[i], &ss, &len, &lo, why, sizeof(why)), -EINVAL))
+			fprintf(stderr, "accepted: '%s'\n", bad[i]);
+		EXPECT(why[0]);
+	}
+	DONE();
 }
 
 static void test_metrics(void **state)
@@ -375,6 +499,9 @@ int main(void)
 		cmocka_unit_test(test_burst),
 		cmocka_unit_test(test_flatjson),
 		cmocka_unit_test(test_metrics),
+		cmocka_unit_test(test_metrics_agent),
+		cmocka_unit_test(test_metrics_self),
+		cmocka_unit_test(test_metrics_listen),
 		cmocka_unit_test(test_status),
 		cmocka_unit_test(test_sum_and_files),
 	};
