@@ -21,6 +21,7 @@ struct agent_opts {
 	const char *metrics_path;	/* --metrics FILE, or NULL */
 	const char *metrics_listen;	/* --metrics-listen ADDR:PORT, or NULL */
 	bool metrics_allow_remote;	/* --metrics-allow-remote */
+	bool metrics_container_labels;	/* --metrics-container-labels */
 	const char *state_path;		/* --state FILE, or NULL: the default */
 	/* Remove every link and pin on SIGTERM/SIGINT (the old behaviour);
 	 * by default they stay, and the sandboxes stay confined. */

@@ -687,6 +687,7 @@ static int limits_init(struct agent *a)
 		.pin_dir = &a->pin_dir,
 		.ev = &a->ev,
 		.metrics_publish = a->http ? metrics_http__publish : NULL,
+		.container_labels = a->opt.metrics_container_labels,
 		.metrics_ctx = a->http,
 	};
 

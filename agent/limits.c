@@ -42,6 +42,7 @@
 #include "bpfutil.h"
 #include "json.h"
 #include "events_agent.h"
+#include "container.h"
 #include "limits_agent.h"
 #include "limits_util.h"
 #include "log.h"
@@ -90,6 +91,7 @@ struct limits_state {
 	const struct names *names;	/* policy names, the confined cgroups */
 	struct sandbox_table *cgt;	/* names->cgt */
 	const char *metrics_path;	/* --metrics FILE, or NULL */
+	bool container_labels;		/* --metrics-container-labels */
 	void (*metrics_publish)(void *ctx, char *text, size_t len);
 	void *metrics_ctx;
 	/* Per policy name: decisions and breaches, monotonic (metrics_count()). */
@@ -576,6 +578,7 @@ int limits__init(struct limits_state **out, const struct limits_config *cfg)
 	ls->names = cfg->names;
 	ls->cgt = cfg->names->cgt;
 	ls->metrics_path = cfg->metrics_path;
+	ls->container_labels = cfg->container_labels;
 	ls->metrics_publish = cfg->metrics_publish;
 	ls->metrics_ctx = cfg->metrics_ctx;
 	ls->pin_dir = cfg->pin_dir;
@@ -1478,6 +1481,7 @@ static size_t collect(struct limits_state *ls, struct sb_stats *v)
 		s->policy = names__policy_name(ls->names, cg->policy_id);
 		s->cgroup = cg->path;
 		s->cgroup_id = cg->id;
+		s->ctr = cg->ctr;
 		if (read_counts(fd, cg->id, ls->ncpus, ls->stride, ls->percpu, &s->c)) {
 			s->have |= SB_COUNTS;
 			metrics_count(ls, cg, &s->c);
@@ -1562,6 +1566,12 @@ static void write_metrics(struct limits_state *ls)
 	ma.has_self = !metrics_self(&ma.rss_bytes, &ma.cpu_usec);
 	ma.pol = ls->pol;
 	ma.n_pol = ls->n_pol;
+	ma.container_labels = ls->container_labels;
+	for (size_t i = 0; i < ls->cgt->n; i++) {
+		const struct sandbox_cg *cg = &ls->cgt->v[i];
+
+		ma.containers += cg->ctr && cg->ctr->id.path_len == strlen(cg->path);
+	}
 	f = open_memstream(&buf, &len);
 	if (!f)
 		goto out;

@@ -70,6 +70,7 @@ struct limits_config {
 	 * handed to this function (the HTTP endpoint, agent/metrics_http.h),
 	 * which takes the malloc()ed text; NULL: none. */
 	void (*metrics_publish)(void *ctx, char *text, size_t len);
+	bool container_labels;		/* --metrics-container-labels */
 	void *metrics_ctx;
 };
 

@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 
 #include "json.h"
+#include "container.h"
 #include "limits_util.h"
 
 /* ---- cgroup file values ---- */
@@ -436,14 +437,37 @@ static const struct metric {
 
 /* The label set of every per-sandbox sample: the one place to add a
  * sandbox's labels (a pod's, a container's). */
+static void label(FILE *f, const char *name, const char *v)
+{
+	if (!v[0])
+		return;
+	fprintf(f, ",%s=\"", name);
+	metrics_label(f, v);
+	fputc('"', f);
+}
+
+/* Off by default: a label per container (and per pod) makes a series per
+ * container, which a fleet's Prometheus pays for in memory. */
+static bool container_labels;
+
 static void sample_head(FILE *f, const char *name, const struct sb_stats *s)
 {
+	const struct container_info *c = s->ctr;
+
 	fputs(name, f);
 	fputs("{policy=\"", f);
 	metrics_label(f, s->policy);
 	fputs("\",cgroup=\"", f);
 	metrics_label(f, s->cgroup);
 	fputc('"', f);
+	if (!container_labels || !c)
+		return;
+	label(f, "container_runtime", container__runtime_name(c->id.runtime));
+	label(f, "container_id", c->id.id);
+	label(f, "container", c->meta.name);
+	label(f, "image", c->meta.image);
+	label(f, "pod_namespace", c->meta.pod_namespace);
+	label(f, "pod", c->meta.pod_name);
 }
 
 /* One sample; false when this sandbox has no value for the metric. */
@@ -603,11 +627,13 @@ void metrics_write(FILE *f, const struct metrics_agent *agent,
 	fputs("# HELP stockade_sandboxes Cgroups the agent confines through a selector.\n"
 	      "# TYPE stockade_sandboxes gauge\n", f);
 	fprintf(f, "stockade_sandboxes %zu\n", n);
-	/* stockade_containers (and pod/container labels on the sandbox
-	 * families, sample_head()) belong here, from the container identity
-	 * source once it exists. */
-	if (agent)
+	container_labels = agent && agent->container_labels;
+	if (agent) {
+		fputs("# HELP stockade_containers Confined cgroups that are a container's own (README \"Selecting containers\").\n"
+		      "# TYPE stockade_containers gauge\n", f);
+		fprintf(f, "stockade_containers %" PRIu64 "\n", agent->containers);
 		metrics_write_agent(f, agent);
+	}
 	for (m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++) {
 		const struct metric *mt = &metrics[m];
 

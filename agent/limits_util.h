@@ -103,6 +103,8 @@ enum sb_have {
 	SB_RUNTIME = 1 << 8,	/* runtime_ms, runtime_left_ms */
 };
 
+struct container_info;
+
 struct sb_stats {
 	const char *policy;
 	const char *cgroup;
@@ -115,6 +117,8 @@ struct sb_stats {
 	uint64_t pids_current, pids_max, pids_refused;
 	uint64_t runtime_ms;
 	int64_t runtime_left_ms;		/* -1: not started yet */
+	/* Its container, or NULL (labels only with container_labels). */
+	const struct container_info *ctr;
 };
 
 /* Fill the SB_CPU..SB_PIDS parts from the cgroup directory `dir`; a file
@@ -158,6 +162,11 @@ struct metrics_agent {
 	uint64_t cpu_usec;		/* getrusage(): user + system */
 	const struct metrics_policy *pol;
 	size_t n_pol;
+	/* Confined cgroups that are a container's own (stockade_containers),
+	 * and --metrics-container-labels: each per-sandbox sample also gets
+	 * container and pod labels (one series per container). */
+	uint64_t containers;
+	bool container_labels;
 };
 
 /* The agent's resident memory and CPU time: 0 or a negative errno. */

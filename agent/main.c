@@ -69,6 +69,8 @@ static void usage(FILE *f)
 "      --metrics-listen ADDR:PORT  serve the same text at GET /metrics over HTTP\n"
 "                          (127.0.0.1:9464, [::1]:9464; no TLS, no authentication)\n"
 "      --metrics-allow-remote  let --metrics-listen take a non-loopback address\n"
+"      --metrics-container-labels  container and pod labels on each sandbox's\n"
+"                          samples (a series per container; off by default)\n"
 "      --state FILE        where `stockade status` finds the run-time clocks\n"
 "                          (default " LIMITS_STATE_DEFAULT ")\n"
 "      --containers-dir DIR  where `stockade oci-hook` writes container names\n"
@@ -300,7 +302,7 @@ static int cmd_agent(int argc, char **argv)
 {
 	enum { OPT_CGROOT = 256, OPT_BPFFS, OPT_LOG, OPT_RING, OPT_DEGRADED,
 	       OPT_METRICS, OPT_STATE, OPT_DETACH_EXIT, OPT_CONTAINERS_DIR,
-	       OPT_METRICS_LISTEN, OPT_METRICS_REMOTE };
+	       OPT_METRICS_LISTEN, OPT_METRICS_REMOTE, OPT_METRICS_LABELS };
 	static const struct option opts[] = {
 		{ "policy", required_argument, NULL, 'p' },
 		{ "cgroup-root", required_argument, NULL, OPT_CGROOT },
@@ -311,6 +313,7 @@ static int cmd_agent(int argc, char **argv)
 		{ "metrics", required_argument, NULL, OPT_METRICS },
 		{ "metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN },
 		{ "metrics-allow-remote", no_argument, NULL, OPT_METRICS_REMOTE },
+		{ "metrics-container-labels", no_argument, NULL, OPT_METRICS_LABELS },
 		{ "state", required_argument, NULL, OPT_STATE },
 		{ "containers-dir", required_argument, NULL, OPT_CONTAINERS_DIR },
 		{ "detach-on-exit", no_argument, NULL, OPT_DETACH_EXIT },
@@ -363,6 +366,9 @@ static int cmd_agent(int argc, char **argv)
 			break;
 		case OPT_METRICS_REMOTE:
 			o.metrics_allow_remote = true;
+			break;
+		case OPT_METRICS_LABELS:
+			o.metrics_container_labels = true;
 			break;
 		case OPT_STATE:
 			o.state_path = optarg;

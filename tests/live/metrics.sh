@@ -163,7 +163,7 @@ else
 	not_ok "promcheck (--metrics file)" "$(echo "$res" | head -n 5 | tr '\n' ' ')"
 fi
 missing=
-for ft in stockade_sandboxes:gauge stockade_decisions_total:counter \
+for ft in stockade_sandboxes:gauge stockade_containers:gauge stockade_decisions_total:counter \
 	  stockade_limit_breaches_total:counter stockade_events_produced_total:counter \
 	  stockade_events_logged_total:counter stockade_events_lost_total:counter \
 	  stockade_agent_resident_memory_bytes:gauge stockade_agent_cpu_seconds_total:counter \
