@@ -64,6 +64,9 @@ static void usage(FILE *f)
 "                          (default " LIMITS_STATE_DEFAULT ")\n"
 "      --detach-on-exit    on SIGTERM/SIGINT remove all enforcement, limits and\n"
 "                          pins (default: keep them; the sandboxes stay confined)\n"
+"      --preflight         check the host (BPF LSM active, BTF, cgroup2, bpffs at\n"
+"                          --bpffs's parent, privilege) and exit: one line each,\n"
+"                          0 all present, 1 one missing; loads nothing\n"
 "  -v, --verbose           debug output, libbpf's included\n"
 "  -h, --help, --version\n"
 "\n"
@@ -288,7 +291,7 @@ static int parse_size(const char *s, unsigned int *out)
 static int cmd_agent(int argc, char **argv)
 {
 	enum { OPT_CGROOT = 256, OPT_BPFFS, OPT_LOG, OPT_RING, OPT_DEGRADED,
-	       OPT_METRICS, OPT_STATE, OPT_DETACH_EXIT };
+	       OPT_METRICS, OPT_STATE, OPT_DETACH_EXIT, OPT_PREFLIGHT };
 	static const struct option opts[] = {
 		{ "policy", required_argument, NULL, 'p' },
 		{ "cgroup-root", required_argument, NULL, OPT_CGROOT },
@@ -299,12 +302,14 @@ static int cmd_agent(int argc, char **argv)
 		{ "metrics", required_argument, NULL, OPT_METRICS },
 		{ "state", required_argument, NULL, OPT_STATE },
 		{ "detach-on-exit", no_argument, NULL, OPT_DETACH_EXIT },
+		{ "preflight", no_argument, NULL, OPT_PREFLIGHT },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct agent_opts o = { .bpffs = PIN_DIR_DEFAULT };
 	const char **paths;
+	bool preflight = false;
 	int c, err;
 
 	paths = calloc((size_t)argc + 1, sizeof(*paths));
@@ -346,6 +351,9 @@ static int cmd_agent(int argc, char **argv)
 		case OPT_DETACH_EXIT:
 			o.detach_on_exit = true;
 			break;
+		case OPT_PREFLIGHT:
+			preflight = true;
+			break;
 		case 'v':
 			log_verbosity = LOG_DEBUG;
 			break;
@@ -361,6 +369,12 @@ static int cmd_agent(int argc, char **argv)
 	}
 	while (optind < argc)
 		paths[o.n_policy_paths++] = argv[optind++];
+	if (preflight) {
+		/* The host's side only: policies are `stockade check`'s. */
+		err = agent__preflight(&o);
+		free(paths);
+		return err;
+	}
 	if (!o.n_policy_paths) {
 		fprintf(stderr, "stockade agent: no policy given; pass --policy FILE|DIR\n");
 		free(paths);
