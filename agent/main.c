@@ -74,7 +74,9 @@ static void usage(FILE *f)
 "      --bpffs DIR         pin directory (default /sys/fs/bpf/stockade)\n"
 "      --cgroup-root DIR   cgroup2 mount (default: detected)\n"
 "      --log FILE          detach: also append its records to FILE\n"
-"      --state FILE        status: the agent's state file (run-time clocks)\n");
+"      --state FILE        status: the agent's state file (run-time clocks)\n"
+"      --require-agent     status: only whether an agent holds the pins; exit 0\n"
+"                          yes, 3 no (a liveness probe)\n");
 }
 
 /* Valid, but worth a second look: say so on stderr, without failing. */

@@ -19,6 +19,8 @@
 #      8081 still allowed.
 #   4. The next valid swap (8082) is applied again.
 #   5. A key added, then dropped, by swaps: its policy comes, then goes.
+#   6. `stockade status --require-agent` (the DaemonSet's liveness probe):
+#      0 while the agent runs, 3 once it stopped.
 #
 # Environment: STOCKADE, TOOLS (netprobe), CGROUP_ROOT (detected when
 # unset), STOCKADE_AGENT_FLAGS (default --allow-degraded).
@@ -206,10 +208,21 @@ else
 	not_ok "key dropped" "8082 in /$tag-2: $(try 8082 "$cg2"); $(grep '"event":"reload"' "$log" | tail -n 1)"
 fi
 
+# The DaemonSet's liveness probe: 0 while the agent holds the pins, 3 after.
+"$STOCKADE" status --require-agent --bpffs "$bpffs" > "$work/live.out" 2>&1
+live_rc=$?
 kill -TERM "$agent_pid"
 wait "$agent_pid"
 rc=$?
 agent_pid=
 [ "$rc" = 0 ] && ok "SIGTERM: exit 0" || not_ok "SIGTERM" "exit $rc"
+"$STOCKADE" status --require-agent --bpffs "$bpffs" > "$work/dead.out" 2>&1
+dead_rc=$?
+if [ "$live_rc" = 0 ] && grep -q "^agent: running (pid [0-9]*)" "$work/live.out" &&
+   [ "$dead_rc" = 3 ] && grep -q '^agent: not running' "$work/dead.out"; then
+	ok "status --require-agent: 0 while the agent runs, 3 once it stopped"
+else
+	not_ok "status --require-agent" "running: $live_rc $(cat "$work/live.out"); stopped: $dead_rc $(cat "$work/dead.out")"
+fi
 
 summary
