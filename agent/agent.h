@@ -36,5 +36,8 @@ struct agent_opts {
  * the main loop reads them from a signalfd once start-up is over. */
 void agent__signals_init(void);
 int agent__run(const struct agent_opts *opt);
+/* `agent --preflight`: the host's prerequisites, one line each on
+ * stdout, nothing loaded; 0 all present, 1 one missing. */
+int agent__preflight(const struct agent_opts *opt);
 
 #endif

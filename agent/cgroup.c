@@ -21,7 +21,8 @@ static bool is_cgroup2(const char *path)
 	return statfs(path, &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
 }
 
-int cgroup_root__find(const char *want, char *out, size_t len)
+int cgroup_root__probe(const char *want, char *out, size_t len,
+		       char *why, size_t why_len)
 {
 	static const char *const tries[] = { "/sys/fs/cgroup",
 					     "/sys/fs/cgroup/unified" };
@@ -31,8 +32,8 @@ int cgroup_root__find(const char *want, char *out, size_t len)
 
 	if (want) {
 		if (!is_cgroup2(want)) {
-			pr_err("cgroup", "%s is not a cgroup2 mount; pass --cgroup-root the directory where cgroup2 is mounted (see /proc/self/mountinfo)",
-			       want);
+			snprintf(why, why_len, "%s is not a cgroup2 mount; pass --cgroup-root the directory where cgroup2 is mounted (see /proc/self/mountinfo)",
+				 want);
 			return -EINVAL;
 		}
 		snprintf(out, len, "%s", want);
@@ -58,8 +59,18 @@ int cgroup_root__find(const char *want, char *out, size_t len)
 	}
 	if (f)
 		fclose(f);
-	pr_err("cgroup", "no cgroup2 mount found; mount one (mount -t cgroup2 none /sys/fs/cgroup) or pass --cgroup-root DIR");
+	snprintf(why, why_len, "no cgroup2 mount found; mount one (mount -t cgroup2 none /sys/fs/cgroup) or pass --cgroup-root DIR");
 	return -ENOENT;
+}
+
+int cgroup_root__find(const char *want, char *out, size_t len)
+{
+	char why[PATH_MAX + 128];
+	int err = cgroup_root__probe(want, out, len, why, sizeof(why));
+
+	if (err)
+		pr_err("cgroup", "%s", why);
+	return err;
 }
 
 static int walk_dir(int dfd, char *rel, size_t rel_len, cgroup_walk_fn fn,

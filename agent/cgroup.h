@@ -19,6 +19,10 @@
  * message that names the fix.
  */
 int cgroup_root__find(const char *want, char *out, size_t len);
+/* The same search, silent: the message (with its fix) in why instead
+ * (`stockade agent --preflight` prints it as one of its lines). */
+int cgroup_root__probe(const char *want, char *out, size_t len,
+		       char *why, size_t why_len);
 
 /*
  * Walk every directory below root (root itself excluded), pre-order, and

@@ -68,7 +68,8 @@ void ctl_init(struct ctl *c)
 /* Options shared by both commands; 0, or 2 on a usage error. */
 int ctl_parse(struct ctl *c, int argc, char **argv, bool detach)
 {
-	enum { OPT_BPFFS = 256, OPT_CGROOT, OPT_LOG, OPT_JSON, OPT_ALL, OPT_STATE };
+	enum { OPT_BPFFS = 256, OPT_CGROOT, OPT_LOG, OPT_JSON, OPT_ALL, OPT_STATE,
+	       OPT_REQUIRE };
 	static const struct option opts[] = {
 		{ "bpffs", required_argument, NULL, OPT_BPFFS },
 		{ "cgroup-root", required_argument, NULL, OPT_CGROOT },
@@ -76,6 +77,7 @@ int ctl_parse(struct ctl *c, int argc, char **argv, bool detach)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ "state", required_argument, NULL, OPT_STATE },
+		{ "require-agent", no_argument, NULL, OPT_REQUIRE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -115,6 +117,11 @@ int ctl_parse(struct ctl *c, int argc, char **argv, bool detach)
 				goto usage;
 			c->state_path = optarg;
 			break;
+		case OPT_REQUIRE:
+			if (detach)
+				goto usage;
+			c->require_agent = true;
+			break;
 		case 'v':
 			log_verbosity = LOG_DEBUG;
 			break;
@@ -135,7 +142,7 @@ usage:
 	fprintf(stderr, detach ?
 		"usage: stockade detach [--bpffs DIR] [--cgroup-root DIR] [--log FILE] --all | POLICY | CGROUP\n"
 		"  CGROUP: a path below the cgroup2 mount (/sandboxes/job-1) or the full path\n" :
-		"usage: stockade status [--bpffs DIR] [--cgroup-root DIR] [--state FILE] [--json]\n");
+		"usage: stockade status [--bpffs DIR] [--cgroup-root DIR] [--state FILE] [--json | --require-agent]\n");
 	(void)cmd;
 	return 2;
 }

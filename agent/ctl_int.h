@@ -34,6 +34,7 @@ struct ctl {
 	const char *log_path;
 	const char *state_path;	/* status --state: run-time clocks */
 	bool json, all;
+	bool require_agent;	/* status --require-agent: the liveness probe */
 	const char *target;
 
 	int dir_fd;

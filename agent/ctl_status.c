@@ -458,6 +458,34 @@ static void status_print_tail(struct status *S)
 	free(use);
 }
 
+/*
+ * status --require-agent, a liveness probe (deploy/kubernetes/): is an
+ * agent holding the pin directory's lock? The agent takes it before it
+ * loads anything and holds it until it exits, so a hung start or a dead
+ * agent fails the probe, while its pins keep enforcing. Only the lock is
+ * asked (no map is read, no cgroup walked): cheap every few seconds.
+ * 0 held, 3 not (said on stdout), 1 an error.
+ */
+static int require_agent(const char *bpffs)
+{
+	uint32_t pid = 0;
+	int fd = pin__dir_open(bpffs, false);	/* it says what is wrong */
+
+	if (fd < 0) {
+		printf("agent: not running (nothing pinned at %s)\n", bpffs);
+		return fd == -ENOENT ? 3 : 1;
+	}
+	if (!pin__agent_running(bpffs, fd, &pid)) {
+		printf("agent: not running (no agent holds %s); the pinned programs keep enforcing\n",
+		       bpffs);
+		close(fd);
+		return 3;
+	}
+	printf("agent: running (pid %u) on %s\n", pid, bpffs);
+	close(fd);
+	return 0;
+}
+
 int ctl__status(int argc, char **argv)
 {
 	struct status S = { 0 };
@@ -466,6 +494,8 @@ int ctl__status(int argc, char **argv)
 	err = ctl_parse(&S.c, argc, argv, false);
 	if (err)
 		return err;
+	if (S.c.require_agent)
+		return require_agent(S.c.bpffs);
 	err = ctl_open(&S.c);
 	if (err == 1) {
 		if (S.c.json)

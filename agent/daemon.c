@@ -157,6 +157,78 @@ static bool has_caps(void)
 		(eff & (1ULL << 38)));
 }
 
+#define VMLINUX_BTF	"/sys/kernel/btf/vmlinux"
+
+/* One line of `agent --preflight`: ok, or missing with its fix. */
+static bool preflight_line(bool ok, const char *check, const char *detail,
+			   unsigned int *missing)
+{
+	printf("%-7s %-9s %s\n", ok ? "ok" : "missing", check, detail);
+	if (!ok)
+		(*missing)++;
+	return ok;
+}
+
+/*
+ * `stockade agent --preflight`: what a start needs of the host, asked
+ * without loading, attaching, pinning or mounting anything on the host
+ * (an init container runs it before the agent's container starts). Each
+ * check is the one the start itself makes, with its message: a line that
+ * says ok here cannot fail the start for that reason. 0 all present, 1
+ * one missing.
+ */
+int agent__preflight(const struct agent_opts *o)
+{
+	char why[2 * PATH_MAX + 256], note[512], root[PATH_MAX];
+	unsigned int missing = 0;
+	struct btf *btf;
+	bool ok;
+
+	log_setup_libbpf();
+	/* The LSM list first: where securityfs is unmounted, it is read in a
+	 * private mount namespace, which the checks below see alike. */
+	preflight_line(lsm__bpf_listed_probe(why, sizeof(why), note, sizeof(note)),
+		       "lsm", why, &missing);
+	if (note[0])
+		printf("%-7s %-9s %s\n", "", "", note + 2);
+
+	/* CO-RE relocates every program against the running kernel's BTF,
+	 * and the LSM hooks are probed in it (agent/lsm.c): parse it whole. */
+	btf = btf__parse(VMLINUX_BTF, NULL);
+	if (btf)
+		snprintf(why, sizeof(why), VMLINUX_BTF " parses (%u types)",
+			 btf__type_cnt(btf));
+	else
+		snprintf(why, sizeof(why), "no usable BTF at " VMLINUX_BTF " (%s); the kernel needs CONFIG_DEBUG_INFO_BTF=y (in a container, mount the host's /sys/kernel/btf)",
+			 strerror(errno));
+	preflight_line(btf != NULL, "btf", why, &missing);
+	btf__free(btf);
+
+	if (!cgroup_root__probe(o->cgroup_root, root, sizeof(root), why, sizeof(why)))
+		snprintf(why, sizeof(why), "cgroup2 mounted at %s", root);
+	else
+		root[0] = '\0';
+	preflight_line(root[0], "cgroup2", why, &missing);
+
+	ok = !pin__bpffs_check(o->bpffs, why, sizeof(why));
+	if (ok)
+		snprintf(why, sizeof(why), "bpffs mounted where %s goes", o->bpffs);
+	preflight_line(ok, "bpffs", why, &missing);
+
+	ok = has_caps();
+	preflight_line(ok, "privilege", ok ?
+		       "enough to load and attach the programs (CAP_SYS_ADMIN, or CAP_BPF + CAP_PERFMON + CAP_NET_ADMIN)" :
+		       "not enough privilege: run as root, or with CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN (or CAP_SYS_ADMIN)",
+		       &missing);
+
+	if (missing)
+		printf("preflight: %u missing; fix %s above before starting the agent\n",
+		       missing, missing == 1 ? "the line" : "the lines");
+	else
+		printf("preflight: all present\n");
+	return missing ? 1 : 0;
+}
+
 /* ---- load ---- */
 
 static int open_skel(struct agent *a, bool with_lsm)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mount.h>
 #include <unistd.h>
 #include <bpf/btf.h>
@@ -19,20 +20,50 @@
 #include "pin.h"
 #include "stockade.skel.h"
 
-bool lsm__bpf_listed(char *why, size_t len)
+#define LSM_LIST	"/sys/kernel/security/lsm"
+#define SECURITYFS_MOUNT "mount -t securityfs securityfs /sys/kernel/security"
+
+static int mount_securityfs(void)
+{
+	return mount("securityfs", "/sys/kernel/security", "securityfs",
+		     MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) ? -errno : 0;
+}
+
+/*
+ * securityfs is commonly unmounted on minimal hosts. The agent mounts it
+ * where it is missing (host: the mount stays, as systemd would make it);
+ * a probe that must change nothing (private) mounts it only in a mount
+ * namespace of its own, which goes with the process, and says so in note.
+ */
+static bool bpf_listed(bool private, char *why, size_t len, char *note,
+		       size_t note_len)
 {
 	char buf[512] = "";
-	FILE *f = fopen("/sys/kernel/security/lsm", "re");
+	FILE *f = fopen(LSM_LIST, "re");
+	int err;
 
 	if (!f && errno == ENOENT) {
-		/* securityfs is commonly unmounted on minimal hosts; a
-		 * failed mount is told by the fopen's errno below. */
-		if (!mount("securityfs", "/sys/kernel/security", "securityfs",
-			   MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
-			f = fopen("/sys/kernel/security/lsm", "re");
+		if (!private) {
+			/* A failed mount is told by the fopen's errno below. */
+			if (!mount_securityfs())
+				f = fopen(LSM_LIST, "re");
+		} else if (unshare(CLONE_NEWNS) ||
+			   mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)) {
+			err = errno;
+			snprintf(why, len, "securityfs is not mounted at /sys/kernel/security, and a private mount namespace to read " LSM_LIST " failed (%s); mount it (" SECURITYFS_MOUNT ")",
+				 strerror(err));
+			return false;
+		} else if ((err = mount_securityfs())) {
+			snprintf(why, len, "securityfs is not mounted at /sys/kernel/security, and mounting it failed (%s); mount it (" SECURITYFS_MOUNT ")",
+				 strerror(-err));
+			return false;
+		} else {
+			f = fopen(LSM_LIST, "re");
+			snprintf(note, note_len, "; securityfs is not mounted at /sys/kernel/security (read through a private mount; the agent mounts it when it starts, or: " SECURITYFS_MOUNT ")");
+		}
 	}
 	if (!f) {
-		snprintf(why, len, "cannot read /sys/kernel/security/lsm (%s); mount securityfs (mount -t securityfs securityfs /sys/kernel/security)",
+		snprintf(why, len, "cannot read " LSM_LIST " (%s); mount securityfs (" SECURITYFS_MOUNT ")",
 			 strerror(errno));
 		return false;
 	}
@@ -41,11 +72,24 @@ bool lsm__bpf_listed(char *why, size_t len)
 	fclose(f);
 	buf[strcspn(buf, "\n")] = '\0';
 	if (!strstr(buf, "bpf")) {
-		snprintf(why, len, "BPF LSM is not active: /sys/kernel/security/lsm is '%s', without 'bpf'; add lsm=%s,bpf to the kernel command line",
+		snprintf(why, len, "BPF LSM is not active: " LSM_LIST " is '%s', without 'bpf'; add lsm=%s,bpf to the kernel command line",
 			 buf, buf);
 		return false;
 	}
+	snprintf(why, len, "'bpf' is in the active LSM list (%s)", buf);
 	return true;
+}
+
+bool lsm__bpf_listed(char *why, size_t len)
+{
+	return bpf_listed(false, why, len, NULL, 0);
+}
+
+bool lsm__bpf_listed_probe(char *why, size_t len, char *note, size_t note_len)
+{
+	if (note_len)
+		note[0] = '\0';
+	return bpf_listed(true, why, len, note, note_len);
 }
 
 void lsm__init(struct lsm_state *ls, bool allow_degraded)

@@ -77,8 +77,14 @@ struct lsm_state {
 };
 
 void lsm__init(struct lsm_state *ls, bool allow_degraded);
-/* Is `bpf` in the active LSM list? Mounts securityfs if nobody has. */
+/* Is `bpf` in the active LSM list? Mounts securityfs if nobody has.
+ * why: the problem and its fix, or (true) the list. */
 bool lsm__bpf_listed(char *why, size_t len);
+/* The same question, changing nothing on the host (`agent --preflight`):
+ * where securityfs is not mounted, it is read through a mount of this
+ * process's own (a private mount namespace: the process must exit soon
+ * after), and note says so. why: the finding, or the problem and its fix. */
+bool lsm__bpf_listed_probe(char *why, size_t len, char *note, size_t note_len);
 /* Autoload every LSM program (on), or none; with on, leave out those
  * whose hook this kernel lacks, naming their guarantees in ls->degraded
  * (set_lsm_autoload of old). Fails (-EOPNOTSUPP) when a guarantee is lost

@@ -77,6 +77,9 @@ static void usage(FILE *f)
 "                          (default /run/stockade/containers)\n"
 "      --detach-on-exit    on SIGTERM/SIGINT remove all enforcement, limits and\n"
 "                          pins (default: keep them; the sandboxes stay confined)\n"
+"      --preflight         check the host (BPF LSM active, BTF, cgroup2, bpffs at\n"
+"                          --bpffs's parent, privilege) and exit: one line each,\n"
+"                          0 all present, 1 one missing; loads nothing\n"
 "  -v, --verbose           debug output, libbpf's included\n"
 "  -h, --help, --version\n"
 "\n"
@@ -84,7 +87,9 @@ static void usage(FILE *f)
 "      --bpffs DIR         pin directory (default /sys/fs/bpf/stockade)\n"
 "      --cgroup-root DIR   cgroup2 mount (default: detected)\n"
 "      --log FILE          detach: also append its records to FILE\n"
-"      --state FILE        status: the agent's state file (run-time clocks)\n");
+"      --state FILE        status: the agent's state file (run-time clocks)\n"
+"      --require-agent     status: only whether an agent holds the pins; exit 0\n"
+"                          yes, 3 no (a liveness probe)\n");
 }
 
 /* Valid, but worth a second look: say so on stderr, without failing. */
@@ -302,7 +307,7 @@ static int cmd_agent(int argc, char **argv)
 {
 	enum { OPT_CGROOT = 256, OPT_BPFFS, OPT_LOG, OPT_RING, OPT_DEGRADED,
 	       OPT_METRICS, OPT_STATE, OPT_DETACH_EXIT, OPT_CONTAINERS_DIR,
-	       OPT_METRICS_LISTEN, OPT_METRICS_REMOTE, OPT_METRICS_LABELS };
+	       OPT_METRICS_LISTEN, OPT_METRICS_REMOTE, OPT_METRICS_LABELS, OPT_PREFLIGHT };
 	static const struct option opts[] = {
 		{ "policy", required_argument, NULL, 'p' },
 		{ "cgroup-root", required_argument, NULL, OPT_CGROOT },
@@ -317,12 +322,14 @@ static int cmd_agent(int argc, char **argv)
 		{ "state", required_argument, NULL, OPT_STATE },
 		{ "containers-dir", required_argument, NULL, OPT_CONTAINERS_DIR },
 		{ "detach-on-exit", no_argument, NULL, OPT_DETACH_EXIT },
+		{ "preflight", no_argument, NULL, OPT_PREFLIGHT },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct agent_opts o = { .bpffs = PIN_DIR_DEFAULT };
 	const char **paths;
+	bool preflight = false;
 	int c, err;
 
 	paths = calloc((size_t)argc + 1, sizeof(*paths));
@@ -376,6 +383,9 @@ static int cmd_agent(int argc, char **argv)
 		case OPT_DETACH_EXIT:
 			o.detach_on_exit = true;
 			break;
+		case OPT_PREFLIGHT:
+			preflight = true;
+			break;
 		case 'v':
 			log_verbosity = LOG_DEBUG;
 			break;
@@ -391,6 +401,12 @@ static int cmd_agent(int argc, char **argv)
 	}
 	while (optind < argc)
 		paths[o.n_policy_paths++] = argv[optind++];
+	if (preflight) {
+		/* The host's side only: policies are `stockade check`'s. */
+		err = agent__preflight(&o);
+		free(paths);
+		return err;
+	}
 	if (!o.n_policy_paths) {
 		fprintf(stderr, "stockade agent: no policy given; pass --policy FILE|DIR\n");
 		free(paths);

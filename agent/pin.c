@@ -63,17 +63,16 @@ static int mkdir_0700(const char *path)
 	return 0;
 }
 
-int pin__dir_open(const char *dir, bool create)
+int pin__bpffs_check(const char *dir, char *why, size_t why_len)
 {
-	char parent[PATH_MAX], sub[PATH_MAX], *slash;
+	char parent[PATH_MAX], *slash;
 	struct statfs sf;
-	int fd, err;
 
 	if (strlen(dir) + sizeof("/links/") + 64 > PATH_MAX || dir[0] != '/' ||
 	    strchr(strrchr(dir, '/'), '.')) {
 		/* bpffs refuses '.' in the names it holds. */
-		pr_err("pin", "--bpffs %s: expected an absolute path, without '.', of a directory on bpffs",
-		       dir);
+		snprintf(why, why_len, "--bpffs %s: expected an absolute path, without '.', of a directory on bpffs",
+			 dir);
 		return -EINVAL;
 	}
 	snprintf(parent, sizeof(parent), "%s", dir);
@@ -81,9 +80,22 @@ int pin__dir_open(const char *dir, bool create)
 	if (slash && slash != parent)
 		*slash = '\0';
 	if (statfs(parent, &sf) || sf.f_type != BPF_FS_MAGIC) {
-		pr_err("pin", "bpffs is not mounted at %s; mount it (mount -t bpf bpf %s) or pass --bpffs DIR on a bpffs mount",
-		       parent, parent);
+		snprintf(why, why_len, "bpffs is not mounted at %s; mount it (mount -t bpf bpf %s) or pass --bpffs DIR on a bpffs mount",
+			 parent, parent);
 		return -ENOENT;
+	}
+	return 0;
+}
+
+int pin__dir_open(const char *dir, bool create)
+{
+	char why[2 * PATH_MAX + 128], sub[PATH_MAX];
+	int fd, err;
+
+	err = pin__bpffs_check(dir, why, sizeof(why));
+	if (err) {
+		pr_err("pin", "%s", why);
+		return err;
 	}
 	if (create) {
 		err = mkdir_0700(dir);

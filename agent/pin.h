@@ -38,6 +38,9 @@ const char *pin__map_name(const struct stockade *skel, const struct bpf_map *map
  * errno, with a message naming the fix.
  */
 int pin__dir_open(const char *dir, bool create);
+/* Its first check alone, silent: dir a valid pin directory name, on a
+ * bpffs mount (its parent); 0, or -EINVAL/-ENOENT with the fix in why. */
+int pin__bpffs_check(const char *dir, char *why, size_t why_len);
 
 /*
  * Take the directory's lock: exclusive for an agent and `detach --all`,

@@ -418,6 +418,18 @@ void watch_policies(struct agent *a)
 	}
 }
 
+/*
+ * A ConfigMap volume (the kubelet's AtomicWriter) changes its files'
+ * content without touching them: x.yaml is a symlink to ..data/x.yaml,
+ * and an update renames a new symlink over ..data (pointing at a new
+ * hidden ..<timestamp> directory). That rename, IN_MOVED_TO "..data" in
+ * the watched directory, is the one event that says the content changed,
+ * for a watched directory and a watched file in it alike; the other dot
+ * entries (..data_tmp, the hidden directories) come and go around it and
+ * are not policies (policy/set.c skips every dot entry).
+ */
+#define KUBELET_DATA	"..data"
+
 static bool policy_name_ok(const char *n)
 {
 	size_t len = strlen(n);
@@ -446,8 +458,9 @@ void check_inotify(struct agent *a)
 			for (i = 0; i < n_watches; i++) {
 				if (watches[i].wd != ev->wd)
 					continue;
-				if (watches[i].name[0] ? !strcmp(watches[i].name, ev->name) :
-							 policy_name_ok(ev->name))
+				if (!strcmp(ev->name, KUBELET_DATA) ||
+				    (watches[i].name[0] ? !strcmp(watches[i].name, ev->name) :
+							  policy_name_ok(ev->name)))
 					hit = true;
 			}
 		}

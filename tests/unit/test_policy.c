@@ -11,7 +11,9 @@
  * ends.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -1008,6 +1010,66 @@ done:
 	DONE();
 }
 
+/*
+ * A ConfigMap volume as the kubelet lays it out (pkg/volume/util/
+ * atomic_writer.go): the files in a hidden ..<timestamp> directory,
+ * ..data a symlink to it, each visible file a symlink into ..data. The
+ * old hidden directory (here still there, with a broken policy, as just
+ * before the kubelet removes it) and the dot entries are no policies; the
+ * visible symlink is followed, and the policy keeps the visible path.
+ */
+static void test_set_configmap(void **state)
+{
+	static const char doc[] = "name: cm\ncgroups: [/cm]\n";
+	static const char *const hidden[] = { "..2026_12_02_01_02_03.111111111",
+					      "..2026_12_02_01_05_09.222222222" };
+	struct fx *fx = *state;
+	char path[256], vis[256];
+	size_t i;
+	FILE *f;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", fx->dir, hidden[i]);
+		if (!EXPECT(mkdir(path, 0755) == 0))
+			goto done;
+		snprintf(path, sizeof(path), "%s/%s/stockade.yaml", fx->dir, hidden[i]);
+		f = fopen(path, "w");
+		if (!EXPECT(f))
+			goto done;
+		fputs(i ? doc : "broken: [\n", f);
+		if (!EXPECT(fclose(f) == 0))
+			goto done;
+	}
+	snprintf(path, sizeof(path), "%s/..data", fx->dir);
+	snprintf(vis, sizeof(vis), "%s/stockade.yaml", fx->dir);
+	if (!EXPECT(symlink(hidden[1], path) == 0) ||
+	    !EXPECT(symlink("..data/stockade.yaml", vis) == 0))
+		goto done;
+	/* A ..data_tmp left by an update that failed half way, at the old one. */
+	snprintf(path, sizeof(path), "%s/..data_tmp", fx->dir);
+	if (!EXPECT(symlink(hidden[0], path) == 0))
+		goto done;
+	if (!EXPECT(load1(fx, fx->dir) == 0) || !expect_diags(&fx->d, NULL, 0) ||
+	    !EXPECT(fx->set.n == 1))
+		goto done;
+	EXPECT_STR(fx->set.v[0]->name, "cm");
+	EXPECT_STR(fx->set.v[0]->file, vis);
+	EXPECT(fx->set.v[0]->hash == policy__hash(doc, sizeof(doc) - 1));
+done:
+	unlink(vis);
+	snprintf(path, sizeof(path), "%s/..data", fx->dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/..data_tmp", fx->dir);
+	unlink(path);
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s/stockade.yaml", fx->dir, hidden[i]);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/%s", fx->dir, hidden[i]);
+		rmdir(path);
+	}
+	DONE();
+}
+
 /* The content hash (FNV-1a 64): known vectors, and what the loader keeps. */
 static void test_set_hash(void **state)
 {
@@ -1178,6 +1240,7 @@ int main(void)
 		FX(test_count_limits),
 		FX(test_diag_one_line),
 		FX_DIR(test_set_dir_order),
+		FX_DIR(test_set_configmap),
 		FX_DIR(test_set_hash),
 		FX_DIR(test_set_conflicts),
 		FX_DIR(test_set_all_or_nothing),
