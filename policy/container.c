@@ -13,10 +13,13 @@
  * is some other unit, not a container.
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "container.h"
+#include "policy.h"
 
 #define ID_LEN	64
 
@@ -290,4 +293,168 @@ int container__resolve(const char *rel, struct container_id *out)
 	}
 	memset(out, 0, sizeof(*out));
 	return -ENOENT;
+}
+
+/* ---- selectors ---------------------------------------------------------- */
+
+/*
+ * The cgroup globs of each runtime's path forms, for the watched
+ * directories and the setup pass: a superset of what resolves (the ids'
+ * 64 hex digits and the conmon skips are container__resolve()'s).
+ */
+static const struct {
+	enum container_runtime rt;
+	bool pods;		/* a Kubernetes pod's container */
+	const char *glob;
+} globs[] = {
+	{ CONTAINER_DOCKER, false, "/docker/*" },
+	{ CONTAINER_DOCKER, false, "/system.slice/docker-*.scope" },
+	{ CONTAINER_CONTAINERD, true, "/kubepods.slice/kubepods-*.slice/kubepods-*-pod*.slice/cri-containerd-*.scope" },
+	{ CONTAINER_CONTAINERD, true, "/kubepods.slice/kubepods-pod*.slice/cri-containerd-*.scope" },
+	{ CONTAINER_CONTAINERD, true, "/kubepods.slice/kubepods-*.slice/*:cri-containerd:*" },
+	{ CONTAINER_CONTAINERD, true, "/kubepods.slice/*:cri-containerd:*" },
+	{ CONTAINER_CONTAINERD, true, "/kubepods/*/pod*/*" },
+	{ CONTAINER_CONTAINERD, true, "/kubepods/pod*/*" },
+	{ CONTAINER_CONTAINERD, false, "/system.slice/nerdctl-*.scope" },
+	{ CONTAINER_CRIO, true, "/kubepods.slice/kubepods-*.slice/kubepods-*-pod*.slice/crio-*.scope" },
+	{ CONTAINER_CRIO, true, "/kubepods.slice/kubepods-pod*.slice/crio-*.scope" },
+	{ CONTAINER_CRIO, true, "/kubepods/*/pod*/crio-*" },
+	{ CONTAINER_CRIO, true, "/kubepods/pod*/crio-*" },
+	{ CONTAINER_PODMAN, false, "/machine.slice/libpod-*.scope" },
+	{ CONTAINER_PODMAN, false, "/libpod_parent/libpod-*" },
+	{ CONTAINER_PODMAN, false, "/user.slice/user-*.slice/user@*.service/user.slice/libpod-*.scope" },
+};
+
+static bool is_pod_sel(const struct policy_container *sel)
+{
+	return sel->pod || sel->pod_uid;
+}
+
+int policy__container_globs(const struct policy_container *sel, char **out,
+			    size_t max)
+{
+	char buf[128];
+	size_t i, n = 0;
+
+	for (i = 0; i < sizeof(globs) / sizeof(globs[0]); i++) {
+		if (sel->runtime && (int)globs[i].rt != sel->runtime)
+			continue;
+		if (is_pod_sel(sel) && !globs[i].pods)
+			continue;
+		if (n == max)
+			return -ENOSPC;
+		out[n] = strdup(globs[i].glob);
+		if (!out[n])
+			return -ENOMEM;
+		n++;
+	}
+	if (sel->ns && !is_pod_sel(sel) &&
+	    (!sel->runtime || sel->runtime == CONTAINER_CONTAINERD)) {
+		if (n == max)
+			return -ENOSPC;
+		snprintf(buf, sizeof(buf), "/%s/*", sel->ns);
+		out[n] = strdup(buf);
+		if (!out[n])
+			return -ENOMEM;
+		n++;
+	}
+	return (int)n;
+}
+
+/* A glob against a value that may be unknown (""): unknown matches no
+ * glob, "*" included. 1 match, 0 not, -1 unknown. */
+static int glob_on(const char *glob, const char *v, int flags)
+{
+	if (!glob)
+		return 1;
+	if (!v[0])
+		return -1;
+	return !fnmatch(glob, v, flags);
+}
+
+enum policy_sel policy__container_match(const struct policy_container *sel,
+					const struct container_id *cid,
+					const struct container_meta *m,
+					bool may_wait)
+{
+	static const struct container_meta none;
+	char pod[2 * CONTAINER_NAME_MAX + 2] = "";
+	const char *uid;
+	int r[5], k;
+	bool unknown = false;
+
+	if (!m)
+		m = &none;
+	if (sel->runtime && sel->runtime != (int)cid->runtime)
+		return POLICY_SEL_NO;
+	/* From the path: decided whatever the names say. */
+	if (!glob_on(sel->id, cid->id, 0))
+		return POLICY_SEL_NO;
+	if (sel->ns && strcmp(sel->ns, cid->ns))
+		return POLICY_SEL_NO;
+	uid = cid->pod_uid[0] ? cid->pod_uid : m->pod_uid;
+	if (is_pod_sel(sel) && !cid->pod_uid[0] && !m->pod_uid[0] && m->have)
+		return POLICY_SEL_NO;	/* not a pod's */
+	if (m->pod_namespace[0] && m->pod_name[0])
+		snprintf(pod, sizeof(pod), "%s/%s", m->pod_namespace, m->pod_name);
+	r[0] = glob_on(sel->name, m->name, 0);
+	r[1] = glob_on(sel->image, m->image, 0);
+	r[2] = glob_on(sel->pod, pod, FNM_PATHNAME);
+	r[3] = sel->pod_uid ? (uid[0] ? !strcmp(sel->pod_uid, uid) : -1) : 1;
+	r[4] = 1;
+	for (k = 0; k < 5; k++) {
+		if (!r[k])
+			return POLICY_SEL_NO;
+		if (r[k] < 0)
+			unknown = true;
+	}
+	if (!unknown)
+		return POLICY_SEL_YES;
+	/* Names the runtime has not written (yet): wait for them while
+	 * they may come, then the selector matches nothing. */
+	return may_wait && !m->have ? POLICY_SEL_WAIT : POLICY_SEL_NO;
+}
+
+enum policy_sel policy__selects(const struct policy *p, const char *rel,
+				container_meta_fn meta, void *ctx, bool may_wait,
+				struct container_id *cid)
+{
+	struct container_id own;
+	struct container_meta m;
+	enum policy_sel best = POLICY_SEL_NO, r;
+	bool form = false, have_meta = false;
+	size_t i;
+
+	if (!cid)
+		cid = &own;
+	if (container__resolve(rel, cid))
+		memset(cid, 0, sizeof(*cid));
+	for (i = 0; i < p->n_cgroups; i++) {
+		if (fnmatch(p->cgroups[i], rel, FNM_PATHNAME))
+			continue;
+		if (i < p->n_cgroups_user)
+			return POLICY_SEL_YES;
+		form = true;
+	}
+	/* A container's own cgroup, not a child of it, nor a cgroup that
+	 * no rule resolves. */
+	if (!form || !cid->runtime || cid->path_len != strlen(rel))
+		return POLICY_SEL_NO;
+	memset(&m, 0, sizeof(m));
+	for (i = 0; i < p->n_ctrs; i++) {
+		const struct policy_container *s = &p->ctrs[i];
+
+		if (!have_meta && (s->name || s->image || s->pod ||
+				   (s->pod_uid && !cid->pod_uid[0]))) {
+			have_meta = true;
+			if (meta && !meta(ctx, cid, &m))
+				m.have = true;
+		}
+		r = policy__container_match(s, cid, have_meta ? &m : NULL, may_wait);
+		if (r == POLICY_SEL_YES)
+			return r;
+		if (r == POLICY_SEL_WAIT)
+			best = r;
+	}
+	return best;
 }

@@ -61,4 +61,48 @@ const char *container__runtime_name(enum container_runtime r);
 /* The runtime named s (aliases: "crio", "nerdctl"), or CONTAINER_NONE. */
 enum container_runtime container__runtime_parse(const char *s);
 
+/*
+ * Which cgroups a policy's container selectors can select: the path forms
+ * of their runtimes, as cgroup globs (strdup'ed into out[], at most max).
+ * One selector without a runtime names every form but the nerdctl/ctr
+ * /<namespace>/<id> one, which only a `namespace:` adds: it would have
+ * every top-level directory watched. Returns how many, or -ENOSPC.
+ */
+struct policy;
+struct policy_container;
+int policy__container_globs(const struct policy_container *sel, char **out,
+			    size_t max);
+
+enum policy_sel {
+	POLICY_SEL_NO = 0,
+	POLICY_SEL_YES = 1,
+	/* A container selector needs the container's names (name, image,
+	 * pod), which its runtime has not written yet: the cgroup stays
+	 * pending until they are there, or the wait is over. */
+	POLICY_SEL_WAIT = 2,
+};
+
+/* The names of cid, from the runtime's state: 0, or -ENOENT when there
+ * are none (yet). */
+typedef int (*container_meta_fn)(void *ctx, const struct container_id *cid,
+				 struct container_meta *out);
+
+/*
+ * Does p select rel ("/a/b") itself? Through a `cgroups:` glob, or
+ * through a container selector where rel is a container's own cgroup
+ * (not a child of one: those are in its sandbox by inheritance). meta
+ * (may be NULL) gives the names; a selector that needs one that is
+ * missing matches nothing, or says POLICY_SEL_WAIT when may_wait.
+ * *cid receives rel's container, when it has one (may be NULL).
+ */
+enum policy_sel policy__selects(const struct policy *p, const char *rel,
+				container_meta_fn meta, void *ctx, bool may_wait,
+				struct container_id *cid);
+
+/* sel against one container: what policy__selects does per selector. */
+enum policy_sel policy__container_match(const struct policy_container *sel,
+					const struct container_id *cid,
+					const struct container_meta *m,
+					bool may_wait);
+
 #endif /* STOCKADE_CONTAINER_H */

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <yaml.h>
 
+#include "container.h"
 #include "file.h"
 #include "net.h"
 #include "policy.h"
@@ -31,7 +32,7 @@
 #define SHOW_MAX		48
 #define SHOW_BUF		(SHOW_MAX * 4 + 8)
 #define PATH_BUF		128
-#define MAX_FIELDS		13
+#define MAX_FIELDS		16
 
 enum ytype { Y_SCALAR, Y_SEQ, Y_MAP, Y_ALIAS };
 
@@ -786,6 +787,250 @@ static void check_cgroups(struct ctx *c, const struct ynode *n,
 		p->cgroups_pos[i] = s->pos;
 	}
 	p->n_cgroups = n->n;
+}
+
+/* ---- container selectors (policy/container.c) ---- */
+
+/* A glob of a container selector: a string of printable characters, at
+ * most max bytes (a longer one could match no name the runtime keeps). */
+static char *get_glob(struct ctx *c, const struct ynode *n, const char *key,
+		      size_t max)
+{
+	char buf[SHOW_BUF + 4];
+	size_t i;
+
+	if (!want_str(c, n, key))
+		return NULL;
+	if (n->len == 0 || n->len > max) {
+		errf(c, n->pos, key, "%zu characters; expected 1 to %zu", n->len, max);
+		return NULL;
+	}
+	for (i = 0; i < n->len; i++)
+		if ((unsigned char)n->str[i] < 0x20 || n->str[i] == 0x7f) {
+			errf(c, n->pos, key, "%s has a control character; remove it",
+			     describe(n, buf));
+			return NULL;
+		}
+	return xstrdup(c, n->str);
+}
+
+/* A pod UID as the kubelet writes it: 8-4-4-4-12 lower-case hex. */
+static char *get_pod_uid(struct ctx *c, const struct ynode *n, const char *key)
+{
+	char buf[SHOW_BUF + 4];
+	size_t i;
+
+	if (!want_str(c, n, key))
+		return NULL;
+	for (i = 0; i < n->len; i++) {
+		char ch = n->str[i];
+		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+
+		if (dash ? ch != '-' : !((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f')))
+			break;
+	}
+	if (n->len != CONTAINER_UID_MAX || i != n->len) {
+		errf(c, n->pos, key,
+		     "%s is not a pod UID; expected 8-4-4-4-12 lower-case hex digits, such as 0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0 (kubectl get pod NAME -o jsonpath='{.metadata.uid}')",
+		     describe(n, buf));
+		return NULL;
+	}
+	return xstrdup(c, n->str);
+}
+
+/* "namespace/name", each part a glob without '/'. */
+static char *get_pod_glob(struct ctx *c, const struct ynode *n, const char *key)
+{
+	char buf[SHOW_BUF + 4];
+	const char *slash;
+	char *g = get_glob(c, n, key, 2 * CONTAINER_NAME_MAX + 1);
+
+	if (!g)
+		return NULL;
+	slash = strchr(g, '/');
+	if (!slash || slash == g || !slash[1] || strchr(slash + 1, '/')) {
+		errf(c, n->pos, key,
+		     "%s is not namespace/name; write the pod's namespace, '/', and its name, each a glob (default/web-*, */web)",
+		     describe(n, buf));
+		free(g);
+		return NULL;
+	}
+	return g;
+}
+
+static struct policy_container *ctr_add(struct ctx *c, struct policy *p,
+					const char *key, size_t idx,
+					const struct ynode *n)
+{
+	struct policy_container *v = realloc(p->ctrs, (p->n_ctrs + 1) * sizeof(*v));
+
+	if (!v) {
+		c->err = -ENOMEM;
+		return NULL;
+	}
+	p->ctrs = v;
+	v = &p->ctrs[p->n_ctrs++];
+	memset(v, 0, sizeof(*v));
+	v->key = key;
+	v->idx = idx;
+	v->pos = n->pos;
+	return v;
+}
+
+static void check_containers(struct ctx *c, const struct ynode *n,
+			     struct policy *p)
+{
+	static const struct field f[] = {
+		{ "runtime", false }, { "name", false }, { "id", false },
+		{ "namespace", false },
+	};
+	static const char *const runtimes[] = {
+		"docker", "containerd", "cri-o", "podman",
+	};
+	char key[PATH_BUF], sub[PATH_BUF];
+	const struct ynode *v[4];
+	size_t i;
+	int rt;
+
+	if (!get_seq(c, n, "containers", POLICY_MAX_SELECTORS, "selectors",
+		     "name at least one container, such as {runtime: docker, name: web-*}"))
+		return;
+	for (i = 0; i < n->n; i++) {
+		struct policy_container *s;
+
+		item(key, "containers", i);
+		if (!get_fields(c, n->kid[i], key, f, 4, v))
+			continue;
+		if (!v[0] && !v[1] && !v[2] && !v[3]) {
+			/* An unknown key was reported already. */
+			if (!n->kid[i]->n)
+				errf(c, n->kid[i]->pos, key,
+				     "empty selector; give a runtime, a name or an id (every container of a runtime: {runtime: docker})");
+			continue;
+		}
+		s = ctr_add(c, p, "containers", i, n->kid[i]);
+		if (!s)
+			return;
+		if (v[0] && get_word(c, v[0], join(sub, key, "runtime"), runtimes, 4, &rt))
+			s->runtime = container__runtime_parse(runtimes[rt]);
+		if (v[1])
+			s->name = get_glob(c, v[1], join(sub, key, "name"), CONTAINER_NAME_MAX);
+		if (v[2])
+			s->id = get_glob(c, v[2], join(sub, key, "id"), CONTAINER_ID_MAX);
+		if (v[3]) {
+			s->ns = get_glob(c, v[3], join(sub, key, "namespace"), 63);
+			if (s->ns && (strpbrk(s->ns, "/*?[") || s->ns[0] == '.')) {
+				errf(c, v[3]->pos, join(sub, key, "namespace"),
+				     "'%s' is not a containerd namespace; write one name, without '/' or wildcards",
+				     s->ns);
+				free(s->ns);
+				s->ns = NULL;
+			}
+			if (s->runtime && s->runtime != CONTAINER_CONTAINERD)
+				errf(c, v[3]->pos, join(sub, key, "namespace"),
+				     "only containerd has namespaces; remove it, or use runtime: containerd");
+		}
+	}
+}
+
+static void check_pods(struct ctx *c, const struct ynode *n, struct policy *p)
+{
+	static const struct field f[] = { { "name", false }, { "pod_uid", false } };
+	char key[PATH_BUF], sub[PATH_BUF];
+	const struct ynode *v[2];
+	size_t i;
+
+	if (!get_seq(c, n, "pods", POLICY_MAX_SELECTORS, "selectors",
+		     "name at least one pod, such as default/web-* or {pod_uid: ...}"))
+		return;
+	for (i = 0; i < n->n; i++) {
+		const struct ynode *it = n->kid[i];
+		struct policy_container *s;
+
+		item(key, "pods", i);
+		if (it->type == Y_SCALAR) {
+			s = ctr_add(c, p, "pods", i, it);
+			if (s)
+				s->pod = get_pod_glob(c, it, key);
+			continue;
+		}
+		if (!get_fields(c, it, key, f, 2, v))
+			continue;
+		if (!v[0] && !v[1]) {
+			if (!it->n)
+				errf(c, it->pos, key, "empty selector; give name (namespace/name) or pod_uid");
+			continue;
+		}
+		s = ctr_add(c, p, "pods", i, it);
+		if (!s)
+			return;
+		if (v[0])
+			s->pod = get_pod_glob(c, v[0], join(sub, key, "name"));
+		if (v[1])
+			s->pod_uid = get_pod_uid(c, v[1], join(sub, key, "pod_uid"));
+	}
+}
+
+static void check_images(struct ctx *c, const struct ynode *n, struct policy *p)
+{
+	char key[PATH_BUF];
+	size_t i;
+
+	if (!get_seq(c, n, "images", POLICY_MAX_SELECTORS, "selectors",
+		     "name at least one image, such as docker.io/library/busybox:*"))
+		return;
+	for (i = 0; i < n->n; i++) {
+		struct policy_container *s;
+
+		item(key, "images", i);
+		s = ctr_add(c, p, "images", i, n->kid[i]);
+		if (s)
+			s->image = get_glob(c, n->kid[i], key, CONTAINER_IMAGE_MAX);
+	}
+}
+
+/* The container selectors' path forms, after the `cgroups:` globs (each
+ * form once per policy). */
+static void add_container_globs(struct ctx *c, struct policy *p)
+{
+	char *g[64];
+	size_t i, k, j;
+	int n;
+
+	p->n_cgroups_user = p->n_cgroups;
+	for (i = 0; i < p->n_ctrs && !c->err; i++) {
+		n = policy__container_globs(&p->ctrs[i], g, 64);
+		if (n < 0) {
+			c->err = n;
+			return;
+		}
+		for (k = 0; k < (size_t)n; k++) {
+			for (j = p->n_cgroups_user; j < p->n_cgroups; j++)
+				if (!strcmp(p->cgroups[j], g[k]))
+					break;
+			if (j < p->n_cgroups) {
+				free(g[k]);
+				continue;
+			}
+			{
+				char **nv = realloc(p->cgroups, (p->n_cgroups + 1) * sizeof(*nv));
+				struct policy_pos *np = nv ? realloc(p->cgroups_pos, (p->n_cgroups + 1) * sizeof(*np)) : NULL;
+
+				if (nv)
+					p->cgroups = nv;
+				if (!np) {
+					free(g[k]);
+					for (k++; k < (size_t)n; k++)
+						free(g[k]);
+					c->err = -ENOMEM;
+					return;
+				}
+				p->cgroups_pos = np;
+				p->cgroups[p->n_cgroups] = g[k];
+				p->cgroups_pos[p->n_cgroups++] = p->ctrs[i].pos;
+			}
+		}
+	}
 }
 
 /*
@@ -1754,16 +1999,17 @@ static void check_policy(struct ctx *c, const struct ynode *root,
 {
 	static const struct field f[] = {
 		{ "name", true }, { "category", false }, { "mode", false },
-		{ "cgroups", true }, { "network", false }, { "files", false },
+		{ "cgroups", false }, { "network", false }, { "files", false },
 		{ "namespaces", false }, { "limits", false },
 		{ "capabilities", false }, { "perf", false },
 		{ "userfaultfd", false }, { "setup", false }, { "exec", false },
+		{ "containers", false }, { "pods", false }, { "images", false },
 	};
 	static const char *const modes[] = {
 		[POLICY_ENFORCE] = "enforce", [POLICY_AUDIT] = "audit",
 	};
 	static const char *const perf_words[] = { "deny", "allow" };
-	const struct ynode *v[13];
+	const struct ynode *v[16];
 	int mode, perf;
 
 	p->pos = root->pos;
@@ -1772,8 +2018,11 @@ static void check_policy(struct ctx *c, const struct ynode *root,
 		     "empty document; expected a policy mapping with name and cgroups");
 		return;
 	}
-	if (!get_fields(c, root, "", f, 13, v))
+	if (!get_fields(c, root, "", f, 16, v))
 		return;
+	if (!v[3] && !v[13] && !v[14] && !v[15])
+		errf(c, root->pos, "cgroups",
+		     "required key is missing: a policy selects with cgroups, containers, pods or images (at least one)");
 	if (v[0])
 		check_name(c, v[0], p);
 	if (v[1] && want_str(c, v[1], "category"))
@@ -1800,6 +2049,13 @@ static void check_policy(struct ctx *c, const struct ynode *root,
 		check_setup(c, v[11], p);
 	if (v[12])
 		check_exec(c, v[12], p);
+	if (v[13])
+		check_containers(c, v[13], p);
+	if (v[14])
+		check_pods(c, v[14], p);
+	if (v[15])
+		check_images(c, v[15], p);
+	add_container_globs(c, p);
 	if (policy__has_templates(p))
 		check_templates(c, p);
 }
@@ -1857,6 +2113,15 @@ void policy__free(struct policy *p)
 		return;
 	for (i = 0; i < p->n_cgroups; i++)
 		free(p->cgroups[i]);
+	for (i = 0; i < p->n_ctrs; i++) {
+		free(p->ctrs[i].name);
+		free(p->ctrs[i].id);
+		free(p->ctrs[i].image);
+		free(p->ctrs[i].pod);
+		free(p->ctrs[i].pod_uid);
+		free(p->ctrs[i].ns);
+	}
+	free(p->ctrs);
 	for (i = 0; i < p->net.n_overrides; i++)
 		free(p->net.overrides[i].reason);
 	for (i = 0; p->net.allow && i < p->net.n_allow; i++)

@@ -91,6 +91,20 @@ struct policy_limits {
 			  runtime_pos;
 };
 
+/*
+ * One container selector (`containers:`, `pods:` or `images:` item): every
+ * field set must match; NULL (or runtime 0) is "any". Globs are fnmatch(3)
+ * patterns; pod is "namespace/name", its '/' matched only by a '/'.
+ */
+struct policy_container {
+	int runtime;		/* enum container_runtime (policy/container.h) */
+	char *name, *id, *image, *pod, *pod_uid;
+	char *ns;		/* containerd namespace: selects /<ns>/<id> too */
+	const char *key;	/* "containers", "pods" or "images" */
+	size_t idx;		/* its index there */
+	struct policy_pos pos;
+};
+
 struct policy {
 	char *file;			/* as given to the loader */
 	uint64_t hash;			/* FNV-1a 64 of the file's bytes */
@@ -103,6 +117,15 @@ struct policy {
 	char **cgroups;			/* selectors, each starting with '/' */
 	struct policy_pos *cgroups_pos;
 	size_t n_cgroups;
+	/* cgroups[0..n_cgroups_user) are the `cgroups:` the file lists; the
+	 * rest are the path forms its container selectors can select
+	 * (policy/container.c, policy__container_globs), which select a
+	 * cgroup only where one of ctrs[] matches its container. Everything
+	 * that reads the selectors as globs (watched directories, the setup
+	 * pass, the manifest) thus sees the runtimes' directories. */
+	size_t n_cgroups_user;
+	struct policy_container *ctrs;	/* containers:, pods:, images: */
+	size_t n_ctrs;
 
 	struct {
 		bool default_allow;

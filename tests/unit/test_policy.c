@@ -905,7 +905,7 @@ static void test_all_diagnostics(void **state)
 		"mode: x\n";
 	static const char *const want[] = {
 		"t.yaml:1:7: name: 'Bad' has the character 'B'; use only a-z, 0-9 and '-'",
-		"t.yaml:3:1: bogus: unknown key 'bogus'; expected one of: name, category, mode, cgroups, network, files, namespaces, limits, capabilities, perf, userfaultfd, setup, exec",
+		"t.yaml:3:1: bogus: unknown key 'bogus'; expected one of: name, category, mode, cgroups, network, files, namespaces, limits, capabilities, perf, userfaultfd, setup, exec, containers, pods, images",
 		"t.yaml:4:7: mode: expected enforce or audit, got 'x'",
 	};
 	struct fx *fx = *state;
@@ -972,7 +972,7 @@ done:
 static void test_diag_one_line(void **state)
 {
 	static const char *const want[] = {
-		"t.yaml:3:1: a\\x0ab\\x01: unknown key 'a\\x0ab\\x01'; expected one of: name, category, mode, cgroups, network, files, namespaces, limits, capabilities, perf, userfaultfd, setup, exec",
+		"t.yaml:3:1: a\\x0ab\\x01: unknown key 'a\\x0ab\\x01'; expected one of: name, category, mode, cgroups, network, files, namespaces, limits, capabilities, perf, userfaultfd, setup, exec, containers, pods, images",
 	};
 	struct fx *fx = *state;
 
@@ -1209,7 +1209,7 @@ int main(void)
 		    "t.yaml:3:3: document: expected a string key, got a sequence"),
 
 		/* unknown keys and wrong types */
-		BAD(unknown_top, OK_HEAD "nmae: t\n", "t.yaml:3:1: nmae: unknown key 'nmae'; expected one of: name, category, mode, cgroups, network, files, namespaces, limits, capabilities, perf, userfaultfd, setup, exec"),
+		BAD(unknown_top, OK_HEAD "nmae: t\n", "t.yaml:3:1: nmae: unknown key 'nmae'; expected one of: name, category, mode, cgroups, network, files, namespaces, limits, capabilities, perf, userfaultfd, setup, exec, containers, pods, images"),
 		BAD(unknown_network, OK_HEAD "network:\n  allwo: []\n",
 		    "t.yaml:4:3: network.allwo: unknown key 'allwo'; expected one of: default, allow, raw_sockets, icmp, overrides, unix_allow, listen, netlink"),
 		BAD(unknown_rule, RULE("cidr: 10.0.0.0/8, port: 80"),
@@ -1244,7 +1244,7 @@ int main(void)
 		BAD(category_map, OK_HEAD "category: {a: b}\n", "t.yaml:3:11: category: expected a string, got a mapping"),
 
 		/* cgroups */
-		BAD(missing_cgroups, "name: t\n", "t.yaml:1:1: cgroups: required key is missing"),
+		BAD(missing_cgroups, "name: t\n", "t.yaml:1:1: cgroups: required key is missing: a policy selects with cgroups, containers, pods or images (at least one)"),
 		BAD(empty_cgroups, "name: t\ncgroups: []\n",
 		    "t.yaml:2:10: cgroups: empty list; expected at least one cgroup selector such as /sandboxes/*"),
 		BAD(cgroup_relative, "name: t\ncgroups: [sandboxes/*]\n",
