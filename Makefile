@@ -35,7 +35,7 @@ CFLAGS		?= $(CDEBUG) -O2
 # DEFS: -D flags for both halves (make variant-layout).
 DEFS		?=
 CFLAGS		+= $(WARN) $(INCLUDES) -D_GNU_SOURCE -std=gnu11 $(DEFS)
-LDLIBS		:= -lbpf -lelf -lz -lyaml -lnettle
+LDLIBS		:= -lbpf -lelf -lz -lyaml -lnettle -ljson-c
 ifeq ($(STATIC),1)
 LDFLAGS		+= -static
 LDLIBS		+= -lzstd
@@ -49,7 +49,8 @@ POLICY_SRCS	:= $(wildcard policy/*.c)
 # Userspace code with no BPF skeleton dependency: the unit tests link it.
 LIB_SRCS	:= $(POLICY_SRCS) agent/json.c agent/net_rules.c agent/file_rules.c agent/exec.c agent/exec_hash.c agent/preexist_judge.c \
 		   agent/limits_util.c agent/lsm_table.c agent/rules_check.c \
-		   agent/sandbox_table.c agent/policy_table.c agent/loop.c agent/manifest.c agent/probe.c agent/register_check.c agent/report.c
+		   agent/sandbox_table.c agent/policy_table.c agent/loop.c agent/manifest.c agent/probe.c agent/register_check.c agent/report.c \
+		   agent/container_meta.c agent/oci_hook.c
 AGENT_SRCS	:= $(filter-out $(LIB_SRCS),$(wildcard agent/*.c))
 LIB_OBJS	:= $(patsubst %.c,$(OUT)/obj/%.o,$(LIB_SRCS))
 AGENT_OBJS	:= $(patsubst %.c,$(OUT)/obj/%.o,$(AGENT_SRCS))
@@ -65,7 +66,7 @@ TOOL_BINS	:= $(patsubst tools/%.c,$(OUT)/tools/%,$(TOOL_SRCS))
 # Debian packages the build, the tests and the demo need.
 DEB_PKGS	:= clang llvm gcc make pkg-config libbpf-dev bpftool libelf-dev \
 		   zlib1g-dev libzstd-dev libyaml-dev libcmocka-dev nettle-dev \
-		   libclang-rt-14-dev iproute2 util-linux qemu-system-x86 \
+		   libclang-rt-14-dev libjson-c-dev iproute2 util-linux qemu-system-x86 \
 		   busybox-static cpio python3-minimal python3-jsonschema xz-utils runc
 
 .DELETE_ON_ERROR:
@@ -140,7 +141,7 @@ $(OUT):
 $(OUT)/tests/test_%: tests/unit/test_%.c tests/unit/test.h $(LIB_OBJS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(filter-out %.h,$^) -lyaml -lnettle -lcmocka -o $@
+	$(Q)$(CC) $(CFLAGS) $(filter-out %.h,$^) -lyaml -lnettle -ljson-c -lcmocka -o $@
 
 $(OUT)/asan/%.o: %.c $(wildcard include/*.h policy/*.h agent/*.h)
 	$(call msg,CC-ASAN,$@)
@@ -150,7 +151,7 @@ $(OUT)/asan/%.o: %.c $(wildcard include/*.h policy/*.h agent/*.h)
 $(OUT)/tests/asan-test_%: tests/unit/test_%.c tests/unit/test.h $(ASAN_OBJS)
 	$(call msg,CC-ASAN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(ASAN_FLAGS) $(filter-out %.h,$^) -lyaml -lnettle -lcmocka -o $@
+	$(Q)$(CC) $(CFLAGS) $(ASAN_FLAGS) $(filter-out %.h,$^) -lyaml -lnettle -ljson-c -lcmocka -o $@
 
 unit-test: $(UNIT_BINS) $(OUT)/stockade.skel.h
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
@@ -185,17 +186,28 @@ $(OUT)/fuzz/proc_fuzz: tests/fuzz/proc_fuzz.c agent/manifest.c agent/probe.c age
 	$(Q)mkdir -p $(@D)
 	$(Q)clang $(FUZZ_FLAGS) $^ -lyaml -o $@
 
-fuzz: $(OUT)/fuzz/policy_fuzz $(OUT)/fuzz/proc_fuzz
+# The JSON readers of agent/container_meta.c: the OCI state, configs,
+# docker's config.v2.json and the hook's records (a container's creator
+# writes what they hold).
+$(OUT)/fuzz/meta_fuzz: tests/fuzz/meta_fuzz.c agent/container_meta.c
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)clang $(FUZZ_FLAGS) $^ -ljson-c -o $@
+
+FUZZ_BINS	:= $(OUT)/fuzz/policy_fuzz $(OUT)/fuzz/proc_fuzz $(OUT)/fuzz/meta_fuzz
+fuzz: $(FUZZ_BINS)
 
 # A short run from the seed corpus proves the target still works; run it
 # longer by hand with FUZZ_TIME=600.
 FUZZ_TIME	?= 20
-fuzz-run: $(OUT)/fuzz/policy_fuzz $(OUT)/fuzz/proc_fuzz
-	$(Q)mkdir -p $(OUT)/fuzz/corpus $(OUT)/fuzz/corpus-proc
+fuzz-run: $(FUZZ_BINS)
+	$(Q)mkdir -p $(OUT)/fuzz/corpus $(OUT)/fuzz/corpus-proc $(OUT)/fuzz/corpus-meta
 	$(Q)$(OUT)/fuzz/policy_fuzz -max_total_time=$(FUZZ_TIME) \
 		$(OUT)/fuzz/corpus tests/fuzz/corpus policy/examples
 	$(Q)$(OUT)/fuzz/proc_fuzz -max_total_time=$(FUZZ_TIME) \
 		$(OUT)/fuzz/corpus-proc tests/fuzz/corpus-proc
+	$(Q)$(OUT)/fuzz/meta_fuzz -max_total_time=$(FUZZ_TIME) \
+		$(OUT)/fuzz/corpus-meta tests/fuzz/corpus-meta
 
 # The same agent with a few BPF instructions changed (bpf/common.bpf.h,
 # TEST_VARIANT_MARK): the upgrade tests switch between the two builds.
@@ -215,7 +227,7 @@ variant-layout:
 # ---- live tests on this machine's kernel (root) ----
 # Every script runs, even after one failed (each says what it found), and
 # the target fails if any did.
-LIVE_TESTS := run degraded limits-hybrid lifecycle reload zerowin burst latency preexist manifest probe report
+LIVE_TESTS := run degraded limits-hybrid lifecycle reload zerowin burst latency preexist manifest probe report ocihook
 live-test: $(BIN) tools variant variant-layout
 	@rc=0; for t in $(LIVE_TESTS); do \
 		STOCKADE_VARIANT=$(VARIANT) STOCKADE_VARIANT_LAYOUT=$(VARIANT_LAYOUT) \
@@ -247,7 +259,7 @@ bench: deps $(BIN) tools
 # wait for agents and probes), then the tiny bench. The host's output
 # comes first, the VM suite's when it is done.
 TEST_BUILD	= $(BIN) tools variant variant-layout $(UNIT_BINS) $(UNIT_ASAN) \
-		  $(OUT)/fuzz/policy_fuzz $(OUT)/fuzz/proc_fuzz $(OUT)/tests/prog/test_prog
+		  $(FUZZ_BINS) $(OUT)/tests/prog/test_prog
 test: deps
 	@rc=0; \
 	$(MAKE) $(TEST_BUILD) || rc=1; \

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "file_rules.h"
 #include "net_rules.h"
+#include "oci_hook.h"
 #include "pin.h"
 #include "policy.h"
 #include "register.h"
@@ -50,6 +51,9 @@ static void usage(FILE *f)
 "  report --out DIR [--probe CGROUP...] [--register FILE] [--log FILE]\n"
 "                                the three pieces of evidence in one bundle\n"
 "                                (JSON, Markdown, OSCAL, SHA256SUMS); --verify DIR\n"
+"  oci-hook [--dir DIR] [--remove]  an OCI hook (createRuntime/prestart; --remove\n"
+"                                in poststop): the state on stdin, the container's\n"
+"                                names in DIR/<id>.json (default /run/stockade/containers)\n"
 "\n"
 "agent options:\n"
 "  -p, --policy FILE|DIR   policy file or directory (repeatable)\n"
@@ -398,6 +402,8 @@ int main(int argc, char **argv)
 		return ctl__register(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "report"))
 		return ctl__report(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "oci-hook"))
+		return oci_hook__main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(stdout);
 		return 0;
