@@ -131,7 +131,7 @@ def() {
 	_k=$1 _form=$2 _seed=$3 _pol=$4 _mode=$5
 	_d=$work/$_k
 	mkdir -p "$_d"
-	_id=$(hexid "$_seed")
+	_id=$(hexid "$_k/$_seed")
 	_ann='"stockade.test": "plain"'
 	_hook='"createRuntime": []'
 	_f=
@@ -147,7 +147,7 @@ def() {
 		_f="\"container\":{\"runtime\":\"docker\" \"id\":\"$_id\" \"name\":\"$_name\" \"image\":\"busybox\""
 		;;
 	cri|cri-g)
-		_h=$(hexid "pod-$_seed")
+		_h=$(hexid "pod/$_k/$_seed")
 		_uid=$(uuid "$_h")
 		_u=$(printf '%s' "$_uid" | tr - _)
 		_pod=web-${_seed##*-}
@@ -381,6 +381,7 @@ for k in cri podman; do
 done
 
 # ---- the agent, once for everything below ----
+echo "containers: agent at $(cut -d' ' -f1 /proc/uptime) s"
 # shellcheck disable=SC2086
 "$STOCKADE" agent --policy tests/vm/containers --log "$log" --bpffs "$bpffs" \
 	--detach-on-exit ${STOCKADE_AGENT_FLAGS:-} > "$work/agent.out" 2> "$work/agent.err" &
@@ -401,6 +402,7 @@ else
 fi
 
 # ---- early, confined: one more round in the same process ----
+echo "containers: early round at $(cut -d' ' -f1 /proc/uptime) s"
 for k in $up_early; do
 	"$RUNC" kill "$(cat "$work/$k/id")" USR1
 done
@@ -438,6 +440,7 @@ for k in $up_early; do
 done
 
 # ---- late and outside: started while the agent runs ----
+echo "containers: late at $(cut -d' ' -f1 /proc/uptime) s"
 def docker2 docker late-2 ctr-docker once
 def cri-g cri-g late-2 ctr-cri once
 def podman-crun podman-crun late-2 ctr-podman once
@@ -459,6 +462,7 @@ for k in $LATE $OUTSIDE; do
 	up_late="$up_late $k"
 done
 log_settle "$log"
+echo "containers: judging the late ones at $(cut -d' ' -f1 /proc/uptime) s"
 for k in $up_late; do
 	case " $OUTSIDE " in
 	*" $k "*)
@@ -485,6 +489,7 @@ done
 t_no_lost
 
 # ---- nothing left: the agent stops on SIGTERM, the containers go ----
+echo "containers: cleanup at $(cut -d' ' -f1 /proc/uptime) s"
 kill -TERM "$agent"
 wait_for 10 gone_agent
 left=

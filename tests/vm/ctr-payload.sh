@@ -84,13 +84,19 @@ if [ "$mode" = once ]; then
 	exit 0
 fi
 echo "payload: ready"
-# As the pid namespace's init, sh ignores a signal it has no trap for;
-# with these traps it runs them between the short sleeps.
+# As the pid namespace's init, sh ignores a signal it has no trap for.
+# A trapped signal ends `wait` at once (POSIX), so the round starts
+# without delay, and nothing runs while the payload waits: no exec for
+# the agent to record while it starts.
 while [ -z "$stop" ]; do
 	if [ -n "$go" ]; then
 		go=
 		round
+		continue
 	fi
-	sleep 0.2
+	sleep 60 &
+	w=$!
+	wait "$w"
+	kill "$w" 2>/dev/null
 done
 echo "payload: done"
