@@ -50,7 +50,7 @@ POLICY_SRCS	:= $(wildcard policy/*.c)
 LIB_SRCS	:= $(POLICY_SRCS) agent/json.c agent/net_rules.c agent/file_rules.c agent/exec.c agent/exec_hash.c agent/preexist_judge.c \
 		   agent/limits_util.c agent/lsm_table.c agent/rules_check.c \
 		   agent/sandbox_table.c agent/policy_table.c agent/loop.c agent/manifest.c agent/probe.c agent/register_check.c agent/report.c \
-		   agent/container_meta.c agent/oci_hook.c
+		   agent/container_meta.c agent/oci_hook.c agent/records.c
 AGENT_SRCS	:= $(filter-out $(LIB_SRCS),$(wildcard agent/*.c))
 LIB_OBJS	:= $(patsubst %.c,$(OUT)/obj/%.o,$(LIB_SRCS))
 AGENT_OBJS	:= $(patsubst %.c,$(OUT)/obj/%.o,$(AGENT_SRCS))
@@ -124,7 +124,8 @@ $(OUT)/tools/%: tools/%.c $(wildcard include/*.h tools/*.h) | $(OUT)
 
 # benchhash times agent/exec_hash.c itself: linked with it.
 $(OUT)/tools/benchhash: tools/benchhash.c $(OUT)/obj/agent/exec_hash.o $(OUT)/obj/agent/exec.o \
-		$(OUT)/obj/agent/json.o $(wildcard include/*.h agent/*.h) | $(OUT)
+		$(OUT)/obj/agent/json.o $(OUT)/obj/agent/records.o $(OUT)/obj/agent/sandbox_table.o \
+		$(OUT)/obj/policy/container.o $(wildcard include/*.h agent/*.h) | $(OUT)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) -lnettle -lm -o $@

@@ -23,6 +23,9 @@ struct agent_opts {
 	/* Remove every link and pin on SIGTERM/SIGINT (the old behaviour);
 	 * by default they stay, and the sandboxes stay confined. */
 	bool detach_on_exit;
+	/* --containers-dir: `stockade oci-hook`'s records, or NULL: the
+	 * default (agent/container_meta.h). */
+	const char *containers_dir;
 };
 
 /* agent/daemon.c */

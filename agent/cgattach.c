@@ -23,6 +23,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "containers.h"
 #include "daemon.h"
 #include "bpfutil.h"
 #include "cgroup.h"
@@ -218,6 +219,7 @@ void detach_cg(struct agent *a, struct sandbox_cg *cg, const char *why)
 	events__begin(&a->ev, "detach");
 	records__detach(&a->ev.j, agent__policy_name(a, cg->policy_id), cg->path,
 			cg->id, why);
+	records__container(&a->ev.j, cg->ctr);
 	events__emit(&a->ev);
 }
 

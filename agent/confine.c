@@ -27,6 +27,7 @@
 #include "daemon.h"
 #include "bpfutil.h"
 #include "cgroup.h"
+#include "containers.h"
 #include "limits_agent.h"
 #include "log.h"
 #include "loop.h"
@@ -43,27 +44,40 @@
 #include "stockade_limits.h"
 #include "stockade.skel.h"
 
-/* Which policy selects rel directly? Its id; POLICY_ID_CONFLICT when
- * several do, -1 when none. */
-int64_t selected_by(struct agent *a, const char *rel)
+/*
+ * Which policy selects rel directly? Its id; POLICY_ID_CONFLICT when
+ * several do, -1 when none, SELECTED_WAIT when a container selector may
+ * select it once the runtime has written its names and may_wait (a new
+ * cgroup, id, still within CONTAINER_META_WAIT_MS): it stays pending
+ * (judged by its candidate), decided with all its names or none.
+ */
+int64_t selected_by(struct agent *a, const char *rel, uint64_t id, bool may_wait)
 {
 	int64_t found = -1;
-	size_t i, j;
+	bool wait = false;
+	size_t i;
 
 	for (i = 0; i < a->set.n; i++) {
 		const struct policy *p = a->set.v[i];
 
-		for (j = 0; j < p->n_cgroups; j++) {
-			if (!cgroup__match(p->cgroups[j], rel))
-				continue;
-			if (found >= 0 && found != (int64_t)a->pt.pol_id[i]) {
-				pr_err("cgroup", "%s is selected by both %s and %s; it is confined deny-all until the policies are fixed",
-				       rel, agent__policy_name(a, (uint32_t)found), p->name);
-				return POLICY_ID_CONFLICT;
-			}
-			found = (int64_t)a->pt.pol_id[i];
+		switch (policy__selects(p, rel, containers__meta, a, may_wait, NULL)) {
+		case POLICY_SEL_NO:
+			continue;
+		case POLICY_SEL_WAIT:
+			wait = true;
+			continue;
+		case POLICY_SEL_YES:
+			break;
 		}
+		if (found >= 0 && found != (int64_t)a->pt.pol_id[i]) {
+			pr_err("cgroup", "%s is selected by both %s and %s; it is confined deny-all until the policies are fixed",
+			       rel, agent__policy_name(a, (uint32_t)found), p->name);
+			return POLICY_ID_CONFLICT;
+		}
+		found = (int64_t)a->pt.pol_id[i];
 	}
+	if (wait && containers__may_wait(a, rel, id))
+		return SELECTED_WAIT;
 	return found;
 }
 
@@ -191,7 +205,8 @@ static void *reselect_one(struct scan_ctx *ctx, struct sandbox_cg *cg,
 	int64_t sel;
 	int err;
 
-	sel = selected_by(a, rel);
+	/* Tracked already: decided with the names it has, no wait. */
+	sel = selected_by(a, rel, cg->id, false);
 	if (sel >= 0 && det)
 		sel = -1;
 	direct = sel >= 0;
@@ -340,10 +355,14 @@ void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	const char *how = NULL;
 	int64_t sel;
 	uintptr_t pidx = (uintptr_t)parent;
-	bool direct, det = a->n_det && is_detached(a, id), links_first;
+	bool direct, det = a->n_det && is_detached(a, id), links_first, held;
 	struct watch_dir *under;
 	int err;
 
+	/* Below a cgroup that waits for its container's names: it waits
+	 * too (pending, judged by its watched directory's candidate). */
+	if (parent == SCAN_HOLD)
+		return SCAN_HOLD;
 	if (found) {
 		cg = (struct sandbox_cg *)found;
 		cg->seen = a->scan_gen;
@@ -351,7 +370,12 @@ void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 			return reselect_one(ctx, cg, rel, pidx, det);
 		return (void *)(uintptr_t)(cg - a->cgt.v + 1);
 	}
-	sel = selected_by(a, rel);
+	sel = selected_by(a, rel, id, true);
+	if (sel == SELECTED_WAIT) {
+		containers__hold(a, id);
+		return SCAN_HOLD;
+	}
+	held = containers__release(a, id);
 	/* Detached on purpose: no longer confined through its selector (it
 	 * still is through a confined ancestor's programs, if any). */
 	if (sel >= 0 && det)
@@ -378,7 +402,8 @@ void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	cg->seen = a->scan_gen;
 	cg->direct = direct;
 	cg->pending_us = -1;
-	if (under && under->armed && under->entry && !a->in_inotify)
+	containers__track(a, cg);
+	if (under && under->armed && under->entry && !a->in_inotify && !held)
 		a->scan_found++;	/* inotify missed it */
 	cg->slot = direct ? policy_table__slot_of(&a->pt, (uint32_t)sel) : a->cgt.v[pidx - 1].slot;
 	cg->policy_id = a->pt.slot_id[cg->slot];
@@ -438,6 +463,7 @@ int scan(struct agent *a)
 	}
 	arm_all(a);
 	sweep_outside(a);
+	containers__sweep_held(a);
 	/* Gone since the last scan: the kernel detached their links. A
 	 * reload released others: now that every new attach is done, their
 	 * links, then their entries, go. */

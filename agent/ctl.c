@@ -31,6 +31,8 @@
 #include "replace.h"
 #include "sandbox.h"
 #include "stockade.skel.h"
+#include "container_meta.h"
+#include "containers.h"
 #include "ctl_int.h"
 
 void ctl_close(struct ctl *c)
@@ -404,4 +406,17 @@ int ctl_read_entries(struct ctl *c, struct entry **out, size_t *n_out)
 	*out = v;
 	*n_out = n;
 	return 0;
+}
+
+struct container_info *ctl_container(const char *path)
+{
+	const struct container_sources src = { .root = "", .hook_dir = CONTAINER_HOOK_DIR_DEFAULT };
+	struct container_meta m;
+	struct container_id id;
+
+	if (!path[0] || container__resolve(path, &id))
+		return NULL;
+	if (container_meta__load(&src, &id, &m))
+		memset(&m, 0, sizeof(m));
+	return records__container_info(&id, &m);
 }

@@ -90,4 +90,8 @@ struct mf_policy;
 void ctl_run_dir(const char *state, char *out, size_t len);
 int ctl_blob_read(const char *dir, uint64_t hash, struct mf_policy *out);
 
+/* path's container (agent/containers.h), its names read from the
+ * runtime's state as the agent reads them; NULL when none (free() it). */
+struct container_info *ctl_container(const char *path);
+
 #endif

@@ -528,6 +528,7 @@ int ctl__manifest(int argc, char **argv)
 		if (!s->cgroup)
 			goto out;
 		s->cgroup_id = e[i].id;
+		s->ctr = ctl_container(s->cgroup);
 		ctl_policy_of(&c, e[i].sb.policy_id, &pi);
 		snprintf(s->policy_name, sizeof(s->policy_name), "%s", pi.name);
 		s->hash = pi.hash;

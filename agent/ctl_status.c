@@ -29,6 +29,8 @@
 #include "replace.h"
 #include "sandbox.h"
 #include "stockade.skel.h"
+#include "container_meta.h"
+#include "containers.h"
 #include "ctl_int.h"
 
 struct row {
@@ -183,6 +185,19 @@ static int status_gather(struct status *S)
 }
 
 /* What may execute under policy id (README, "Execution"), as in force. */
+/* How many rows are a container's own cgroup. */
+static uint64_t status_containers(const struct status *S)
+{
+	struct container_id id;
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < S->n_rows; i++)
+		n += S->rows[i].path[0] && !container__resolve(S->rows[i].path, &id) &&
+		     id.path_len == strlen(S->rows[i].path);
+	return n;
+}
+
 static void status_exec_fields(struct ctl *c, struct json *j, uint32_t id)
 {
 	uint32_t flags;
@@ -224,6 +239,7 @@ static void status_print_json(struct status *S)
 	json_u64(j2, "events_lost_reported", S->meta.lost_reported);
 	json_u64(j2, "watch_entries", c->n_watch_entries);
 	json_u64(j2, "file_scopes", ctl_file_scopes(c));
+	json_u64(j2, "containers", status_containers(S));
 	fwrite(j2->buf, 1, j2->len, stdout);
 	printf(",\"lsm\":[");
 	for (i = 0, j = 0; i < c->n_pins; i++) {
@@ -238,10 +254,13 @@ static void status_print_json(struct status *S)
 	printf("],\"cgroups\":[");
 	for (i = 0; i < S->n_rows; i++) {
 		const struct row *r = &S->rows[i];
+		struct container_info *ci = ctl_container(r->path);
 
 		json_begin(&sub);
 		json_str(&sub, "cgroup", r->path);
 		json_u64(&sub, "cgroup_id", r->id);
+		records__container(&sub, ci);
+		free(ci);
 		json_str(&sub, "via", r->root == r->id ? "selector" : "inherited");
 		if (r->root != r->id) {
 			json_str(&sub, "root", ctl_path_of(c, r->root));
@@ -344,13 +363,20 @@ static void status_print_rows(struct status *S)
 	} else {
 		printf("BPF-LSM:  none attached (the agent runs degraded: network rules only)\n");
 	}
-	printf("\n%-28s %-8s %-9s %-16s %-4s %-16s %-7s %-24s %7s %7s\n", "CGROUP",
+	printf("\n%-28s %-8s %-9s %-16s %-4s %-16s %-7s %-24s %7s %7s  %s\n", "CGROUP",
 	       "ID", "VIA", "POLICY", "GEN", "HASH", "MODE", "PROG IDS", "DENIED",
-	       "AUDITED");
+	       "AUDITED", "CONTAINER");
 	for (i = 0; i < S->n_rows; i++) {
 		const struct row *r = &S->rows[i];
-		char d[24] = "-", au[24] = "-", gen[16] = "-";
+		char d[24] = "-", au[24] = "-", gen[16] = "-", ctr[300] = "-";
+		struct container_info *ci = ctl_container(r->path);
 
+		/* runtime:name, else runtime:id (12 digits, as docker ps). */
+		if (ci)
+			snprintf(ctr, sizeof(ctr), "%s:%.*s", container__runtime_name(ci->id.runtime),
+				 ci->meta.name[0] ? (int)sizeof(ci->meta.name) : 12,
+				 ci->meta.name[0] ? ci->meta.name : ci->id.id);
+		free(ci);
 		if (r->has_entry) {
 			ctl_policy_of(c, r->policy_id, &pi);
 			snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)pi.hash);
@@ -369,11 +395,11 @@ static void status_print_rows(struct status *S)
 		} else {
 			snprintf(progs, sizeof(progs), "(%s)", ctl_path_of(c, r->root));
 		}
-		printf("%-28s %-8" PRIu64 " %-9s %-16s %-4s %-16s %-7s %-24s %7s %7s\n",
+		printf("%-28s %-8" PRIu64 " %-9s %-16s %-4s %-16s %-7s %-24s %7s %7s  %s\n",
 		       r->path[0] ? r->path : "(removed)", r->id,
 		       r->root == r->id ? "selector" : "inherited", pi.name, gen, hash,
 		       !r->has_entry ? "-" : pi.mode == SANDBOX_AUDIT ? "audit" : "enforce",
-		       progs[0] ? progs : "-", d, au);
+		       progs[0] ? progs : "-", d, au, ctr);
 	}
 	if (!S->n_rows)
 		printf("(no cgroup is confined)\n");

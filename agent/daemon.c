@@ -27,6 +27,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "containers.h"
 #include "daemon.h"
 #include "bpfutil.h"
 #include "cgroup.h"
@@ -375,6 +376,7 @@ static void agent_cleanup(struct agent *a, bool detach, int sig)
 	free(a->outs);
 	if (a->cg_ino_fd >= 0)
 		close(a->cg_ino_fd);
+	containers__free(a);
 	free(a->det);
 	free(a->det_seen);
 	policy_table__free(&a->pt);
@@ -594,6 +596,8 @@ static int agent_loop_init(struct agent_loop *al, struct agent *a)
 		goto fail_err;
 	err = events__loop_add(&a->ev, al->l);
 	if (!err)
+		err = containers__loop_add(a, al->l);
+	if (!err)
 		err = limits__loop_add(a->lim, al->l);
 	if (!err)
 		err = preexist__loop_add(a->pre, al->l);
@@ -808,6 +812,7 @@ int agent__run(const struct agent_opts *opt)
 		pr_warn("cgroup", "inotify_init1 failed: %s; new cgroups are classified by the periodic scan only (every %d s), pending until then",
 			strerror(errno), SCAN_INTERVAL_MS / 1000);
 
+	containers__init(a);
 	err = agent_preflight(a, &detach);
 	if (!err)
 		err = agent_load(a, &detach);

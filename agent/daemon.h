@@ -30,6 +30,7 @@
 
 #include "agent.h"
 #include "bpfutil.h"
+#include "container_meta.h"
 #include "events_agent.h"
 #include "json.h"
 #include "lifecycle.h"
@@ -122,6 +123,7 @@ struct agent {
 	uint64_t scan_found;	/* new cgroups the safety scan found first */
 	uint64_t scan_found_seen;	/* ... already reported (scan_found records) */
 	bool in_inotify;	/* classifying from an inotify event */
+	bool wd_fallback;	/* arm_all(): links below a top that has none */
 	bool rescan;		/* the inotify queue overflowed: scan now */
 	unsigned int scan_gen;
 
@@ -132,6 +134,15 @@ struct agent {
 	/* A cgroup with a file scope of its own was untracked or moved:
 	 * file_scope__sync() has entries to delete. */
 	bool scope_stale;
+	/* Containers (agent/containers.c): where their names are read, and
+	 * the inotify on `stockade oci-hook`'s directory (or -1). */
+	struct container_sources ctr_src;
+	int ctr_ino_fd;
+	struct held_cg {
+		uint64_t id;
+		unsigned int gen;	/* scan_gen it last waited in */
+	} *held;		/* new cgroups waiting for their names */
+	size_t n_held;
 };
 
 /* agent/daemon.c */
@@ -179,7 +190,12 @@ void untrack(struct agent *a, size_t i);
 bool is_detached(struct agent *a, uint64_t id);
 int scan(struct agent *a);
 void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx);
-int64_t selected_by(struct agent *a, const char *rel);
+/* What selected_by() says of a new container's cgroup that a selector
+ * may select once the runtime has written its names: leave it pending. */
+#define SELECTED_WAIT	(-2)
+/* scan_one()'s "parent" for what is below such a cgroup: it waits too. */
+#define SCAN_HOLD	((void *)UINTPTR_MAX)
+int64_t selected_by(struct agent *a, const char *rel, uint64_t id, bool may_wait);
 void sweep(struct agent *a);
 void sweep_outside(struct agent *a);
 

@@ -28,6 +28,7 @@
 
 #include "cgroup.h"
 #include "events.h"
+#include "containers.h"
 #include "events_agent.h"
 #include "exec.h"
 #include "exec_agent.h"
@@ -250,6 +251,7 @@ void events__cgroup_fields(struct events *ev, const struct sandbox_cg *cg)
 	json_str(&ev->j, "policy", names__policy_name(ev->cfg.names, cg->policy_id));
 	json_str_raw(&ev->j, "cgroup", cg->path, strlen(cg->path));
 	json_u64(&ev->j, "cgroup_id", cg->id);
+	records__container(&ev->j, cg->ctr);
 }
 
 static void addr_fields(struct json *j, const struct event *e)
@@ -421,6 +423,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 		json_str_raw(&ev->j, "cgroup", p, strlen(p));
 	}
 	json_u64(&ev->j, "cgroup_id", e->cgroup_id);
+	records__container(&ev->j, cg ? cg->ctr : NULL);
 	json_u64(&ev->j, "pid", e->pid);
 	json_u64(&ev->j, "tid", e->tid);
 	json_u64(&ev->j, "uid", e->uid);

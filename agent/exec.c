@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "containers.h"
 #include "exec.h"
 #include "exec_agent.h"
 #include "policy.h"
@@ -89,6 +90,11 @@ static void task_fields(struct json *j, const struct event *e,
 	}
 	json_str_raw(j, "cgroup", cgroup, strlen(cgroup));
 	json_u64(j, "cgroup_id", e->cgroup_id);
+	{
+		const struct sandbox_cg *cg = names__cg(n, e->cgroup_id);
+
+		records__container(j, cg ? cg->ctr : NULL);
+	}
 	json_u64(j, "pid", e->pid);
 }
 

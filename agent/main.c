@@ -66,6 +66,8 @@ static void usage(FILE *f)
 "      --metrics FILE      write Prometheus text to FILE every second (atomic replace)\n"
 "      --state FILE        where `stockade status` finds the run-time clocks\n"
 "                          (default " LIMITS_STATE_DEFAULT ")\n"
+"      --containers-dir DIR  where `stockade oci-hook` writes container names\n"
+"                          (default /run/stockade/containers)\n"
 "      --detach-on-exit    on SIGTERM/SIGINT remove all enforcement, limits and\n"
 "                          pins (default: keep them; the sandboxes stay confined)\n"
 "  -v, --verbose           debug output, libbpf's included\n"
@@ -292,7 +294,7 @@ static int parse_size(const char *s, unsigned int *out)
 static int cmd_agent(int argc, char **argv)
 {
 	enum { OPT_CGROOT = 256, OPT_BPFFS, OPT_LOG, OPT_RING, OPT_DEGRADED,
-	       OPT_METRICS, OPT_STATE, OPT_DETACH_EXIT };
+	       OPT_METRICS, OPT_STATE, OPT_DETACH_EXIT, OPT_CONTAINERS_DIR };
 	static const struct option opts[] = {
 		{ "policy", required_argument, NULL, 'p' },
 		{ "cgroup-root", required_argument, NULL, OPT_CGROOT },
@@ -302,6 +304,7 @@ static int cmd_agent(int argc, char **argv)
 		{ "allow-degraded", no_argument, NULL, OPT_DEGRADED },
 		{ "metrics", required_argument, NULL, OPT_METRICS },
 		{ "state", required_argument, NULL, OPT_STATE },
+		{ "containers-dir", required_argument, NULL, OPT_CONTAINERS_DIR },
 		{ "detach-on-exit", no_argument, NULL, OPT_DETACH_EXIT },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -343,6 +346,9 @@ static int cmd_agent(int argc, char **argv)
 			break;
 		case OPT_METRICS:
 			o.metrics_path = optarg;
+			break;
+		case OPT_CONTAINERS_DIR:
+			o.containers_dir = optarg;
 			break;
 		case OPT_STATE:
 			o.state_path = optarg;

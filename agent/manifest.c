@@ -15,8 +15,10 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "container.h"
 #include "file.h"
 #include "json.h"
+#include "container.h"
 #include "manifest.h"
 #include "net.h"
 #include "policy.h"
@@ -1092,6 +1094,7 @@ void mf_sandbox_free(struct mf_sandbox *s)
 	size_t i;
 
 	free(s->cgroup);
+	free(s->ctr);
 	for (i = 0; i < s->n_procs; i++)
 		mf_strv_free(s->procs[i].secret_env, s->procs[i].n_secret_env);
 	free(s->procs);
@@ -1249,6 +1252,10 @@ static void json_sandbox(FILE *f, const struct mf_host *h, const struct mf_sandb
 	jkstr(f, &first, "cgroup", s->cgroup);
 	jkey(f, &first, "cgroup_id");
 	fprintf(f, "%" PRIu64, s->cgroup_id);
+	if (s->ctr && s->ctr->json[0]) {
+		jkey(f, &first, "container");
+		fputs(s->ctr->json, f);
+	}
 
 	jkey(f, &first, "policy");
 	fo = true;
@@ -1626,6 +1633,21 @@ bool mf_render_md(FILE *f, const struct mf_host *h, struct mf_sandbox *v,
 		md(f, s->cgroup);
 		fprintf(f, "`: policy %s, generation %u, hash %016" PRIx64 ", %s\n\n",
 			s->policy_name, s->generation, s->hash, s->audit ? "audit" : "enforce");
+		if (s->ctr) {
+			fprintf(f, "Container: %s ", container__runtime_name(s->ctr->id.runtime));
+			md(f, s->ctr->meta.name[0] ? s->ctr->meta.name : s->ctr->id.id);
+			if (s->ctr->meta.image[0]) {
+				fputs(", image ", f);
+				md(f, s->ctr->meta.image);
+			}
+			if (s->ctr->meta.pod_name[0]) {
+				fputs(", pod ", f);
+				md(f, s->ctr->meta.pod_namespace);
+				fputc('/', f);
+				md(f, s->ctr->meta.pod_name);
+			}
+			fputs("\n\n", f);
+		}
 		if (p) {
 			fputs("Category: ", f);
 			md(f, p->category ? p->category : "(none)");

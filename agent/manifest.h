@@ -157,9 +157,14 @@ struct mf_share {
 	char *path;	/* our write path that overlaps one of its */
 };
 
+struct container_info;
+
 struct mf_sandbox {
 	char *cgroup;
 	uint64_t cgroup_id;
+	/* Its container: the record's "container" object, rendered
+	 * (agent/records.c), or NULL. */
+	struct container_info *ctr;
 	/* From the pins: policy_names, policies (flags, caps). */
 	char policy_name[64];
 	uint64_t hash;

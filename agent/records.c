@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* One builder per shared record (agent/records.h). */
+#include <stdlib.h>
 #include <string.h>
 
+#include "containers.h"
 #include "records.h"
 
 void records__detach(struct json *j, const char *policy, const char *cgroup,
@@ -21,4 +23,58 @@ void records__lost(struct json *j, uint64_t count, uint64_t total,
 	json_str(j, "reason", "ring_buffer_full");
 	if (state)
 		json_str(j, "state", state);
+}
+
+struct container_info *records__container_info(const struct container_id *id,
+					       const struct container_meta *m)
+{
+	const char *uid = id->pod_uid[0] ? id->pod_uid : m->pod_uid;
+	struct container_info *c = NULL;
+	struct json o, pod;
+
+	json_init(&o);
+	json_init(&pod);
+	json_begin(&o);
+	json_str(&o, "runtime", container__runtime_name(id->runtime));
+	json_str(&o, "id", id->id);
+	if (m->name[0])
+		json_str(&o, "name", m->name);
+	if (m->image[0])
+		json_str(&o, "image", m->image);
+	if (id->ns[0])
+		json_str(&o, "namespace", id->ns);
+	if (uid[0] || m->pod_name[0] || m->pod_namespace[0]) {
+		json_begin(&pod);
+		if (m->pod_namespace[0])
+			json_str(&pod, "namespace", m->pod_namespace);
+		if (m->pod_name[0])
+			json_str(&pod, "name", m->pod_name);
+		if (uid[0])
+			json_str(&pod, "uid", uid);
+		json_end(&pod);
+		/* Nested: without the line's newline. */
+		if (!pod.oom) {
+			pod.buf[pod.len - 1] = '\0';
+			json_raw(&o, "pod", pod.buf);
+		}
+		o.oom |= pod.oom;
+	}
+	json_end(&o);
+	if (!o.oom)
+		c = malloc(sizeof(*c) + o.len);
+	if (c) {
+		c->id = *id;
+		c->meta = *m;
+		memcpy(c->json, o.buf, o.len - 1);
+		c->json[o.len - 1] = '\0';
+	}
+	json_free(&pod);
+	json_free(&o);
+	return c;
+}
+
+void records__container(struct json *j, const struct container_info *c)
+{
+	if (c && c->json[0])
+		json_raw(j, "container", c->json);
 }

@@ -153,11 +153,11 @@ static uint32_t mover_target(void *ctx, const struct sandbox_cg *cg)
 	const struct sandbox_cg *root;
 	int64_t sel;
 
-	sel = is_detached(a, cg->id) ? -1 : selected_by(a, cg->path);
+	sel = is_detached(a, cg->id) ? -1 : selected_by(a, cg->path, cg->id, false);
 	if (sel < 0 && cg->root_id != cg->id) {
 		root = sandbox_table__find(&a->cgt, cg->root_id);
 		if (root && !is_detached(a, root->id))
-			sel = selected_by(a, root->path);
+			sel = selected_by(a, root->path, root->id, false);
 	}
 	return sel >= 0 ? policy_table__slot_of(&a->pt, (uint32_t)sel) :
 			  POLICY_SLOT_CONFLICT;

@@ -51,6 +51,7 @@ void sandbox_table__remove(struct sandbox_table *t, size_t i)
 	if (i >= t->n)
 		return;
 	free(t->v[i].path);
+	free(t->v[i].ctr);
 	t->v[i] = t->v[--t->n];
 	t->last = 0;
 }
@@ -59,8 +60,10 @@ void sandbox_table__free(struct sandbox_table *t)
 {
 	size_t i;
 
-	for (i = 0; i < t->n; i++)
+	for (i = 0; i < t->n; i++) {
 		free(t->v[i].path);
+		free(t->v[i].ctr);
+	}
 	free(t->v);
 	memset(t, 0, sizeof(*t));
 }

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct container_info;
+
 struct bpf_link;
 struct limits_cg;
 
@@ -43,6 +45,9 @@ struct sandbox_cg {
 	 * written under (agent/file_scope.c); 0: none. */
 	uint32_t file_scope;
 	bool file_scope_in;	/* ... and it is in the kernel (not refused) */
+	/* Its container (its own cgroup's, or its nearest ancestor's), or
+	 * NULL when no path form resolves it (agent/containers.c). */
+	struct container_info *ctr;
 };
 
 struct sandbox_table {

@@ -24,6 +24,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "containers.h"
 #include "daemon.h"
 #include "bpfutil.h"
 #include "cgroup.h"
@@ -219,14 +220,15 @@ void watch_tops(struct agent *a)
 	}
 }
 
-static void outside_add(struct agent *a, uint64_t id)
+/* Records it; true when it is new. */
+static bool outside_add(struct agent *a, uint64_t id)
 {
 	size_t i;
 
 	for (i = 0; i < a->n_outs; i++) {
 		if (a->outs[i].id == id) {
 			a->outs[i].seen = a->scan_gen;
-			return;
+			return false;
 		}
 	}
 	if (a->n_outs == a->cap_outs) {
@@ -234,12 +236,13 @@ static void outside_add(struct agent *a, uint64_t id)
 		struct outside_cg *v = realloc(a->outs, cap * sizeof(*v));
 
 		if (!v)
-			return;	/* its entry stays until the agent stops */
+			return true;	/* its entry stays until the agent stops */
 		a->outs = v;
 		a->cap_outs = cap;
 	}
 	a->outs[a->n_outs].id = id;
 	a->outs[a->n_outs++].seen = a->scan_gen;
+	return true;
 }
 
 bool is_outside(struct agent *a, uint64_t id)
@@ -280,8 +283,39 @@ void classify_unselected(struct agent *a, const char *rel, uint64_t id)
 			rel, strerror(errno));
 		return;
 	}
-	outside_add(a, id);
+	if (outside_add(a, id))
+		containers__outside(a, rel, id);
 }
+
+/*
+ * Is another watched top directory of this scan an ancestor of w? Then
+ * w gets no watch links: that one's programs run for every cgroup below
+ * w as well, and judge a pending call by its nearest entry (w's, with
+ * w's candidate), so links at w too would judge, and log, each pending
+ * call twice (every program of a cgroup's ancestors runs). Nested tops
+ * are common: selectors whose base does not exist watch the root.
+ * linked: only by one whose links are attached (arm_all() gives w its
+ * own when the one above failed to attach).
+ */
+static bool covered(const struct agent *a, const struct watch_dir *w, bool linked)
+{
+	size_t i, n;
+
+	for (i = 0; i < a->n_wds; i++) {
+		const struct watch_dir *o = &a->wds[i];
+
+		if (o == w || !o->top || o->seen != a->scan_gen ||
+		    (linked && !o->links[0]))
+			continue;
+		n = strlen(o->path);
+		if (n < strlen(w->path) && !strncmp(o->path, w->path, n) &&
+		    w->path[n] == '/')
+			return true;
+	}
+	return false;
+}
+
+static void drop_wd_links(struct agent *a, struct watch_dir *w);
 
 /* Write w's WATCHED entry and, for a top directory, attach its links. */
 static int arm_wd(struct agent *a, struct watch_dir *w)
@@ -313,7 +347,7 @@ static int arm_wd(struct agent *a, struct watch_dir *w)
 		}
 		w->entry = true;
 	}
-	if (w->top && !w->links[0]) {
+	if (w->top && !w->links[0] && !covered(a, w, a->wd_fallback)) {
 		w_progs(a, progs);
 		err = attach_links(a, w->id, w->path, progs, WATCH_N_LINKS,
 				   w->links, &how);
@@ -327,12 +361,10 @@ static int arm_wd(struct agent *a, struct watch_dir *w)
 	return 0;
 }
 
-/* Undo arm_wd(): links first (then nothing judges pending cgroups with
- * the cgroup programs), then the entry, then the inotify watch. */
-void disarm_wd(struct agent *a, struct watch_dir *w)
+/* w's watch links, and their pins. */
+static void drop_wd_links(struct agent *a, struct watch_dir *w)
 {
 	struct bpf_program *progs[WATCH_N_LINKS];
-	struct sandbox sb;
 	char pin[PATH_MAX];
 	int i;
 
@@ -345,6 +377,15 @@ void disarm_wd(struct agent *a, struct watch_dir *w)
 		if (!cg_link_path(a, w->id, progs[i], pin, sizeof(pin)))
 			unlink(pin);
 	}
+}
+
+/* Undo arm_wd(): links first (then nothing judges pending cgroups with
+ * the cgroup programs), then the entry, then the inotify watch. */
+void disarm_wd(struct agent *a, struct watch_dir *w)
+{
+	struct sandbox sb;
+
+	drop_wd_links(a, w);
 	if (w->entry &&
 	    sandbox_entry_get(a, w->id, &sb) &&
 	    sb.policy_id == SANDBOX_ENTRY_WATCHED)
@@ -437,14 +478,30 @@ void arm_all(struct agent *a)
 {
 	size_t i;
 
+	/* The wanted ones first, links included, then the others go: a
+	 * directory that a departing one covered has its own links before
+	 * the departing one's go, so no pending call goes unjudged. */
+	for (i = 0; i < a->n_wds; i++)
+		if (a->wds[i].seen == a->scan_gen)
+			arm_wd(a, &a->wds[i]);
+	/* One above failed to attach: those below it take their own. */
+	a->wd_fallback = true;
+	for (i = 0; i < a->n_wds; i++)
+		if (a->wds[i].seen == a->scan_gen && a->wds[i].top && !a->wds[i].links[0])
+			arm_wd(a, &a->wds[i]);
+	a->wd_fallback = false;
 	for (i = 0; i < a->n_wds;) {
 		if (a->wds[i].seen != a->scan_gen) {
 			forget_wd(a, i);
 			continue;
 		}
-		arm_wd(a, &a->wds[i]);
 		i++;
 	}
+	/* Links of a directory now covered by one above it (a new top, or
+	 * adopted from an earlier agent): the one above judges now. */
+	for (i = 0; i < a->n_wds; i++)
+		if (a->wds[i].links[0] && covered(a, &a->wds[i], true))
+			drop_wd_links(a, &a->wds[i]);
 }
 
 /*

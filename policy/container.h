@@ -51,6 +51,15 @@ struct container_meta {
 	char pod_uid[CONTAINER_UID_MAX + 1];
 };
 
+/* A confined cgroup's container, as records name it (agent/containers.c). */
+struct container_info {
+	struct container_id id;
+	struct container_meta meta;
+	/* The record's "container" object, rendered once (records are many
+	 * a second in a storm); one allocation with the struct. */
+	char json[];
+};
+
 /* The container rel ("/a/b", below the cgroup2 mount) is in: 0, or
  * -ENOENT when no rule of the table resolves it (conmon siblings
  * included: they are the runtime's, not the container's). */

@@ -246,7 +246,7 @@ static void check_unique(struct loader *l, bool selectors)
 	size_t i, j, n = 0;
 
 	for (i = 0; i < l->set.n; i++)
-		n += selectors ? v[i]->n_cgroups : 1;
+		n += selectors ? v[i]->n_cgroups_user : 1;
 	cl = calloc(n ? n : 1, sizeof(*cl));
 	if (!cl) {
 		fail(l, -ENOMEM);
@@ -258,7 +258,11 @@ static void check_unique(struct loader *l, bool selectors)
 			cl[n++] = (struct claim){ v[i]->name, i, 0, v[i]->name_pos };
 			continue;
 		}
-		for (j = 0; j < v[i]->n_cgroups; j++)
+		/* Only the globs the files list: the path forms of two
+		 * policies' container selectors are the same globs, and the
+		 * containers decide between them (a cgroup both select is a
+		 * conflict, confined deny-all, and logged). */
+		for (j = 0; j < v[i]->n_cgroups_user; j++)
 			cl[n++] = (struct claim){ v[i]->cgroups[j], i, j,
 						  v[i]->cgroups_pos[j] };
 	}
