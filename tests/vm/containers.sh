@@ -35,9 +35,10 @@
 #   late     docker web-2, cri-g, podman-crun, control started while the
 #            agent runs: their payloads' first read and first connect
 #            refused, one record each naming the container;
-#   outside  /docker/not-hex (a directory of docker's no form resolves)
-#            and docker's db-1 (a container the name glob does not
-#            select): unconfined, no record.
+#   outside  /docker/not-hex (a directory of docker's no form resolves:
+#            one container_unresolved record says so) and docker's db-1
+#            (a container the name glob does not select): unconfined, no
+#            deny record.
 # Records are matched by the container's cgroup id (the payloads' pids
 # are their pid namespace's).
 #
@@ -477,6 +478,18 @@ for k in $up_late; do
 			t_ok "$T/$k/not-selected"
 		else
 			t_fail "$T/$k/not-selected" "$(cat "$work/$k/cg"): $_bad"
+		fi
+		# A directory of docker's that no path form resolves is said
+		# so, once: a policy's container selector watched it.
+		if [ "$k" = nothex ]; then
+			_u=$(recs "$k" container_unresolved)
+			if [ "$(printf '%s' "$_u" | grep -c .)" = 1 ] &&
+			   printf '%s' "$_u" | grep -qF '"policies":["ctr-docker"]' &&
+			   has_all "$_u" '"reason":"no_path_form"'; then
+				t_ok "$T/$k/unresolved-record"
+			else
+				t_fail "$T/$k/unresolved-record" "want one container_unresolved record, reason no_path_form, policies [ctr-docker]: $(short "${_u:-none}")"
+			fi
 		fi
 		continue ;;
 	esac
