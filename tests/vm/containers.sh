@@ -219,6 +219,10 @@ started() {
 		return 0
 	fi
 	t_fail "$T/$1/starts" "runc exited ${_rc:-?} ($(cat "$_d/cg")), payload output '$(short "$(head -n 3 "$_d/out")")'; runc: $(sed 's/^time="[^"]*" level=[a-z]* msg="\(.*\)"$/\1/' "$_d/err" | tail -n 4 | tr '\n' '/' | cut -c 1-400)"
+	# What the agent said about its cgroup (gone once runc gave up: by
+	# path), for whoever reads the console.
+	grep -F "\"cgroup\":\"$(cat "$_d/cg")" "$log" > "$_d/why" 2>/dev/null
+	[ ! -s "$_d/why" ] || t_show "$_d/why" 20
 	return 1
 }
 
