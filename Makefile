@@ -49,7 +49,7 @@ POLICY_SRCS	:= $(wildcard policy/*.c)
 # Userspace code with no BPF skeleton dependency: the unit tests link it.
 LIB_SRCS	:= $(POLICY_SRCS) agent/json.c agent/net_rules.c agent/file_rules.c agent/exec.c agent/exec_hash.c agent/preexist_judge.c \
 		   agent/limits_util.c agent/lsm_table.c agent/rules_check.c \
-		   agent/sandbox_table.c agent/policy_table.c agent/loop.c agent/manifest.c agent/probe.c agent/register_check.c agent/report.c \
+		   agent/sandbox_table.c agent/policy_table.c agent/loop.c agent/notify.c agent/manifest.c agent/probe.c agent/register_check.c agent/report.c \
 		   agent/container_meta.c agent/oci_hook.c agent/records.c
 AGENT_SRCS	:= $(filter-out $(LIB_SRCS),$(wildcard agent/*.c))
 LIB_OBJS	:= $(patsubst %.c,$(OUT)/obj/%.o,$(LIB_SRCS))
@@ -67,7 +67,8 @@ TOOL_BINS	:= $(patsubst tools/%.c,$(OUT)/tools/%,$(TOOL_SRCS))
 DEB_PKGS	:= clang llvm gcc make pkg-config libbpf-dev bpftool libelf-dev \
 		   zlib1g-dev libzstd-dev libyaml-dev libcmocka-dev nettle-dev \
 		   libclang-rt-14-dev libjson-c-dev iproute2 util-linux qemu-system-x86 \
-		   busybox-static cpio python3-minimal python3-jsonschema xz-utils runc
+		   busybox-static cpio python3-minimal python3-jsonschema xz-utils runc \
+		   systemd logrotate
 
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -228,7 +229,8 @@ variant-layout:
 # ---- live tests on this machine's kernel (root) ----
 # Every script runs, even after one failed (each says what it found), and
 # the target fails if any did.
-LIVE_TESTS := run degraded limits-hybrid lifecycle reload zerowin burst latency preexist manifest probe report ocihook containers
+LIVE_TESTS := run degraded limits-hybrid lifecycle reload zerowin burst latency preexist manifest probe report ocihook \
+	      systemd reopen containers
 live-test: $(BIN) tools variant variant-layout
 	@rc=0; for t in $(LIVE_TESTS); do \
 		STOCKADE_VARIANT=$(VARIANT) STOCKADE_VARIANT_LAYOUT=$(VARIANT_LAYOUT) \

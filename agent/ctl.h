@@ -13,6 +13,9 @@ int ctl__detach(int argc, char **argv);
 /* Make the running agent reload its policy files and wait for the result:
  * 0 applied or unchanged, 1 rejected (the old set stays) or no agent. */
 int ctl__reload(int argc, char **argv);
+/* SIGUSR1 to the running agent: reopen its --log FILE (log rotation).
+ * 0 signalled, 1 no agent or the signal failed, 2 a usage error. */
+int ctl__reopen_logs(int argc, char **argv);
 /* The configuration in force per sandbox, judged against the five
  * verification points (agent/ctl_manifest.c): 0 all pass, 3 one fails,
  * 1 an error, 2 a usage error. */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * `stockade reload`: signal the running agent and wait for its result.
+ * `stockade reload`: signal the running agent and wait for its result;
+ * `stockade reopen-logs`: signal it to reopen --log (logrotate).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -141,6 +142,50 @@ int ctl__reload(int argc, char **argv)
 		       pid);
 		break;
 	}
+out:
+	close(dir_fd);
+	return rc;
+}
+
+/*
+ * The agent reopens --log on SIGUSR1, in its main loop, within
+ * milliseconds. Found as `reload` finds it (the pin directory's lock and
+ * agent_meta's pid, checked to be a stockade), so that a stale pid never
+ * sends SIGUSR1, whose default action kills, to another program. The
+ * result is the agent's to say: a `log_reopen` record at the top of the
+ * new file, or, when it could not open one, in the old file and on its
+ * stderr (the journal under systemd).
+ */
+int ctl__reopen_logs(int argc, char **argv)
+{
+	const char *bpffs = PIN_DIR_DEFAULT;
+	uint32_t pid = 0;
+	int dir_fd, i, rc = 1;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--bpffs") && i + 1 < argc) {
+			bpffs = argv[++i];
+		} else {
+			fprintf(stderr, "usage: stockade reopen-logs [--bpffs DIR]\n");
+			return 2;
+		}
+	}
+	dir_fd = pin__dir_open(bpffs, false);
+	if (dir_fd < 0) {
+		pr_err("reopen-logs", "nothing is pinned at %s: no agent to signal", bpffs);
+		return 1;
+	}
+	if (!pin__agent_running(bpffs, dir_fd, &pid) || !pid || !is_stockade(pid)) {
+		pr_err("reopen-logs", "no agent is running on %s; the next one opens its --log FILE when it starts",
+		       bpffs);
+		goto out;
+	}
+	if (kill((pid_t)pid, SIGUSR1)) {
+		pr_err("reopen-logs", "signalling the agent (pid %u) failed: %s", pid, strerror(errno));
+		goto out;
+	}
+	printf("reopen-logs: signalled the agent (pid %u); its log_reopen record says the result\n", pid);
+	rc = 0;
 out:
 	close(dir_fd);
 	return rc;

@@ -36,6 +36,7 @@
 #include "log.h"
 #include "loop.h"
 #include "lsm.h"
+#include "notify.h"
 #include "file_rules.h"
 #include "net_rules.h"
 #include "preexist_agent.h"
@@ -59,6 +60,8 @@
  * them would fail the start. Held pending, a SIGHUP makes one reload once
  * the agent is ready, which applies whatever changed meanwhile; a
  * SIGTERM/SIGINT stops it then, cleanly, rather than halfway through.
+ * SIGUSR1 (reopen --log, for logrotate) is blocked for the same reason:
+ * its default action kills too, and a rotation may come at any time.
  */
 static sigset_t agent_sigs;
 
@@ -68,6 +71,7 @@ void agent__signals_init(void)
 	sigaddset(&agent_sigs, SIGHUP);
 	sigaddset(&agent_sigs, SIGINT);
 	sigaddset(&agent_sigs, SIGTERM);
+	sigaddset(&agent_sigs, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &agent_sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 }
@@ -268,26 +272,22 @@ static int load_bpf(struct agent *a)
 	return err;
 }
 
-static void notify_systemd(void)
+/* Tell systemd (Type=notify, agent/notify.h) where the agent stands;
+ * outside systemd there is no $NOTIFY_SOCKET and nothing is sent. A
+ * failure costs the unit its state, not the enforcement: a warning. */
+static void notify_state(struct agent *a, const char *state)
 {
-	const char *path = getenv("NOTIFY_SOCKET");
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	size_t len;
-	int fd;
+	size_t n_degraded;
+	int err;
 
-	if (!path || (path[0] != '/' && path[0] != '@') ||
-	    strlen(path) >= sizeof(sa.sun_path))
-		return;
-	strcpy(sa.sun_path, path);
-	if (path[0] == '@')
-		sa.sun_path[0] = '\0';
-	len = offsetof(struct sockaddr_un, sun_path) + strlen(path);
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return;
-	if (sendto(fd, "READY=1", 7, 0, (struct sockaddr *)&sa, (socklen_t)len) < 0)
-		pr_warn("agent", "telling systemd READY=1 failed: %s", strerror(errno));
-	close(fd);
+	lsm__degraded(&a->lsm, &n_degraded);
+	err = notify__sendf("%s\nSTATUS=confining %zu cgroups, %zu policies%s",
+			    state, a->cgt.n, a->set.n,
+			    n_degraded ? ", degraded (agent_ready lists the guarantees lost)" : "");
+
+	if (err)
+		pr_warn("agent", "telling systemd %s failed (NOTIFY_SOCKET=%s): %s; systemctl may report a wrong state",
+			state, getenv("NOTIFY_SOCKET"), strerror(-err));
 }
 
 static void emit_ready(struct agent *a)
@@ -310,7 +310,9 @@ static void emit_ready(struct agent *a)
 	json_str(&a->ev.j, "bpffs", a->pin_dir);
 	json_str(&a->ev.j, "pins", a->rep ? "replaced" : a->adopting ? "adopted" : "created");
 	events__emit(&a->ev);
-	notify_systemd();
+	/* After the record is written out (events__emit flushes): whoever
+	 * waits for READY=1 finds agent_ready in the log. */
+	notify_state(a, "READY=1");
 }
 
 /*
@@ -473,12 +475,24 @@ static int timer_armed(int err, const char *what)
 	return err;
 }
 
+/* SIGUSR1: logrotate moved --log away. A failure keeps the old file
+ * (events__log_reopen() says so): never a reason to stop. */
+static void reopen_logs(struct agent *a)
+{
+	events__log_reopen(&a->ev);
+	limits__files_rewrite(a->lim);
+}
+
 static int on_signal(struct loop_source *s, const struct signalfd_siginfo *si,
 		     void *userdata)
 {
 	struct agent_loop *al = userdata;
 
 	(void)s;
+	if (si->ssi_signo == SIGUSR1) {
+		reopen_logs(al->a);
+		return 0;
+	}
 	if (si->ssi_signo != SIGHUP) {
 		al->stop_signal = (int)si->ssi_signo;
 		loop__exit(al->l, 0);
@@ -500,12 +514,19 @@ static int on_settle(struct loop_source *s, uint32_t revents, void *userdata)
 {
 	struct agent_loop *al = userdata;
 	const char *trigger = al->reload_signal ? "signal" : "inotify";
+	char state[64];
 
 	(void)s;
 	(void)revents;
 	al->reload_signal = false;
 	al->a->reload_at_ms = 0;
+	/* systemd shows "reloading" meanwhile. MONOTONIC_USEC goes with
+	 * it because Type=notify-reload (systemd 253) requires it. */
+	snprintf(state, sizeof(state), "RELOADING=1\nMONOTONIC_USEC=%llu",
+		 (unsigned long long)loop__now_us());
+	notify_state(al->a, state);
 	reload(al->a, trigger);
+	notify_state(al->a, "READY=1");
 	return 0;
 }
 
@@ -832,6 +853,7 @@ int agent__run(const struct agent_opts *opt)
 		pr_err("agent", "the main loop failed: %s; exiting",
 		       strerror(-err));
 	detach = opt->detach_on_exit;
+	notify_state(a, "STOPPING=1");
 	if (al.stop_signal)
 		pr_info("agent", "signal %d: %s", al.stop_signal,
 			detach ? "detaching everything and exiting (--detach-on-exit)" :

@@ -762,6 +762,56 @@ int events__open(struct events *ev, struct stockade *skel,
 	return 0;
 }
 
+/*
+ * --log FILE again, by its name: logrotate (or an operator) has moved the
+ * file away and asks for a new one (SIGUSR1, `stockade reopen-logs`).
+ * Nothing may be lost or written twice on the way, so: the new file is
+ * opened first, and on failure (its directory gone, no space for the
+ * inode, EACCES) the old one stays in use, with an error and a
+ * `log_reopen` record saying so in it. Then what the old FILE still
+ * buffers goes to the old file (fflush): every record before this one is
+ * in the old file, every record after it in the new one. The agent is
+ * single-threaded and this runs between two of the loop's callbacks, so
+ * no record is half written; records still in the ring are read after,
+ * into the new file (the consumer moves on only once they are written).
+ * stdout is not reopened: it is the service manager's (journald, a pipe).
+ */
+int events__log_reopen(struct events *ev)
+{
+	FILE *f;
+	int err = 0;
+
+	if (!ev->log)
+		return 0;
+	f = fopen(ev->cfg.log_path, "ae");
+	if (!f) {
+		err = -errno;
+		pr_err("events", "reopening --log %s failed: %s; still writing to the file opened before (wherever it was moved); make the path writable again and send SIGUSR1 again (stockade reopen-logs)",
+		       ev->cfg.log_path, strerror(-err));
+		events__begin(ev, "log_reopen");
+		json_str(&ev->j, "path", ev->cfg.log_path);
+		json_str(&ev->j, "result", "failed");
+		json_str(&ev->j, "error", strerror(-err));
+		events__emit(ev);
+		return err;
+	}
+	setvbuf(f, NULL, _IOFBF, OUT_BUF);
+	/* A failed write of the old file's last buffer is the one way a
+	 * record could go missing here: say it (the kernel's counters still
+	 * tell how many were produced). */
+	if (fflush(ev->log) || ferror(ev->log))
+		pr_err("events", "flushing the rotated --log file failed: %s; the records of its last write (up to %d KiB) may be missing from it",
+		       strerror(errno), OUT_BUF / 1024);
+	fclose(ev->log);
+	ev->log = f;
+	/* The new file's first line: where the rotated one ended. */
+	events__begin(ev, "log_reopen");
+	json_str(&ev->j, "path", ev->cfg.log_path);
+	json_str(&ev->j, "result", "reopened");
+	events__emit(ev);
+	return 0;
+}
+
 bool events__reading(const struct events *ev)
 {
 	return ev->ring != NULL;

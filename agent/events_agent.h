@@ -81,6 +81,9 @@ int events__drain(struct events *ev);
 /* Write what another ring buffer holds (a replaced state's, agent/replace.c);
  * the number of records, or a negative errno. */
 int events__drain_map(struct events *ev, int map_fd);
+/* Open --log FILE anew by its name (log rotation), the old one kept when
+ * that fails; a log_reopen record says which. 0 or -errno (said). */
+int events__log_reopen(struct events *ev);
 /* Write agent_meta: the daemon's half (cfg.meta), losses reported. */
 void events__meta_update(struct events *ev);
 /* Start an agent-side record (takes a sequence number); add its fields to

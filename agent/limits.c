@@ -1570,6 +1570,22 @@ void limits__tick(struct limits_state *ls)
 	limits_arm(ls);
 }
 
+/*
+ * A log rotation's reopen (SIGUSR1): the metrics and state files hold no
+ * fd (each write is a new FILE.tmp renamed over FILE), so a rename or a
+ * removal of either needs no reopen. They are written again at the end
+ * of this turn all the same, so that one removed (by a cleanup of /run, a
+ * rotation that should not have touched it) is back at once, the state
+ * file's run-time clocks included, rather than at its next change.
+ */
+void limits__files_rewrite(struct limits_state *ls)
+{
+	if (!ls)
+		return;
+	ls->next_metrics_ms = 0;
+	ls->state_dirty = true;
+}
+
 static void next_min(uint64_t *next, uint64_t t)
 {
 	if (t && (!*next || t < *next))

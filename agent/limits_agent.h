@@ -100,6 +100,9 @@ int limits__counters_carry(struct limits_state *ls, uint64_t id, int old_fd);
  * of the table (after adoption). */
 void limits__counters_sweep(struct limits_state *ls);
 void limits__tick(struct limits_state *ls);
+/* The metrics and state files written again at this turn's tick (after a
+ * log rotation's reopen). */
+void limits__files_rewrite(struct limits_state *ls);
 int limits__loop_add(struct limits_state *ls, struct loop *l);
 /* Frees ls (NULL: nothing), and every cgroup's limits entry. */
 void limits__fini(struct limits_state *ls);

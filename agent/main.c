@@ -36,6 +36,8 @@ static void usage(FILE *f)
 "  detach --all|POLICY|CGROUP    remove enforcement (and limits) on purpose\n"
 "  reload                        make the agent reload its policy files (also\n"
 "                                SIGHUP, and on any change to them)\n"
+"  reopen-logs                   make the agent reopen its --log FILE after a\n"
+"                                rotation (also SIGUSR1)\n"
 "  manifest [CGROUP|POLICY...]   the configuration in force, judged against the\n"
 "                                five verification points (--format json|md,\n"
 "                                --out FILE, --boundary FILE); exit 0 all pass,\n"
@@ -400,6 +402,8 @@ int main(int argc, char **argv)
 		return ctl__detach(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "reload"))
 		return ctl__reload(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "reopen-logs"))
+		return ctl__reopen_logs(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "manifest"))
 		return ctl__manifest(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "probe"))
