@@ -21,9 +21,12 @@
 #   /usr/sbin/runc                Debian's runc, with its libraries
 #   /opt/oci/config.json          runc's OCI template (tests/vm/runc.sh):
 #                                 `runc spec`, adjusted (see below)
+#   /opt/oci/config-ctr.json      the same for tests/vm/containers.sh, with
+#                                 placeholders for annotations and hooks
 #   /opt/oci/rootfs/              its rootfs: busybox-static and its applets
 #                                 in /bin, /etc/{passwd,group,shadow} (a fake
-#                                 hash), /payload.sh (tests/vm/runc-payload.sh)
+#                                 hash), /payload.sh (tests/vm/runc-payload.sh),
+#                                 /ctr-payload.sh (tests/vm/ctr-payload.sh)
 # Uncompressed because the kernel unpacks it under TCG emulation, where
 # gunzip costs more than qemu copying a few extra megabytes.
 set -eu
@@ -161,11 +164,12 @@ if [ -x "$runc" ] && [ -x "$python" ]; then
 	echo 'root:$6$container$notarealhash:19000:0:99999:7:::' > "$rootfs/etc/shadow"
 	chmod 640 "$rootfs/etc/shadow"
 	cp "$here/runc-payload.sh" "$rootfs/payload.sh"
-	chmod 755 "$rootfs/payload.sh"
+	cp "$here/ctr-payload.sh" "$rootfs/ctr-payload.sh"
+	chmod 755 "$rootfs/payload.sh" "$rootfs/ctr-payload.sh"
 	(cd "$stage/opt/oci" && "$runc" spec) ||
 		die "runc spec failed in $stage/opt/oci"
 	"$python" -S -I - "$stage/opt/oci/config.json" <<'PY' ||
-import json, sys
+import json, os, sys
 path = sys.argv[1]
 with open(path) as f:
     spec = json.load(f)
@@ -177,6 +181,16 @@ types = [ns["type"] for ns in spec["linux"]["namespaces"]]
 if "network" not in types:
     sys.exit("runc spec made no network namespace: " + ", ".join(types))
 with open(path, "w") as f:
+    json.dump(spec, f, indent="\t")
+    f.write("\n")
+# tests/vm/containers.sh's template: the same, with the payload of
+# tests/vm/ctr-payload.sh and two more placeholders, each alone on its
+# line, which the guest replaces with JSON members: the runtime's
+# annotations, and the createRuntime hook (stockade oci-hook) or none.
+spec["process"]["args"] = ["/bin/sh", "/ctr-payload.sh", "@MODE@", "@ADDR@", "@PORT@", "@FORKS@"]
+spec["annotations"] = {"@ANNOTATIONS@": ""}
+spec["hooks"] = {"@HOOKS@": []}
+with open(os.path.join(os.path.dirname(path), "config-ctr.json"), "w") as f:
     json.dump(spec, f, indent="\t")
     f.write("\n")
 PY

@@ -30,6 +30,9 @@
 #                   before confinement (tests/vm/exec-records.sh);
 #      runc/*       real runc containers, started before and while the
 #                   agent runs (tests/vm/runc.sh);
+#      containers/* runc containers in docker's, containerd CRI's and
+#                   podman's cgroup forms, under container and pod
+#                   selectors (tests/vm/containers.sh);
 #   3. live/*       the host's live tests, tests/live/run.sh, again on this
 #                   kernel, each of its `ok`/`not ok` lines turned into a
 #                   marker;
@@ -349,6 +352,26 @@ left=$(pidof stockade)
 for d in $CGROUP_ROOT/docker/* $CGROUP_ROOT/docker $CGROUP_ROOT/runc-parent/* \
 	 $CGROUP_ROOT/runc-parent $CGROUP_ROOT/runc-plain/* $CGROUP_ROOT/runc-plain; do
 	[ ! -d "$d" ] || rmdir "$d" 2>/dev/null
+done
+fi
+
+# Containers as docker, containerd's CRI and podman lay them out, under
+# container and pod selectors (tests/vm/containers.sh): runc again, its
+# leftovers deleted here as above.
+if want containers; then
+echo "suite: containers at $(cut -d' ' -f1 /proc/uptime) s"
+timeout -s KILL 150 sh tests/vm/containers.sh
+[ $? != 137 ] || t_fail containers/run "killed after 150 s; the results above are partial"
+for id in $(/usr/sbin/runc list -q 2>/dev/null); do
+	/usr/sbin/runc delete -f "$id" > /dev/null 2>&1
+done
+left=$(pidof stockade)
+[ -z "$left" ] || kill -9 $left 2>/dev/null
+[ ! -d /sys/fs/bpf/containers ] ||
+	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/containers > /dev/null 2>&1
+for t in docker kubepods.slice machine.slice ctl; do
+	[ ! -d "$CGROUP_ROOT/$t" ] ||
+		find "$CGROUP_ROOT/$t" -depth -type d -exec rmdir {} \; 2>/dev/null
 done
 fi
 
