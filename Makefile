@@ -81,11 +81,12 @@ DEB_PKGS	:= clang llvm gcc make pkg-config libbpf-dev bpftool libelf-dev \
 		   zlib1g-dev libzstd-dev libyaml-dev libcmocka-dev nettle-dev libmicrohttpd-dev \
 		   libclang-rt-14-dev libjson-c-dev iproute2 util-linux qemu-system-x86 \
 		   busybox-static cpio python3-minimal python3-jsonschema xz-utils runc curl \
-		   systemd logrotate
+		   systemd logrotate \
+		   nodejs
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test unit-test unit-test-asan prog-test live-test fuzz fuzz-run \
+.PHONY: all deps test unit-test unit-test-asan prog-test live-test fuzz fuzz-run k8s-test \
 	demo clean vm-test vm-shell tools variant variant-layout bench
 
 all: $(BIN) tools
@@ -99,6 +100,11 @@ deps:
 		echo "deps: installing:$$missing"; \
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive \
 			apt-get install -y -q --no-install-recommends $$missing; \
+	fi; \
+	if ! command -v npm > /dev/null; then \
+		echo "deps: installing: npm (Debian's nodejs ships without it)"; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -q --no-install-recommends npm; \
 	fi
 
 $(OUT)/vmlinux.h: | $(OUT)
@@ -176,6 +182,23 @@ unit-test: $(UNIT_BINS) $(OUT)/stockade.skel.h
 unit-test-asan: $(UNIT_ASAN)
 	@set -e; for t in $(UNIT_ASAN); do echo "== $$t"; \
 		ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $$t; done
+
+# ---- deploy/kubernetes/ against the Kubernetes API schemas (offline) ----
+# tests/k8s/package.json's exact versions (package-lock.json), installed by
+# npm ci into $(OUT)/k8s: once, again only when the lock changes. Installing
+# runs no package's scripts.
+K8S_MODULES	:= $(OUT)/k8s
+$(K8S_MODULES)/.installed: tests/k8s/package.json tests/k8s/package-lock.json
+	$(call msg,NPM-CI,$(K8S_MODULES))
+	$(Q)command -v npm > /dev/null || { echo "k8s-test: npm not found; run make deps (it installs nodejs and npm)" >&2; exit 1; }
+	$(Q)mkdir -p $(K8S_MODULES)
+	$(Q)cp tests/k8s/package.json tests/k8s/package-lock.json $(K8S_MODULES)/
+	$(Q)npm ci --prefix $(K8S_MODULES) --ignore-scripts --no-audit --no-fund --loglevel=error || \
+		{ echo "k8s-test: npm ci failed (above): the npm registry unreachable, or npm too old for the lock" >&2; exit 1; }
+	$(Q)touch $@
+
+k8s-test: $(BIN) $(K8S_MODULES)/.installed
+	$(Q)echo "== tests/k8s/run.sh"; STOCKADE=./$(BIN) K8S_MODULES=$(K8S_MODULES) sh tests/k8s/run.sh
 
 # ---- BPF programs run by the kernel on crafted input (root) ----
 # tests/prog: bpf_prog_test_run_opts on the skeleton's cgroup programs;
@@ -276,18 +299,19 @@ bench: deps $(BIN) tools
 # wait for agents and probes), then the tiny bench. The host's output
 # comes first, the VM suite's when it is done.
 TEST_BUILD	= $(BIN) tools variant variant-layout $(UNIT_BINS) $(UNIT_ASAN) \
-		  $(FUZZ_BINS) $(OUT)/tests/prog/test_prog
+		  $(FUZZ_BINS) $(OUT)/tests/prog/test_prog \
+		  $(K8S_MODULES)/.installed
 test: deps
 	@rc=0; \
 	$(MAKE) $(TEST_BUILD) || rc=1; \
 	$(MAKE) --no-print-directory vm-initramfs VM_IMAGES="$(VM_KERNELS)" || rc=1; \
 	( $(MAKE) --no-print-directory vm-run > $(OUT)/test-vm.log 2>&1; \
 	  echo $$? > $(OUT)/test-vm.rc ) & vm=$$!; \
-	( $(MAKE) unit-test unit-test-asan fuzz-run prog-test > $(OUT)/test-unit.log 2>&1; \
+	( $(MAKE) unit-test unit-test-asan fuzz-run prog-test k8s-test > $(OUT)/test-unit.log 2>&1; \
 	  echo $$? > $(OUT)/test-unit.rc ) & unit=$$!; \
 	$(MAKE) live-test || rc=1; \
 	wait $$unit; cat $(OUT)/test-unit.log; \
-	[ "$$(cat $(OUT)/test-unit.rc 2>/dev/null)" = 0 ] || { echo "make test: the unit, fuzz or prog tests FAILED (above)"; rc=1; }; \
+	[ "$$(cat $(OUT)/test-unit.rc 2>/dev/null)" = 0 ] || { echo "make test: the unit, fuzz, prog or k8s tests FAILED (above)"; rc=1; }; \
 	$(MAKE) bench BENCH_TINY=1 || rc=1; \
 	echo "make test: the VM suite (started with the host tests; its output follows)"; \
 	wait $$vm; cat $(OUT)/test-vm.log; \
