@@ -53,9 +53,9 @@
  */
 int64_t selected_by(struct agent *a, const char *rel, uint64_t id, bool may_wait)
 {
+	const char *waiting[POLICY_MAX], *unknown[POLICY_MAX];
+	size_t i, n_wait = 0, n_unknown = 0;
 	int64_t found = -1;
-	bool wait = false;
-	size_t i;
 
 	for (i = 0; i < a->set.n; i++) {
 		const struct policy *p = a->set.v[i];
@@ -64,7 +64,12 @@ int64_t selected_by(struct agent *a, const char *rel, uint64_t id, bool may_wait
 		case POLICY_SEL_NO:
 			continue;
 		case POLICY_SEL_WAIT:
-			wait = true;
+			if (n_wait < POLICY_MAX)
+				waiting[n_wait++] = p->name;
+			continue;
+		case POLICY_SEL_UNKNOWN:
+			if (n_unknown < POLICY_MAX)
+				unknown[n_unknown++] = p->name;
 			continue;
 		case POLICY_SEL_YES:
 			break;
@@ -76,9 +81,39 @@ int64_t selected_by(struct agent *a, const char *rel, uint64_t id, bool may_wait
 		}
 		found = (int64_t)a->pt.pol_id[i];
 	}
-	if (wait && containers__may_wait(a, rel, id))
+	if (n_wait && containers__may_wait(a, rel, id))
 		return SELECTED_WAIT;
+	/* The wait is over and the names did not come, or they were
+	 * refused: such a policy may or may not select it. Neither a no
+	 * (the container would run unconfined on a guess) nor a yes: the
+	 * conflict slot, deny-all, until its names arrive (rejudge()). */
+	for (i = 0; i < n_wait && n_unknown < POLICY_MAX; i++)
+		unknown[n_unknown++] = waiting[i];
+	if (n_unknown) {
+		if (may_wait)	/* a new cgroup: said once */
+			containers__names_unknown(a, rel, id, unknown, n_unknown);
+		return POLICY_ID_CONFLICT;
+	}
 	return found;
+}
+
+int rejudge(struct agent *a)
+{
+	int err;
+
+	a->rejudge = false;
+	a->reselect = true;
+	err = scan(a);
+	a->reselect = false;
+	if (err)
+		a->rejudge = true;	/* again at the next scan */
+	/* What reload_switch() does after its scan, for cgroups that moved
+	 * between policies: no program still runs with the old entry, then
+	 * their limits and the old file scopes follow. */
+	rcu_sync(a);
+	limits__reload(a->lim);
+	file_scope__sync(a);
+	return err;
 }
 
 static struct sandbox_cg *track(struct agent *a, const char *rel, uint64_t id)
@@ -360,9 +395,15 @@ void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	int err;
 
 	/* Below a cgroup that waits for its container's names: it waits
-	 * too (pending, judged by its watched directory's candidate). */
-	if (parent == SCAN_HOLD)
+	 * too (pending, judged by its watched directory's candidate). One
+	 * already tracked (a reload's reselection, a cgroups: glob of its
+	 * own) is still there: marked seen, or the sweep would take it for
+	 * removed and detach it. */
+	if (parent == SCAN_HOLD) {
+		if (found)
+			((struct sandbox_cg *)found)->seen = a->scan_gen;
 		return SCAN_HOLD;
+	}
 	if (found) {
 		cg = (struct sandbox_cg *)found;
 		cg->seen = a->scan_gen;

@@ -244,10 +244,26 @@ bool container_meta__id_ok(const char *id)
 	       !has_control(id, len);
 }
 
+static int parse_record_of(const char *buf, size_t len, const char *id,
+			   const struct container_id *cid,
+			   struct container_meta *out, char *why, size_t n);
+
 int container_meta__parse_record(const char *buf, size_t len, const char *id,
 				 struct container_meta *out, char *why, size_t n)
 {
-	char got[CONTAINER_ID_MAX + 1];
+	return parse_record_of(buf, len, id, NULL, out, why, n);
+}
+
+/* As container_meta__parse_record(); with cid, a record whose "cgroup"
+ * resolves to another runtime's container, or another id, is -ESRCH:
+ * ids are unique within a runtime only (a podman and a containerd
+ * container may share one), and the hook's directory is keyed by id. */
+static int parse_record_of(const char *buf, size_t len, const char *id,
+			   const struct container_id *cid,
+			   struct container_meta *out, char *why, size_t n)
+{
+	char got[CONTAINER_ID_MAX + 1], cg[4096] = "";
+	struct container_id rc;
 	json_object *obj, *pod;
 	int err;
 
@@ -272,6 +288,14 @@ int container_meta__parse_record(const char *buf, size_t len, const char *id,
 		err = get_str(pod, "name", out->pod_name, sizeof(out->pod_name), why, n);
 	if (!err && pod)
 		err = get_str(pod, "uid", out->pod_uid, sizeof(out->pod_uid), why, n);
+	if (!err && cid)
+		err = get_str(obj, "cgroup", cg, sizeof(cg), why, n);
+	/* A cgroup no rule resolves (a runtime's custom cgroupsPath, a v1
+	 * host's empty one) leaves the id alone to decide. */
+	if (!err && cid && cg[0] && !container__resolve(cg, &rc) &&
+	    (rc.runtime != cid->runtime || strcmp(rc.id, cid->id)))
+		err = fail(why, n, -ESRCH, "its \"cgroup\" is another container's (%s)",
+			   container__runtime_name(rc.runtime));
 	json_object_put(obj);
 	if (err)
 		memset(out, 0, sizeof(*out));
@@ -299,11 +323,12 @@ int container_meta__parse_docker(const char *buf, size_t len,
 		err = get_str(cfg, "Image", out->image, sizeof(out->image), why, n);
 	if (!err && cfg)
 		err = get_object(cfg, "Labels", &labels, why, n);
-	/* Only kubelet's labels (cri-dockerd): docker's own Name and Image
-	 * are docker's, and a label must not contradict them. Under
-	 * cri-dockerd Name is k8s_<container>_<pod>_..., so the label's
-	 * container name, the pod spec's, comes first. */
-	if (!err && labels)
+	/* Kubelet's labels only where kubelet made the container: under
+	 * cri-dockerd Name is k8s_<container>_<pod>_..., and the label's
+	 * container name, the pod spec's, is the name. On plain docker a
+	 * label is whatever `docker run --label` said: it must not rename
+	 * the container (nor put it in a pod) against docker's own Name. */
+	if (!err && labels && !strncmp(name[0] == '/' ? name + 1 : name, "k8s_", 4))
 		err = apply_map(labels, out, F_ALL & ~F_BIT(F_IMAGE), why, n);
 	if (!err && !out->name[0]) {
 		const char *s = name[0] == '/' ? name + 1 : name;
@@ -392,10 +417,13 @@ int container_meta__parse_state(const char *buf, size_t len,
 	return err;
 }
 
-/* The whole of fd (a regular file) into a NUL-terminated heap buffer. The
- * size is checked twice: a file that grows after fstat() is still cut off
- * at the cap, and refused. */
-static int read_fd(int fd, char **buf, size_t *len)
+/* The whole of fd into a NUL-terminated heap buffer, at most
+ * CONTAINER_META_FILE_MAX bytes. A regular file's size is checked twice:
+ * one that grows after fstat() is still cut off at the cap, and refused.
+ * A pipe (the hook's stdin) has no size to ask first; anything else (a
+ * FIFO put in place of a file, a device such as /dev/zero) would block or
+ * never end, and is refused unless pipe_ok. */
+int container_meta__read_fd(int fd, bool pipe_ok, char **buf, size_t *len)
 {
 	size_t cap, got = 0;
 	struct stat st;
@@ -404,12 +432,11 @@ static int read_fd(int fd, char **buf, size_t *len)
 
 	if (fstat(fd, &st))
 		return -errno;
-	/* A FIFO or a device (/dev/zero) would block or never end. */
-	if (!S_ISREG(st.st_mode))
+	if (!S_ISREG(st.st_mode) && !(pipe_ok && S_ISFIFO(st.st_mode)))
 		return -EINVAL;
-	if ((unsigned long long)st.st_size > CONTAINER_META_FILE_MAX)
+	if (S_ISREG(st.st_mode) && (unsigned long long)st.st_size > CONTAINER_META_FILE_MAX)
 		return -EFBIG;
-	cap = (size_t)st.st_size + 1;
+	cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 4096;
 	b = malloc(cap + 1);
 	if (!b)
 		return -ENOMEM;
@@ -455,7 +482,7 @@ int container_meta__read_file(const char *path, char **buf, size_t *len)
 	fd = open(path, OPEN_FILE);
 	if (fd < 0)
 		return -errno;
-	err = read_fd(fd, buf, len);
+	err = container_meta__read_fd(fd, false, buf, len);
 	close(fd);
 	return err;
 }
@@ -502,7 +529,7 @@ static int read_below(const char *root, const char *base, const char *const *com
 	}
 	if (fd < 0)
 		return -errno;
-	err = read_fd(fd, buf, len);
+	err = container_meta__read_fd(fd, false, buf, len);
 	close(fd);
 	return err;
 }
@@ -513,12 +540,13 @@ enum src_kind { SRC_HOOK, SRC_DOCKER, SRC_CONTAINERD, SRC_STORAGE };
  * the error. A directory or file that is missing anywhere on the way is
  * -ENOENT (ENOTDIR too: a file where a runtime would have a directory). */
 static int try_source(const struct container_sources *src, enum src_kind kind,
-		      const char *base, const char *ns, const char *id,
+		      const char *base, const char *ns, const struct container_id *cid,
 		      struct container_meta *out, char *why, size_t n)
 {
 	char path[4096], file[CONTAINER_ID_MAX + 8], perr[256];
 	const char *comp[3];
 	size_t nc = 0;
+	const char *id = cid->id;
 	char *buf = NULL;
 	size_t len = 0;
 	int err;
@@ -556,7 +584,7 @@ static int try_source(const struct container_sources *src, enum src_kind kind,
 	}
 	perr[0] = '\0';
 	if (kind == SRC_HOOK)
-		err = container_meta__parse_record(buf, len, id, out, perr, sizeof(perr));
+		err = parse_record_of(buf, len, id, cid, out, perr, sizeof(perr));
 	else if (kind == SRC_DOCKER)
 		err = container_meta__parse_docker(buf, len, out, perr, sizeof(perr));
 	else
@@ -572,15 +600,40 @@ static int try_source(const struct container_sources *src, enum src_kind kind,
 #define STORAGE_RUN	"/run/containers/storage/overlay-containers"
 #define STORAGE_LIB	"/var/lib/containers/storage/overlay-containers"
 
+static bool meta_complete(const struct container_meta *m)
+{
+	return m->name[0] && m->image[0] && m->pod_namespace[0] && m->pod_name[0] &&
+	       m->pod_uid[0];
+}
+
+/* Each field of into that is empty, from from. */
+static void merge_empty(struct container_meta *into, const struct container_meta *from)
+{
+#define FILL(f) do { if (!into->f[0]) memcpy(into->f, from->f, sizeof(into->f)); } while (0)
+	FILL(name);
+	FILL(image);
+	/* A pod whole, from one source: never one's namespace with
+	 * another's name. */
+	if (!into->pod_namespace[0] && !into->pod_name[0] && !into->pod_uid[0]) {
+		FILL(pod_namespace);
+		FILL(pod_name);
+		FILL(pod_uid);
+	}
+#undef FILL
+}
+
+static int load_runtime(const struct container_sources *src,
+			const struct container_id *cid,
+			struct container_meta *out, char *why, size_t n);
+
 int container_meta__load_why(const struct container_sources *src,
 			     const struct container_id *cid,
 			     struct container_meta *out, char *why, size_t n)
 {
-	static const char *const namespaces[] = { "k8s.io", "moby", "default" };
 	const char *hook_dir = src->hook_dir ? src->hook_dir : CONTAINER_HOOK_DIR_DEFAULT;
-	enum container_runtime rt = cid->runtime;
+	struct container_meta hook;
+	bool hook_found;
 	int err;
-	size_t i;
 
 	memset(out, 0, sizeof(*out));
 	if (why && n)
@@ -588,9 +641,41 @@ int container_meta__load_why(const struct container_sources *src,
 	if (!container_meta__id_ok(cid->id))
 		return fail(why, n, -EINVAL, "container id %s cannot name a file (empty, '/', a leading '.', too long)",
 			    cid->id);
-	err = try_source(src, SRC_HOOK, hook_dir, NULL, cid->id, out, why, n);
-	if (err != -ENOENT)
+	err = try_source(src, SRC_HOOK, hook_dir, NULL, cid, out, why, n);
+	if (err == -ESRCH) {
+		/* Another runtime's container with the same id. */
+		memset(out, 0, sizeof(*out));
+		err = -ENOENT;
+	}
+	if (err != -ENOENT && err)
 		return err;
+	if (!err && meta_complete(out))
+		return 0;
+	/* No record, or one the runtime's annotations left fields of empty
+	 * (a docker container's hook sees no name): the runtime's own state
+	 * fills them. A field the record has is never overwritten. */
+	hook = *out;
+	hook_found = !err;
+	err = load_runtime(src, cid, out, why, n);
+	if (hook_found && (err == 0 || err == -ENOENT)) {
+		merge_empty(&hook, out);
+		*out = hook;
+		return 0;
+	}
+	return err;
+}
+
+/* The runtime's own files, in the order of container_meta__load_why(). */
+static int load_runtime(const struct container_sources *src,
+			const struct container_id *cid,
+			struct container_meta *out, char *why, size_t n)
+{
+	static const char *const namespaces[] = { "k8s.io", "moby", "default" };
+	enum container_runtime rt = cid->runtime;
+	int err;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
 	/*
 	 * The cgroup's path names the runtime: only its own files are read.
 	 * Ids are unique within a runtime, not across them, and some let the
@@ -598,7 +683,7 @@ int container_meta__load_why(const struct container_sources *src,
 	 * CRI-O container's id must not name that container.
 	 */
 	if (rt == CONTAINER_NONE || rt == CONTAINER_DOCKER) {
-		err = try_source(src, SRC_DOCKER, DOCKER_DIR, NULL, cid->id, out, why, n);
+		err = try_source(src, SRC_DOCKER, DOCKER_DIR, NULL, cid, out, why, n);
 		if (err != -ENOENT)
 			return err;
 	}
@@ -607,14 +692,14 @@ int container_meta__load_why(const struct container_sources *src,
 		if (rt == CONTAINER_CONTAINERD && cid->ns[0]) {
 			if (!container_meta__id_ok(cid->ns))
 				return fail(why, n, -EINVAL, "containerd namespace %s cannot name a directory", cid->ns);
-			err = try_source(src, SRC_CONTAINERD, CONTAINERD_DIR, cid->ns, cid->id, out, why, n);
+			err = try_source(src, SRC_CONTAINERD, CONTAINERD_DIR, cid->ns, cid, out, why, n);
 			if (err != -ENOENT)
 				return err;
 		} else {
 			for (i = 0; i < ARRAY_SIZE(namespaces); i++) {
 				if (rt == CONTAINER_DOCKER && strcmp(namespaces[i], "moby"))
 					continue;
-				err = try_source(src, SRC_CONTAINERD, CONTAINERD_DIR, namespaces[i], cid->id,
+				err = try_source(src, SRC_CONTAINERD, CONTAINERD_DIR, namespaces[i], cid,
 						 out, why, n);
 				if (err != -ENOENT)
 					return err;
@@ -622,10 +707,10 @@ int container_meta__load_why(const struct container_sources *src,
 		}
 	}
 	if (rt == CONTAINER_NONE || rt == CONTAINER_CRIO || rt == CONTAINER_PODMAN) {
-		err = try_source(src, SRC_STORAGE, STORAGE_RUN, NULL, cid->id, out, why, n);
+		err = try_source(src, SRC_STORAGE, STORAGE_RUN, NULL, cid, out, why, n);
 		if (err != -ENOENT)
 			return err;
-		err = try_source(src, SRC_STORAGE, STORAGE_LIB, NULL, cid->id, out, why, n);
+		err = try_source(src, SRC_STORAGE, STORAGE_LIB, NULL, cid, out, why, n);
 		if (err != -ENOENT)
 			return err;
 	}

@@ -49,6 +49,11 @@ int container_meta__load_why(const struct container_sources *src,
 			     const struct container_id *cid,
 			     struct container_meta *out, char *why, size_t why_len);
 
+/* All of fd (a regular file, or a pipe when pipe_ok), at most
+ * CONTAINER_META_FILE_MAX bytes (-EFBIG), NUL-terminated, in *buf (free
+ * it); -EINVAL for anything else (a FIFO, a device). */
+int container_meta__read_fd(int fd, bool pipe_ok, char **buf, size_t *len);
+
 /* An id that can name a file in a runtime's directory: non-empty, at most
  * CONTAINER_ID_MAX bytes, no '/', no leading '.', no control character. */
 bool container_meta__id_ok(const char *id);

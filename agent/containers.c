@@ -90,6 +90,8 @@ static int on_hook_dir(struct loop_source *s, uint32_t revents, void *userdata)
 			free(c);
 			a->cgt.v[i].ctr = nc;
 		}
+		/* Judged without them (deny-all, or by path): again. */
+		a->rejudge = true;
 	}
 	a->rescan = true;
 	return 0;
@@ -189,6 +191,21 @@ void containers__outside(struct agent *a, const char *rel, uint64_t id)
 	json_u64(&a->ev.j, "cgroup_id", id);
 	json_str_array(&a->ev.j, "policies", names, n);
 	json_str(&a->ev.j, "reason", cid.runtime ? "inside_container" : "no_path_form");
+	events__emit(&a->ev);
+}
+
+void containers__names_unknown(struct agent *a, const char *rel, uint64_t id,
+			       const char *const *policies, size_t n)
+{
+	pr_warn("containers", "%s: the container's names are unknown (not written within %d s, or refused), and %s%s need%s them: it is confined deny-all until they arrive; install `stockade oci-hook` as a createRuntime hook, or check the runtime's state files",
+		rel, CONTAINER_META_WAIT_MS / 1000, policies[0], n > 1 ? " and others" : "",
+		n > 1 ? "" : "s");
+	events__begin(&a->ev, "container_unresolved");
+	json_str_raw(&a->ev.j, "cgroup", rel, strlen(rel));
+	json_u64(&a->ev.j, "cgroup_id", id);
+	json_str_array(&a->ev.j, "policies", policies, n);
+	json_str(&a->ev.j, "reason", "names_unknown");
+	json_str(&a->ev.j, "action", "deny_all");
 	events__emit(&a->ev);
 }
 

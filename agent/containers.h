@@ -45,6 +45,12 @@ void containers__track(struct agent *a, struct sandbox_cg *cg);
  * `container_unresolved` record says so: a container selector never
  * selects it. */
 void containers__outside(struct agent *a, const char *rel, uint64_t id);
+/* rel, a new container's cgroup, is confined deny-all: policies[n] need
+ * its names, which are unknown (none after CONTAINER_META_WAIT_MS, or
+ * refused). One `container_unresolved` record (reason `names_unknown`)
+ * says so; the names' arrival judges it again. */
+void containers__names_unknown(struct agent *a, const char *rel, uint64_t id,
+			       const char *const *policies, size_t n);
 /* A new cgroup waits for its names (scan_one(): SELECTED_WAIT); released
  * when it is decided (true if it was held: the scan that decides it did
  * not find what inotify missed); the sweep, after a full scan, forgets

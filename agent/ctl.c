@@ -69,7 +69,7 @@ void ctl_init(struct ctl *c)
 int ctl_parse(struct ctl *c, int argc, char **argv, bool detach)
 {
 	enum { OPT_BPFFS = 256, OPT_CGROOT, OPT_LOG, OPT_JSON, OPT_ALL, OPT_STATE,
-	       OPT_REQUIRE };
+	       OPT_REQUIRE, OPT_CONTAINERS_DIR };
 	static const struct option opts[] = {
 		{ "bpffs", required_argument, NULL, OPT_BPFFS },
 		{ "cgroup-root", required_argument, NULL, OPT_CGROOT },
@@ -78,6 +78,7 @@ int ctl_parse(struct ctl *c, int argc, char **argv, bool detach)
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ "state", required_argument, NULL, OPT_STATE },
 		{ "require-agent", no_argument, NULL, OPT_REQUIRE },
+		{ "containers-dir", required_argument, NULL, OPT_CONTAINERS_DIR },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -122,6 +123,12 @@ int ctl_parse(struct ctl *c, int argc, char **argv, bool detach)
 				goto usage;
 			c->require_agent = true;
 			break;
+		case OPT_CONTAINERS_DIR:
+			/* The agent's --containers-dir: names read as it does. */
+			if (detach)
+				goto usage;
+			c->containers_dir = optarg;
+			break;
 		case 'v':
 			log_verbosity = LOG_DEBUG;
 			break;
@@ -142,7 +149,7 @@ usage:
 	fprintf(stderr, detach ?
 		"usage: stockade detach [--bpffs DIR] [--cgroup-root DIR] [--log FILE] --all | POLICY | CGROUP\n"
 		"  CGROUP: a path below the cgroup2 mount (/sandboxes/job-1) or the full path\n" :
-		"usage: stockade status [--bpffs DIR] [--cgroup-root DIR] [--state FILE] [--json | --require-agent]\n");
+		"usage: stockade status [--bpffs DIR] [--cgroup-root DIR] [--state FILE] [--containers-dir DIR] [--json | --require-agent]\n");
 	(void)cmd;
 	return 2;
 }
@@ -415,9 +422,11 @@ int ctl_read_entries(struct ctl *c, struct entry **out, size_t *n_out)
 	return 0;
 }
 
-struct container_info *ctl_container(const char *path)
+struct container_info *ctl_container(const struct ctl *c, const char *path)
 {
-	const struct container_sources src = { .root = "", .hook_dir = CONTAINER_HOOK_DIR_DEFAULT };
+	const struct container_sources src = {
+		.root = "", .hook_dir = c->containers_dir ?: CONTAINER_HOOK_DIR_DEFAULT,
+	};
 	struct container_meta m;
 	struct container_id id;
 

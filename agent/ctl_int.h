@@ -33,6 +33,7 @@ struct ctl {
 	char cgroot[PATH_MAX];
 	const char *log_path;
 	const char *state_path;	/* status --state: run-time clocks */
+	const char *containers_dir;	/* --containers-dir: the oci-hook's records */
 	bool json, all;
 	bool require_agent;	/* status --require-agent: the liveness probe */
 	const char *target;
@@ -93,6 +94,6 @@ int ctl_blob_read(const char *dir, uint64_t hash, struct mf_policy *out);
 
 /* path's container (agent/containers.h), its names read from the
  * runtime's state as the agent reads them; NULL when none (free() it). */
-struct container_info *ctl_container(const char *path);
+struct container_info *ctl_container(const struct ctl *c, const char *path);
 
 #endif

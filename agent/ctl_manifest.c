@@ -98,7 +98,7 @@ struct opts {
 static int parse(struct ctl *c, struct opts *o, int argc, char **argv)
 {
 	enum { OPT_BPFFS = 256, OPT_CGROOT, OPT_FORMAT, OPT_OUT, OPT_BOUNDARY,
-	       OPT_STATE };
+	       OPT_STATE, OPT_CONTAINERS_DIR };
 	static const struct option opts[] = {
 		{ "bpffs", required_argument, NULL, OPT_BPFFS },
 		{ "cgroup-root", required_argument, NULL, OPT_CGROOT },
@@ -106,6 +106,7 @@ static int parse(struct ctl *c, struct opts *o, int argc, char **argv)
 		{ "out", required_argument, NULL, OPT_OUT },
 		{ "boundary", required_argument, NULL, OPT_BOUNDARY },
 		{ "state", required_argument, NULL, OPT_STATE },
+		{ "containers-dir", required_argument, NULL, OPT_CONTAINERS_DIR },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -139,6 +140,9 @@ static int parse(struct ctl *c, struct opts *o, int argc, char **argv)
 		case OPT_STATE:
 			o->state = optarg;
 			break;
+		case OPT_CONTAINERS_DIR:
+			c->containers_dir = optarg;
+			break;
 		case 'v':
 			log_verbosity = LOG_DEBUG;
 			break;
@@ -151,7 +155,7 @@ static int parse(struct ctl *c, struct opts *o, int argc, char **argv)
 	o->n_targets = (size_t)(argc - optind);
 	return 0;
 usage:
-	fprintf(stderr, "usage: stockade manifest [--format json|md] [--out FILE] [--boundary FILE] [--bpffs DIR] [--cgroup-root DIR] [--state FILE] [CGROUP|POLICY...]\n");
+	fprintf(stderr, "usage: stockade manifest [--format json|md] [--out FILE] [--boundary FILE] [--bpffs DIR] [--cgroup-root DIR] [--state FILE] [--containers-dir DIR] [CGROUP|POLICY...]\n");
 	return 2;
 }
 
@@ -528,7 +532,7 @@ int ctl__manifest(int argc, char **argv)
 		if (!s->cgroup)
 			goto out;
 		s->cgroup_id = e[i].id;
-		s->ctr = ctl_container(s->cgroup);
+		s->ctr = ctl_container(&c, s->cgroup);
 		ctl_policy_of(&c, e[i].sb.policy_id, &pi);
 		snprintf(s->policy_name, sizeof(s->policy_name), "%s", pi.name);
 		s->hash = pi.hash;

@@ -254,7 +254,7 @@ static void status_print_json(struct status *S)
 	printf("],\"cgroups\":[");
 	for (i = 0; i < S->n_rows; i++) {
 		const struct row *r = &S->rows[i];
-		struct container_info *ci = ctl_container(r->path);
+		struct container_info *ci = ctl_container(c, r->path);
 
 		json_begin(&sub);
 		json_str(&sub, "cgroup", r->path);
@@ -369,7 +369,7 @@ static void status_print_rows(struct status *S)
 	for (i = 0; i < S->n_rows; i++) {
 		const struct row *r = &S->rows[i];
 		char d[24] = "-", au[24] = "-", gen[16] = "-", ctr[300] = "-";
-		struct container_info *ci = ctl_container(r->path);
+		struct container_info *ci = ctl_container(c, r->path);
 
 		/* runtime:name, else runtime:id (12 digits, as docker ps). */
 		if (ci)

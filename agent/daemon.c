@@ -640,7 +640,10 @@ static int on_scan(struct loop_source *s, uint32_t revents, void *userdata)
 	/* A failed attach is retried next scan; the cgroup is still
 	 * confined by inheritance or the ancestor walk where it has a
 	 * confined ancestor. */
-	scan(al->a);
+	if (al->a->rejudge)
+		rejudge(al->a);
+	else
+		scan(al->a);
 	report_counters(al->a);
 	return 0;
 }

@@ -125,6 +125,9 @@ struct agent {
 	bool in_inotify;	/* classifying from an inotify event */
 	bool wd_fallback;	/* arm_all(): links below a top that has none */
 	bool rescan;		/* the inotify queue overflowed: scan now */
+	/* Names arrived for a tracked container judged without them: the
+	 * next scan judges every tracked cgroup again (rejudge()). */
+	bool rejudge;
 	unsigned int scan_gen;
 
 	uint64_t retries_seen;	/* bpfutil_enomem_retries already reported */
@@ -197,6 +200,9 @@ void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx);
 /* scan_one()'s "parent" for what is below such a cgroup: it waits too. */
 #define SCAN_HOLD	((void *)UINTPTR_MAX)
 int64_t selected_by(struct agent *a, const char *rel, uint64_t id, bool may_wait);
+/* scan(), judging tracked cgroups again too, as a reload does with the
+ * same policies (a->rejudge). */
+int rejudge(struct agent *a);
 void sweep(struct agent *a);
 void sweep_outside(struct agent *a);
 

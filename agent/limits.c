@@ -490,24 +490,34 @@ static void *check_one(const char *rel, uint64_t id, void *parent, void *vctx)
 {
 	struct check_ctx *c = vctx;
 	const struct policy_set *set = c->set;
-	const struct policy *p = NULL;
+	const struct policy *cand[POLICY_MAX];
+	size_t i, k, m, nc = 0, n_yes = 0;
 	struct need n[8];
-	size_t i, j, k;
 
 	(void)id;
-	for (i = 0; i < set->n; i++)
-		for (j = 0; j < set->v[i]->n_cgroups; j++)
-			if (cgroup__match(set->v[i]->cgroups[j], rel)) {
-				if (p && p != set->v[i])
-					return parent;	/* conflict: deny-all, no limits */
-				p = set->v[i];
-			}
-	if (!p || !wants_limits(p))
-		return parent;
-	k = needs_of(p, n);
-	for (i = 0; i < k; i++)
-		if (check_cg(c->cgroot, p, &n[i], rel, c->diag))
-			c->err = -EOPNOTSUPP;
+	/* What the agent will select (selected_by()), with no names read:
+	 * a selector that needs a container's names may select it, so its
+	 * limits must be possible too. The path forms' globs decide
+	 * nothing here: they are for watching. */
+	for (i = 0; i < set->n; i++) {
+		enum policy_sel r = policy__selects(set->v[i], rel, NULL, NULL, false, NULL);
+
+		if (r == POLICY_SEL_NO)
+			continue;
+		n_yes += r == POLICY_SEL_YES;
+		if (nc < POLICY_MAX)
+			cand[nc++] = set->v[i];
+	}
+	if (n_yes > 1)
+		return parent;	/* conflict: deny-all, no limits */
+	for (m = 0; m < nc; m++) {
+		if (!wants_limits(cand[m]))
+			continue;
+		k = needs_of(cand[m], n);
+		for (i = 0; i < k; i++)
+			if (check_cg(c->cgroot, cand[m], &n[i], rel, c->diag))
+				c->err = -EOPNOTSUPP;
+	}
 	return parent;
 }
 

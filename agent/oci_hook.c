@@ -25,47 +25,6 @@
 
 #define PFX	"stockade: oci-hook: "
 
-/* The whole of fd, at most CONTAINER_META_FILE_MAX bytes (a pipe: no
- * size to ask first). */
-static int read_all(int fd, char **buf, size_t *len)
-{
-	size_t cap = 4096, got = 0;
-	char *b = malloc(cap + 1), *nb;
-	ssize_t r;
-
-	if (!b)
-		return -ENOMEM;
-	for (;;) {
-		r = read(fd, b + got, cap - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			free(b);
-			return -errno;
-		}
-		if (!r)
-			break;
-		got += (size_t)r;
-		if (got > CONTAINER_META_FILE_MAX) {
-			free(b);
-			return -EFBIG;
-		}
-		if (got == cap) {
-			cap *= 2;
-			nb = realloc(b, cap + 1);
-			if (!nb) {
-				free(b);
-				return -ENOMEM;
-			}
-			b = nb;
-		}
-	}
-	b[got] = '\0';
-	*buf = b;
-	*len = got;
-	return 0;
-}
-
 /* The cgroup2 path of pid (the "0::" line of /proc/<pid>/cgroup) into
  * out[n]: 0, -ENOENT on a cgroup v1-only host, or the read's error. */
 static int read_cgroup(const char *proc, int pid, char *out, size_t n)
@@ -219,7 +178,7 @@ int oci_hook__run(const struct oci_hook_opts *o, int in_fd)
 	size_t len;
 	int err;
 
-	err = read_all(in_fd, &buf, &len);
+	err = container_meta__read_fd(in_fd, true, &buf, &len);
 	if (err) {
 		fprintf(stderr, PFX "error: reading the OCI state from stdin: %s; run it as an OCI hook, which writes the state (at most 1 MiB) to its stdin\n",
 			strerror(-err));

@@ -9,6 +9,7 @@
 
 #include "bpfutil.h"
 #include "cgroup.h"
+#include "container.h"
 #include "log.h"
 #include "names.h"
 #include "policy.h"
@@ -45,6 +46,14 @@ static bool pass_applies(const struct policy *p, const char *rel, bool below)
 			continue;
 		if (below ? select__prefix_match(sel, rel) : cgroup__match(sel, rel))
 			return true;
+	}
+	/* A container selected in a layout no path form's glob names (a
+	 * podman pod's slice, a --cgroup-parent): its runtime makes it as
+	 * it makes the others. */
+	if (!below && p->n_ctrs) {
+		struct container_id cid;
+
+		return !container__resolve(rel, &cid) && cid.path_len == strlen(rel);
 	}
 	return false;
 }

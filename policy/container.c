@@ -89,6 +89,16 @@ static const char *const not_namespaces[] = {
 	"system.slice", "user.slice", "init.scope",
 };
 
+bool container__namespace_ok(const char *ns)
+{
+	size_t k;
+
+	for (k = 0; k < sizeof(not_namespaces) / sizeof(not_namespaces[0]); k++)
+		if (!strcmp(ns, not_namespaces[k]))
+			return false;
+	return true;
+}
+
 static bool is_id(const char *s, size_t n)
 {
 	size_t i;
@@ -323,6 +333,11 @@ static const struct {
 	{ CONTAINER_PODMAN, false, "/machine.slice/libpod-*.scope" },
 	{ CONTAINER_PODMAN, false, "/libpod_parent/libpod-*" },
 	{ CONTAINER_PODMAN, false, "/user.slice/user-*.slice/user@*.service/user.slice/libpod-*.scope" },
+	/* Pods of podman (`podman pod create`): the pod's slice between. */
+	{ CONTAINER_PODMAN, false, "/machine.slice/machine-libpod_pod_*.slice/libpod-*.scope" },
+	{ CONTAINER_PODMAN, false, "/user.slice/user-*.slice/user@*.service/user.slice/user-libpod_pod_*.slice/libpod-*.scope" },
+	/* Rootless docker (systemd driver, the user's manager). */
+	{ CONTAINER_DOCKER, false, "/user.slice/user-*.slice/user@*.service/user.slice/docker-*.scope" },
 };
 
 static bool is_pod_sel(const struct policy_container *sel)
@@ -411,8 +426,14 @@ enum policy_sel policy__container_match(const struct policy_container *sel,
 	if (!unknown)
 		return POLICY_SEL_YES;
 	/* Names the runtime has not written (yet): wait for them while
-	 * they may come, then the selector matches nothing. */
-	return may_wait && !m->have ? POLICY_SEL_WAIT : POLICY_SEL_NO;
+	 * they may come. Read, and without the field (a docker container
+	 * has no pod, a ctr one no name): no. Never written, or refused:
+	 * unknown, which is never a no (fail closed). */
+	if (m->refused)
+		return POLICY_SEL_UNKNOWN;
+	if (!m->have)
+		return may_wait ? POLICY_SEL_WAIT : POLICY_SEL_UNKNOWN;
+	return POLICY_SEL_NO;
 }
 
 enum policy_sel policy__selects(const struct policy *p, const char *rel,
@@ -422,23 +443,20 @@ enum policy_sel policy__selects(const struct policy *p, const char *rel,
 	struct container_id own;
 	struct container_meta m;
 	enum policy_sel best = POLICY_SEL_NO, r;
-	bool form = false, have_meta = false;
+	bool have_meta = false;
 	size_t i;
 
 	if (!cid)
 		cid = &own;
 	if (container__resolve(rel, cid))
 		memset(cid, 0, sizeof(*cid));
-	for (i = 0; i < p->n_cgroups; i++) {
-		if (fnmatch(p->cgroups[i], rel, FNM_PATHNAME))
-			continue;
-		if (i < p->n_cgroups_user)
+	for (i = 0; i < p->n_cgroups_user; i++)
+		if (!fnmatch(p->cgroups[i], rel, FNM_PATHNAME))
 			return POLICY_SEL_YES;
-		form = true;
-	}
 	/* A container's own cgroup, not a child of it, nor a cgroup that
-	 * no rule resolves. */
-	if (!form || !cid->runtime || cid->path_len != strlen(rel))
+	 * no rule resolves; in any layout the rules know (a podman pod's
+	 * slice, a rootless docker, a --cgroup-parent), globbed or not. */
+	if (!p->n_ctrs || !cid->runtime || cid->path_len != strlen(rel))
 		return POLICY_SEL_NO;
 	memset(&m, 0, sizeof(m));
 	for (i = 0; i < p->n_ctrs; i++) {
@@ -447,13 +465,19 @@ enum policy_sel policy__selects(const struct policy *p, const char *rel,
 		if (!have_meta && (s->name || s->image || s->pod ||
 				   (s->pod_uid && !cid->pod_uid[0]))) {
 			have_meta = true;
-			if (meta && !meta(ctx, cid, &m))
+			int err = meta ? meta(ctx, cid, &m) : -ENOENT;
+
+			if (!err)
 				m.have = true;
+			else if (err != -ENOENT)
+				m.refused = true;
 		}
 		r = policy__container_match(s, cid, have_meta ? &m : NULL, may_wait);
 		if (r == POLICY_SEL_YES)
 			return r;
-		if (r == POLICY_SEL_WAIT)
+		/* Another item may still say yes; unknown outranks a wait
+		 * (the wait is over for that item's names). */
+		if (r > best)
 			best = r;
 	}
 	return best;

@@ -44,6 +44,10 @@ struct container_id {
 /* What the runtime's state says (each "" when unknown). */
 struct container_meta {
 	bool have;		/* a source was found for this id */
+	/* A source was found, and refused (agent/container_meta.h: too long,
+	 * control characters, disagreeing keys): the names are unknown, not
+	 * absent, and a selector that needs one cannot say no. */
+	bool refused;
 	char name[CONTAINER_NAME_MAX + 1];
 	char image[CONTAINER_IMAGE_MAX + 1];
 	char pod_namespace[CONTAINER_NAME_MAX + 1];
@@ -64,6 +68,11 @@ struct container_info {
  * -ENOENT when no rule of the table resolves it (conmon siblings
  * included: they are the runtime's, not the container's). */
 int container__resolve(const char *rel, struct container_id *out);
+
+/* Can ns be a containerd namespace's top-level cgroup? Not one of the
+ * other runtimes' or systemd's own top-level directories ("docker",
+ * "kubepods", "system.slice", ...): /<ns>/<id> there is theirs. */
+bool container__namespace_ok(const char *ns);
 
 /* "docker", "containerd", "cri-o", "podman"; NULL for CONTAINER_NONE. */
 const char *container__runtime_name(enum container_runtime r);
@@ -89,6 +98,11 @@ enum policy_sel {
 	 * pod), which its runtime has not written yet: the cgroup stays
 	 * pending until they are there, or the wait is over. */
 	POLICY_SEL_WAIT = 2,
+	/* It needs names that are unknown: none after the wait, or refused
+	 * (too long, control characters, disagreeing keys). The policy may
+	 * or may not select the container: fail closed, confined deny-all
+	 * (the conflict slot) and said, until the names are known. */
+	POLICY_SEL_UNKNOWN = 3,
 };
 
 /* The names of cid, from the runtime's state: 0, or -ENOENT when there
@@ -99,9 +113,13 @@ typedef int (*container_meta_fn)(void *ctx, const struct container_id *cid,
 /*
  * Does p select rel ("/a/b") itself? Through a `cgroups:` glob, or
  * through a container selector where rel is a container's own cgroup
- * (not a child of one: those are in its sandbox by inheritance). meta
- * (may be NULL) gives the names; a selector that needs one that is
- * missing matches nothing, or says POLICY_SEL_WAIT when may_wait.
+ * (not a child of one: those are in its sandbox by inheritance), in
+ * whatever layout container__resolve() recognises it: the globs of the
+ * path forms (policy__container_globs()) are for watching, not for
+ * deciding. meta (may be NULL) gives the names; a selector that needs
+ * one the runtime has not written says POLICY_SEL_WAIT when may_wait,
+ * POLICY_SEL_UNKNOWN after (or when they are refused); one the names
+ * show absent (a container in no pod, for a pod selector) says no.
  * *cid receives rel's container, when it has one (may be NULL).
  */
 enum policy_sel policy__selects(const struct policy *p, const char *rel,

@@ -925,6 +925,14 @@ static void check_containers(struct ctx *c, const struct ynode *n,
 				     s->ns);
 				free(s->ns);
 				s->ns = NULL;
+			} else if (s->ns && !container__namespace_ok(s->ns)) {
+				/* Its cgroups are another runtime's (/docker/<id>)
+				 * or systemd's: the selector would never match. */
+				errf(c, v[3]->pos, join(sub, key, "namespace"),
+				     "'%s' is a top-level directory of another runtime or of systemd, never a containerd namespace's; name the namespace as `ctr namespaces ls` shows it",
+				     s->ns);
+				free(s->ns);
+				s->ns = NULL;
 			}
 			if (s->runtime && s->runtime != CONTAINER_CONTAINERD)
 				errf(c, v[3]->pos, join(sub, key, "namespace"),

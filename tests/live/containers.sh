@@ -19,6 +19,14 @@
 # host's kernel (the agent runs --allow-degraded): files are the VM's
 # part (tests/vm/containers.sh).
 #
+# Then names that never come: a second policy selects podman containers
+# named web-*; a podman-form cgroup (/machine.slice/libpod-<64hex>.scope,
+# made by this test) whose names no source has is pending for the
+# 10 s wait, then confined deny-all (its allowed connect is refused),
+# with one container_unresolved record (reason names_unknown). A hook
+# record naming it web-1 then lands in --containers-dir: the agent judges
+# it again, moves it to that policy, and the allowed connect passes.
+#
 # Environment: as tests/live/run.sh (STOCKADE, CGROUP_ROOT,
 # STOCKADE_AGENT_FLAGS); RUNC (default /usr/sbin/runc), BUSYBOX (a static
 # busybox, default /bin/busybox).
@@ -44,6 +52,9 @@ holder=
 listener=
 id=$(printf 'stockade-live-containers-%s' "$$" | sha256sum | cut -c 1-64)
 cgpath=/docker/$id
+id2=$(printf 'stockade-live-containers-named-%s' "$$" | sha256sum | cut -c 1-64)
+cg2path=/machine.slice/libpod-$id2.scope
+hooks=$work/hooks
 # The /docker directories this test made (one per hierarchy, v1 and
 # cgroup2), to remove at the end; one that was there before stays.
 made=
@@ -53,6 +64,7 @@ cleanup() {
 	agent_end
 	[ -z "$listener" ] || kill "$listener" 2>/dev/null
 	[ -z "$holder" ] || kill "$holder" 2>/dev/null
+	rmcg "$CGROUP_ROOT$cg2path"
 	for _d in $made; do
 		rmcg "$_d"
 	done
@@ -139,6 +151,7 @@ ok "$T: bundle"
 for d in $(awk '$3 == "cgroup" || $3 == "cgroup2" { print $2 }' /proc/mounts); do
 	[ -e "$d/docker" ] || made="$made $d/docker"
 done
+[ -e "$CGROUP_ROOT/machine.slice" ] || made="$made $CGROUP_ROOT/machine.slice"
 
 # ---- the agent ----
 cat > "$work/policy.yaml" <<'EOF'
@@ -153,8 +166,24 @@ network:
       ports: [8080]
       proto: tcp
 EOF
+mkdir -p "$work/policies" "$hooks"
+mv "$work/policy.yaml" "$work/policies/"
+cat > "$work/policies/named.yaml" <<'EOF'
+name: live-ctr-named
+mode: enforce
+containers:
+  - runtime: podman
+    name: "web-*"
+network:
+  default: deny
+  allow:
+    - cidr: 127.0.0.1/32
+      ports: [8080]
+      proto: tcp
+EOF
 # shellcheck disable=SC2086
-"$STOCKADE" agent $STOCKADE_AGENT_FLAGS --policy "$work/policy.yaml" --bpffs "$bpffs" \
+"$STOCKADE" agent $STOCKADE_AGENT_FLAGS --policy "$work/policies" --bpffs "$bpffs" \
+	--containers-dir "$hooks" \
 	--detach-on-exit --log "$log" > "$work/agent.stdout" 2> "$work/agent.stderr" &
 agent_pid=$!
 if wait_ready "$log"; then
@@ -231,10 +260,73 @@ else
 	ok "$T: no lost records"
 fi
 
+# ---- names that never come: deny-all, then judged again when they do ----
+# try PORT: one connect from a process in cg2path, in the test's network
+# namespace, to 127.0.0.1:PORT, with a one-shot listener on 8080; prints
+# "rc=RC out=OUTPUT".
+try() {
+	echo hello-from-8080 | nsenter -t "$holder" -n "$BUSYBOX" nc -l -p 8080 > /dev/null 2>&1 &
+	_l=$!
+	sleep 0.2
+	_o=$(sh -c 'echo $$ > "$1/cgroup.procs" && exec nsenter -t "$2" -n "$3" nc -w 2 127.0.0.1 "$4" < /dev/null' \
+		sh "$CGROUP_ROOT$cg2path" "$holder" "$BUSYBOX" "$1" 2>&1)
+	_rc=$?
+	kill "$_l" 2>/dev/null
+	wait "$_l" 2>/dev/null
+	echo "rc=$_rc out=$(echo "$_o" | tr '\n' ' ')"
+}
+mkdir -p "$CGROUP_ROOT$cg2path"
+cg2id=$(stat -c %i "$CGROUP_ROOT$cg2path" 2>/dev/null)
+# The 10 s wait, then the next scan (at most 5 s).
+if wait_for "\"container_unresolved\".*\"cgroup_id\":${cg2id:-none},.*\"reason\":\"names_unknown\"" "$log" 300; then
+	ok "$T: names never written: a container_unresolved record (names_unknown)"
+else
+	not_ok "$T: names never written: a container_unresolved record (names_unknown)" "none within 30 s: $(grep container_unresolved "$log" | head -n 2 | tr '\n' ' ')"
+fi
+n=$(grep '"event":"container_unresolved"' "$log" | grep -c "\"cgroup_id\":${cg2id:-none},")
+if [ "$n" = 1 ]; then
+	ok "$T: exactly one container_unresolved record"
+else
+	not_ok "$T: exactly one container_unresolved record" "$n records"
+fi
+r=$(try 8080)
+case $r in
+*"Operation not permitted"*) ok "$T: names unknown: confined deny-all (the allowed port refused)" ;;
+*) not_ok "$T: names unknown: confined deny-all (the allowed port refused)" "got '$r'" ;;
+esac
+# The hook's record lands (written aside, renamed in, as the hook does).
+printf '{"id":"%s","name":"web-1","image":"","pod":{"namespace":"","name":"","uid":""},"cgroup":"%s","bundle":"","pid":1,"created":"2026-12-02T00:00:00Z"}\n' \
+	"$id2" "$cg2path" > "$hooks/.$id2.tmp"
+mv "$hooks/.$id2.tmp" "$hooks/$id2.json"
+if wait_for "\"event\":\"attach\".*\"cgroup_id\":${cg2id:-none}[,}].*live-ctr-named\|\"event\":\"attach\".*live-ctr-named.*\"cgroup_id\":${cg2id:-none}[,}]" "$log" 100; then
+	ok "$T: names arrive: judged again, now in live-ctr-named"
+else
+	not_ok "$T: names arrive: judged again, now in live-ctr-named" "no attach record: $(grep "${cg2id:-none}" "$log" | tail -n 3 | tr '\n' ' ' | cut -c 1-600)"
+fi
+r=$(try 8080)
+case $r in
+*"rc=0 out=hello-from-8080"*) ok "$T: named web-1: the allowed connect passes" ;;
+*) not_ok "$T: named web-1: the allowed connect passes" "got '$r'" ;;
+esac
+r=$(try 9999)
+case $r in
+*"Operation not permitted"*) ok "$T: named web-1: 127.0.0.1:9999 still refused" ;;
+*) not_ok "$T: named web-1: 127.0.0.1:9999 still refused" "got '$r'" ;;
+esac
+sleep 0.3
+# One deny record per refusal in that cgroup: the deny-all one and 9999.
+n=$(grep '"event":"deny"' "$log" | grep -c "\"cgroup_id\":${cg2id:-none}[,}]")
+if [ "$n" = 2 ]; then
+	ok "$T: one deny record per refusal of the named container"
+else
+	not_ok "$T: one deny record per refusal of the named container" "$n deny records: $(grep '"event":"deny"' "$log" | grep "\"cgroup_id\":${cg2id:-none}[,}]" | cut -c 1-300 | tr '\n' ' ')"
+fi
+
 # ---- nothing left ----
 "$RUNC" delete -f "$id" > /dev/null 2>&1
 agent_end
 left=
+rmcg "$CGROUP_ROOT$cg2path"
 [ ! -e "$CGROUP_ROOT$cgpath" ] || left="$CGROUP_ROOT$cgpath"
 [ ! -e "$bpffs" ] || left="${left:+$left, }$bpffs"
 "$RUNC" state "$id" > /dev/null 2>&1 && left="${left:+$left, }container $id"

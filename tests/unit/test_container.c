@@ -160,6 +160,7 @@ struct fake {
 	const char *id;
 	struct container_meta m;
 	int calls;
+	int err;	/* returned instead (a refused source: -EINVAL) */
 };
 
 static int fake_meta(void *ctx, const struct container_id *cid,
@@ -168,6 +169,8 @@ static int fake_meta(void *ctx, const struct container_id *cid,
 	struct fake *f = ctx;
 
 	f->calls++;
+	if (f->err)
+		return f->err;
 	if (!f->id || strcmp(f->id, cid->id))
 		return -ENOENT;
 	*out = f->m;
@@ -227,6 +230,7 @@ static void test_selector_errors(void **state)
 		{ "name: t\ncontainers: []\n", "t.yaml:2:13: containers: empty list; name at least one container, such as {runtime: docker, name: web-*}" },
 		{ "name: t\ncontainers: [{nmae: x}]\n", "t.yaml:2:15: containers[0].nmae: unknown key 'nmae'; expected one of: runtime, name, id, namespace" },
 		{ "name: t\ncontainers: [{runtime: docker, namespace: x}]\n", "t.yaml:2:43: containers[0].namespace: only containerd has namespaces; remove it, or use runtime: containerd" },
+		{ "name: t\ncontainers: [{runtime: containerd, namespace: docker}]\n", "t.yaml:2:47: containers[0].namespace: 'docker' is a top-level directory of another runtime or of systemd, never a containerd namespace's; name the namespace as `ctr namespaces ls` shows it" },
 		{ "name: t\npods: [web]\n", "t.yaml:2:8: pods[0]: 'web' is not namespace/name; write the pod's namespace, '/', and its name, each a glob (default/web-*, */web)" },
 		{ "name: t\npods: [{pod_uid: 1234}]\n", "t.yaml:2:18: pods[0].pod_uid: '1234' is not a pod UID; expected 8-4-4-4-12 lower-case hex digits, such as 0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0 (kubectl get pod NAME -o jsonpath='{.metadata.uid}')" },
 		{ "name: t\nimages: ['']\n", "t.yaml:2:10: images[0]: 0 characters; expected 1 to 511" },
@@ -293,12 +297,30 @@ static void test_selects(void **state)
 	strcpy(f.m.name, "db-1");
 	EXPECT_EQ(policy__selects(by_name, "/docker/" ID, fake_meta, &f, true, NULL), POLICY_SEL_NO);
 	strcpy(f.m.name, "web-1");
-	/* No names yet: wait while they may come, then no. */
+	/* No names yet: wait while they may come, then unknown, never no
+	 * (fail closed: deny-all until they come). */
 	f.id = NULL;
 	EXPECT_EQ(policy__selects(by_name, "/docker/" ID, fake_meta, &f, true, NULL), POLICY_SEL_WAIT);
-	EXPECT_EQ(policy__selects(by_name, "/docker/" ID, fake_meta, &f, false, NULL), POLICY_SEL_NO);
-	EXPECT_EQ(policy__selects(by_name, "/docker/" ID, NULL, NULL, false, NULL), POLICY_SEL_NO);
+	EXPECT_EQ(policy__selects(by_name, "/docker/" ID, fake_meta, &f, false, NULL), POLICY_SEL_UNKNOWN);
+	EXPECT_EQ(policy__selects(by_name, "/docker/" ID, NULL, NULL, false, NULL), POLICY_SEL_UNKNOWN);
 	f.id = ID;
+	/* Refused names (too long, control characters, keys that disagree)
+	 * are unknown at once: no wait makes them valid. */
+	f.err = -EINVAL;
+	EXPECT_EQ(policy__selects(by_name, "/docker/" ID, fake_meta, &f, true, NULL), POLICY_SEL_UNKNOWN);
+	EXPECT_EQ(policy__selects(by_img, "/docker/" ID, fake_meta, &f, false, NULL), POLICY_SEL_UNKNOWN);
+	f.err = 0;
+	/* Names read, the field absent: a docker container has no name
+	 * in this source's record: a name glob says no. */
+	strcpy(f.m.name, "");
+	EXPECT_EQ(policy__selects(by_name, "/docker/" ID, fake_meta, &f, false, NULL), POLICY_SEL_NO);
+	strcpy(f.m.name, "web-1");
+	/* Layouts the rules resolve beyond the globbed forms: a podman
+	 * pod's slice, rootless docker, a docker --cgroup-parent slice. The
+	 * globs are for watching; resolving decides. */
+	EXPECT_EQ(policy__selects(by_rt, "/machine.slice/machine-libpod_pod_" ID ".slice/libpod-" ID ".scope", NULL, NULL, false, NULL), POLICY_SEL_YES);
+	EXPECT_EQ(policy__selects(by_name, "/user.slice/user-1000.slice/user@1000.service/user.slice/docker-" ID ".scope", fake_meta, &f, false, NULL), POLICY_SEL_YES);
+	EXPECT_EQ(policy__selects(by_name, "/batch.slice/docker-" ID ".scope", fake_meta, &f, false, NULL), POLICY_SEL_YES);
 
 	EXPECT_EQ(policy__selects(by_pod, kube, fake_meta, &f, true, &cid), POLICY_SEL_YES);
 	EXPECT_STR(cid.pod_uid, UID);

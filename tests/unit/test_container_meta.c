@@ -146,6 +146,19 @@ static void test_sources(void **state)
 		EXPECT_STR(m.pod_uid, "u-1");
 	}
 
+	/* Plain docker: `docker run --label io.kubernetes.*` is the
+	 * creator's say, and renames nothing: docker's Name stands, and no
+	 * pod is made up. */
+	PUT(DOCKER "d3/config.v2.json",
+	    "{\"Name\":\"/db\",\"Config\":{\"Image\":\"postgres:16\",\"Labels\":{"
+	    "\"io.kubernetes.container.name\":\"web-1\",\"io.kubernetes.pod.name\":\"web-0\","
+	    "\"io.kubernetes.pod.namespace\":\"prod\"}}}");
+	if (EXPECT_EQ(load(CONTAINER_DOCKER, "d3", "", &m), 0)) {
+		EXPECT_STR(m.name, "db");
+		EXPECT_STR(m.pod_name, "");
+		EXPECT_STR(m.pod_namespace, "");
+	}
+
 	/* containerd's CRI plugin, in k8s.io. */
 	PUT(TASKS "k8s.io/c1/config.json",
 	    "{\"ociVersion\":\"1.1.0\",\"annotations\":{"
@@ -232,6 +245,28 @@ static void test_precedence(void **state)
 	PUT(LIBST "x4/userdata/config.json", "{\"annotations\":{\"io.kubernetes.container.name\":\"lib\"}}");
 	if (EXPECT_EQ(load(CONTAINER_PODMAN, "x4", "", &m), 0))
 		EXPECT_STR(m.name, "real");
+	/* A hook record with fields left empty (docker hands its hooks no
+	 * name annotation): the runtime's own state fills them, and never
+	 * overwrites one the record has. A pod comes whole from one. */
+	PUT(HOOK "x6.json", "{\"id\":\"x6\",\"name\":\"\",\"image\":\"img:hook\"}");
+	PUT(DOCKER "x6/config.v2.json", "{\"Name\":\"/from-docker\",\"Config\":{\"Image\":\"img:docker\"}}");
+	if (EXPECT_EQ(load(CONTAINER_DOCKER, "x6", "", &m), 0)) {
+		EXPECT_STR(m.name, "from-docker");
+		EXPECT_STR(m.image, "img:hook");
+	}
+	/* Ids are unique within a runtime only: a record whose cgroup is a
+	 * podman container's names no docker container of that id. */
+	{
+		char rec[512], id[65];
+
+		memset(id, 'a', 64);
+		id[64] = '\0';
+		snprintf(rec, sizeof(rec), "{\"id\":\"%s\",\"name\":\"pm\",\"cgroup\":\"/machine.slice/libpod-%s.scope\"}", id, id);
+		assert_true(put_file(HOOK "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.json", rec, strlen(rec)));
+		if (EXPECT_EQ(load(CONTAINER_PODMAN, id, "", &m), 0))
+			EXPECT_STR(m.name, "pm");
+		EXPECT_EQ(load(CONTAINER_DOCKER, id, "", &m), -ENOENT);
+	}
 	/* An error in the first source found stops the search: a broken
 	 * record never hands the choice to a later source. */
 	PUT(HOOK "x5.json", "{\"id\":\"x5\",\"name\":17}");
