@@ -22,6 +22,7 @@
 #include "json.h"
 #include "log.h"
 #include "loop.h"
+#include "sandbox.h"
 
 static const char *hook_dir(const struct agent *a)
 {
@@ -67,32 +68,64 @@ void containers__init(struct agent *a)
 			dir, strerror(-err), SCAN_INTERVAL_MS / 1000);
 }
 
-/* A hook record came or went: names for the cgroups that lack them,
- * and a scan, which decides the cgroups waiting for theirs. */
+/* The names of c's container arrived (or may have): read them again,
+ * and have the next scan judge tracked cgroups again, since a cgroup
+ * judged without them sits deny-all or out. */
+static void refresh(struct agent *a, struct sandbox_cg *cg)
+{
+	struct container_info *c = cg->ctr, *nc;
+	struct container_meta m;
+
+	if (!c || c->meta.have || containers__meta(a, &c->id, &m))
+		return;
+	nc = records__container_info(&c->id, &m);
+	if (nc) {
+		free(c);
+		cg->ctr = nc;
+	}
+	a->rejudge = true;
+}
+
+/*
+ * A hook record came or went: names for the cgroups of that id that lack
+ * them (every such cgroup when the queue overflowed), and a scan, which
+ * decides the cgroups waiting for theirs. By the event's name, so that a
+ * container's start costs a read for its own id, not one per container
+ * the node runs.
+ */
 static int on_hook_dir(struct loop_source *s, uint32_t revents, void *userdata)
 {
 	struct agent *a = userdata;
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	size_t i;
+	const struct inotify_event *e;
+	char id[CONTAINER_ID_MAX + 1];
+	ssize_t len;
+	size_t i, n;
+	bool all = false;
 
 	(void)s;
 	(void)revents;
-	while (read(a->ctr_ino_fd, buf, sizeof(buf)) > 0)
-		;
-	for (i = 0; i < a->cgt.n; i++) {
-		struct container_info *c = a->cgt.v[i].ctr, *nc;
-		struct container_meta m;
-
-		if (!c || c->meta.have || containers__meta(a, &c->id, &m))
-			continue;
-		nc = records__container_info(&c->id, &m);
-		if (nc) {
-			free(c);
-			a->cgt.v[i].ctr = nc;
+	a->meta_cache.valid = false;
+	while ((len = read(a->ctr_ino_fd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + len; p += sizeof(*e) + e->len) {
+			e = (const struct inotify_event *)p;
+			if (e->mask & IN_Q_OVERFLOW) {
+				all = true;
+				continue;
+			}
+			n = e->len ? strnlen(e->name, e->len) : 0;
+			if (n <= 5 || n - 5 > CONTAINER_ID_MAX || e->name[0] == '.' ||
+			    strcmp(e->name + n - 5, ".json"))
+				continue;
+			memcpy(id, e->name, n - 5);
+			id[n - 5] = '\0';
+			for (i = 0; i < a->cgt.n; i++)
+				if (a->cgt.v[i].ctr && !strcmp(a->cgt.v[i].ctr->id.id, id))
+					refresh(a, &a->cgt.v[i]);
 		}
-		/* Judged without them (deny-all, or by path): again. */
-		a->rejudge = true;
 	}
+	for (i = 0; all && i < a->cgt.n; i++)
+		refresh(a, &a->cgt.v[i]);
 	a->rescan = true;
 	return 0;
 }
@@ -118,9 +151,18 @@ int containers__meta(void *agent, const struct container_id *cid,
 		     struct container_meta *out)
 {
 	struct agent *a = agent;
+	struct meta_cache *mc = &a->meta_cache;
 	char why[256] = "";
 	int err;
 
+	/* One container's names are asked for by every policy that needs
+	 * them, in one scan: read once per scan (the hook's directory
+	 * changing forgets it, on_hook_dir()). */
+	if (mc->valid && mc->gen == a->scan_gen && mc->runtime == cid->runtime &&
+	    !strcmp(mc->id, cid->id)) {
+		*out = mc->m;
+		return mc->err;
+	}
 	memset(out, 0, sizeof(*out));
 	err = container_meta__load_why(&a->ctr_src, cid, out, why, sizeof(why));
 	if (err && err != -ENOENT)
@@ -130,6 +172,12 @@ int containers__meta(void *agent, const struct container_id *cid,
 			why[0] ? why : strerror(-err));
 	if (err)
 		memset(out, 0, sizeof(*out));
+	mc->valid = true;
+	mc->gen = a->scan_gen;
+	mc->runtime = cid->runtime;
+	snprintf(mc->id, sizeof(mc->id), "%s", cid->id);
+	mc->m = *out;
+	mc->err = err;
 	return err;
 }
 
@@ -217,6 +265,10 @@ void containers__hold(struct agent *a, uint64_t id)
 		if (a->held[i].id == id)
 			break;
 	if (i == a->n_held) {
+		/* No more waiting cgroups than confined ones can be: past
+		 * that, it still waits (pending), only uncounted. */
+		if (a->n_held >= SANDBOX_MAX_CGROUPS)
+			return;
 		if (a->n_held % 64 == 0) {
 			struct held_cg *v = realloc(a->held, (a->n_held + 64) * sizeof(*v));
 

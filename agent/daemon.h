@@ -147,6 +147,16 @@ struct agent {
 		unsigned int gen;	/* scan_gen it last waited in */
 	} *held;		/* new cgroups waiting for their names */
 	size_t n_held;
+	/* The last container's names read (containers__meta()), for the
+	 * rest of that scan. */
+	struct meta_cache {
+		bool valid;
+		unsigned int gen;
+		enum container_runtime runtime;
+		char id[CONTAINER_ID_MAX + 1];
+		int err;
+		struct container_meta m;
+	} meta_cache;
 };
 
 /* agent/daemon.c */
