@@ -183,8 +183,19 @@ int containers__meta(void *agent, const struct container_id *cid,
 
 bool containers__may_wait(struct agent *a, const char *rel, uint64_t id)
 {
-	int64_t us = pending_us_of(a, rel, id);
+	const struct watch_dir *under = parent_wd(a, rel);
+	int64_t us;
 
+	/* Waiting leaves it as it is: pending (judged by its watched
+	 * directory's candidate) only right below an armed one; elsewhere
+	 * (a layout no glob watches, the watch not armed) it would run
+	 * unconfined meanwhile, so it is decided now. Nor does a cgroup made
+	 * before this agent wait: a running container's directory may look
+	 * new (its ctime moves with its children), and it would run
+	 * unconfined for the wait. */
+	if (!under || !under->armed || !under->entry || !cg_is_fresh(a, rel, id))
+		return false;
+	us = pending_us_of(a, rel, id);
 	return us >= 0 && us < (int64_t)CONTAINER_META_WAIT_MS * 1000;
 }
 
