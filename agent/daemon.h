@@ -59,6 +59,8 @@ struct watch_dir {
 	char *path;		/* relative to the cgroup2 mount; "" the root */
 	uint64_t id;
 	int wd;			/* inotify watch, or -1 */
+	int pwd;		/* a top's parent's inotify watch (its removal, its
+				 * making again), or -1 */
 	uint32_t slot;		/* the candidate its entry holds */
 	bool top;
 	bool armed;		/* entry written (and links, when top) */

@@ -140,6 +140,10 @@ static bool may_select_below(struct agent *a, const char *rel)
 	return false;
 }
 
+/* A watched directory's inotify watch: its new children. IN_MASK_ADD:
+ * it may be a top's parent too (watch_tops()), the same watch. */
+#define WD_MASK	(IN_CREATE | IN_ONLYDIR | IN_MASK_ADD)
+
 /* Want rel watched (this scan generation); add it, and its inotify
  * watch, when new. */
 static struct watch_dir *want_wd(struct agent *a, const char *rel, bool top)
@@ -147,7 +151,22 @@ static struct watch_dir *want_wd(struct agent *a, const char *rel, bool top)
 	struct watch_dir *w = find_wd(a, rel);
 	char path[PATH_MAX];
 
-	if (!w) {
+	if (w) {
+		uint64_t id = cgroup__id(a->cgroot, rel);
+
+		/* Removed and made again (a runtime's directory, recreated):
+		 * another cgroup of that name. The old one's entry, links and
+		 * inotify watch judge nothing there: taken down, and the new
+		 * one watched and armed as a new directory (arm_all()). */
+		if (id && id != w->id) {
+			disarm_wd(a, w);
+			w->id = id;
+			snprintf(path, sizeof(path), "%s%s", a->cgroot, rel);
+			if (a->cg_ino_fd >= 0)
+				w->wd = inotify_add_watch(a->cg_ino_fd, path, WD_MASK);
+			a->rescan = true;	/* what was made there meanwhile */
+		}
+	} else {
 		uint64_t id = cgroup__id(a->cgroot, rel);
 
 		if (!id)
@@ -168,13 +187,13 @@ static struct watch_dir *want_wd(struct agent *a, const char *rel, bool top)
 			return NULL;
 		w->id = id;
 		w->wd = -1;
+		w->pwd = -1;
 		a->n_wds++;
 		/* The watch before anything below is judged: a cgroup made
 		 * from now on is reported, one made before is walked. */
 		snprintf(path, sizeof(path), "%s%s", a->cgroot, rel);
 		if (a->cg_ino_fd >= 0) {
-			w->wd = inotify_add_watch(a->cg_ino_fd, path,
-						  IN_CREATE | IN_ONLYDIR);
+			w->wd = inotify_add_watch(a->cg_ino_fd, path, WD_MASK);
 			if (w->wd < 0)
 				pr_warn("cgroup", "watching %s for new cgroups failed: %s; they are classified by the periodic scan (every %d s), pending until then",
 					path, strerror(errno), SCAN_INTERVAL_MS / 1000);
@@ -218,6 +237,40 @@ void watch_tops(struct agent *a)
 			want_wd(a, base, true);
 		}
 	}
+	/* cgroupfs reports a directory's removal only to its parent's
+	 * watch (IN_DELETE there; no IN_DELETE_SELF nor IN_IGNORED on the
+	 * directory): each top's parent is watched too, so a top removed,
+	 * or made again under its name, asks for a scan at once
+	 * (drain_cg_inotify()). IN_MASK_ADD: the parent may be a watched
+	 * directory itself, sharing the watch; never removed on its own for
+	 * that reason, added again (the same wd) at each scan. */
+	for (i = 0; a->cg_ino_fd >= 0 && i < a->n_wds; i++) {
+		struct watch_dir *w = &a->wds[i];
+		const char *slash = strrchr(w->path, '/');
+
+		if (!w->top || w->seen != a->scan_gen || !slash)
+			continue;
+		snprintf(path, sizeof(path), "%s%.*s", a->cgroot, (int)(slash - w->path), w->path);
+		w->pwd = inotify_add_watch(a->cg_ino_fd, path,
+					   IN_CREATE | IN_DELETE | IN_ONLYDIR | IN_MASK_ADD);
+	}
+}
+
+/* ev, on a top's parent, is that top's removal or its making again. */
+static bool top_event(const struct agent *a, const struct inotify_event *ev)
+{
+	size_t i;
+
+	if (!(ev->mask & (IN_CREATE | IN_DELETE)) || !ev->len)
+		return false;
+	for (i = 0; i < a->n_wds; i++) {
+		const struct watch_dir *w = &a->wds[i];
+		const char *slash = strrchr(w->path, '/');
+
+		if (w->top && w->pwd == ev->wd && slash && !strcmp(slash + 1, ev->name))
+			return true;
+	}
+	return false;
 }
 
 /* Records it; true when it is new. */
@@ -532,6 +585,20 @@ void drain_cg_inotify(struct agent *a)
 			p += sizeof(*ev) + ev->len;
 			if (ev->mask & IN_Q_OVERFLOW) {
 				rescan = true;
+				continue;
+			}
+			if (top_event(a, ev)) {
+				/* A top removed, or made again: the scan
+				 * watches what there is now (its parent, or the
+				 * new directory: want_wd()). */
+				rescan = true;
+				if (ev->mask & IN_DELETE)
+					continue;
+			}
+			if (ev->mask & IN_IGNORED) {
+				for (i = 0; i < a->n_wds; i++)
+					if (a->wds[i].wd == ev->wd)
+						a->wds[i].wd = -1;
 				continue;
 			}
 			if (!(ev->mask & IN_CREATE) || !(ev->mask & IN_ISDIR) || !ev->len)

@@ -13,7 +13,10 @@
 #      the probe's private netns) with no record;
 #   3. attach records carry pending_ms; its median and p99 are printed;
 #   4. reload: a selector added by a reload is watched before `stockade
-#      reload` returns; a removed one is not any more.
+#      reload` returns; a removed one is not any more;
+#   5. a watched directory removed and made again (a runtime's directory
+#      recreated): cgroups made in the new one are refused from their
+#      first connect, as in the old one.
 # Probes run in a private network namespace (netprobe --netns): nothing
 # leaves the machine.
 #
@@ -206,7 +209,18 @@ else
 fi
 rmcg "$CGROUP_ROOT/stockade-zw-new"
 
-# 5. With BPF-LSM (the test VM sets ZW_FILES=1): the new cgroup's first
+# Recreated: /stockade-zw3 removed and made again at once, before the
+# agent's scan that its removal asks for; that scan finds another cgroup
+# under the watched name, and watches and arms it anew. Then new cgroups
+# there are refused from their first connect, each with one record.
+rmcg "$top3"
+mkdir "$top3"
+sleep 1
+run_cycles zw-recreated 20 "$top3/job-%d"
+sleep 0.5
+records zw-recreated
+
+# 6. With BPF-LSM (the test VM sets ZW_FILES=1): the new cgroup's first
 # process reads /etc/shadow, the next connects to the metadata address;
 # ZW_FILES_CYCLES (default: ZW_CYCLES) cycles. Last, so that the agent's
 # classification backlog (under TCG) does not delay the phases above.
