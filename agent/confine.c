@@ -51,16 +51,23 @@
  * cgroup, id, still within CONTAINER_META_WAIT_MS): it stays pending
  * (judged by its candidate), decided with all its names or none.
  */
-int64_t selected_by(struct agent *a, const char *rel, uint64_t id, bool may_wait)
+int64_t selected_by(struct agent *a, const char *rel, uint64_t id, unsigned int flags)
 {
+	bool may_wait = flags & SEL_MAY_WAIT, nested = flags & SEL_NESTED;
 	const char *waiting[POLICY_MAX], *unknown[POLICY_MAX];
 	size_t i, n_wait = 0, n_unknown = 0;
 	int64_t found = -1;
 
 	for (i = 0; i < a->set.n; i++) {
 		const struct policy *p = a->set.v[i];
+		enum policy_sel r;
 
-		switch (policy__selects(p, rel, containers__meta, a, may_wait, NULL)) {
+		/* Inside a sandbox only cgroups: globs select (a directory
+		 * named like docker-<id>.scope, made by the sandbox's own
+		 * root, must not move it to a container policy). */
+		r = nested ? (policy__selects_glob(p, rel) ? POLICY_SEL_YES : POLICY_SEL_NO) :
+			     policy__selects(p, rel, containers__meta, a, may_wait, NULL);
+		switch (r) {
 		case POLICY_SEL_NO:
 			continue;
 		case POLICY_SEL_WAIT:
@@ -90,11 +97,27 @@ int64_t selected_by(struct agent *a, const char *rel, uint64_t id, bool may_wait
 	for (i = 0; i < n_wait && n_unknown < POLICY_MAX; i++)
 		unknown[n_unknown++] = waiting[i];
 	if (n_unknown) {
-		if (may_wait)	/* a new cgroup: said once */
+		if (flags & SEL_SAY)	/* once: when it goes deny-all */
 			containers__names_unknown(a, rel, id, unknown, n_unknown);
 		return POLICY_ID_CONFLICT;
 	}
 	return found;
+}
+
+bool confined_above(struct agent *a, const char *rel)
+{
+	char up[PATH_MAX];
+	char *slash;
+	uint64_t id;
+
+	snprintf(up, sizeof(up), "%s", rel);
+	while ((slash = strrchr(up, '/')) && slash != up) {
+		*slash = '\0';
+		id = cgroup__id(a->cgroot, up);
+		if (id && agent__find_cg(a, id))
+			return true;
+	}
+	return false;
 }
 
 int rejudge(struct agent *a)
@@ -241,7 +264,9 @@ static void *reselect_one(struct scan_ctx *ctx, struct sandbox_cg *cg,
 	int err;
 
 	/* Tracked already: decided with the names it has, no wait. */
-	sel = selected_by(a, rel, cg->id, false);
+	sel = selected_by(a, rel, cg->id,
+			  (parent ? SEL_NESTED : 0) |
+			  (cg->policy_id != POLICY_ID_CONFLICT ? SEL_SAY : 0));
 	if (sel >= 0 && det)
 		sel = -1;
 	direct = sel >= 0;
@@ -411,7 +436,7 @@ void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 			return reselect_one(ctx, cg, rel, pidx, det);
 		return (void *)(uintptr_t)(cg - a->cgt.v + 1);
 	}
-	sel = selected_by(a, rel, id, true);
+	sel = selected_by(a, rel, id, SEL_MAY_WAIT | SEL_SAY | (pidx ? SEL_NESTED : 0));
 	if (sel == SELECTED_WAIT) {
 		containers__hold(a, id);
 		return SCAN_HOLD;

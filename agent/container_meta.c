@@ -276,6 +276,20 @@ static int parse_record_of(const char *buf, size_t len, const char *id,
 	 * lend that container its names. */
 	if (!err && strcmp(got, id))
 		err = fail(why, n, -EINVAL, "its \"id\" is not %s", id);
+	/* Whose record it is, before any name is read: another container's
+	 * record with a value that would be refused must not make this
+	 * one's names refused. A cgroup no rule resolves (a runtime's custom
+	 * cgroupsPath, a v1 host's empty one) leaves the id alone to decide;
+	 * one that resolves must be this container: same runtime, id,
+	 * containerd namespace and pod (containerd lets the caller choose
+	 * an id, the same in every namespace). */
+	if (!err && cid)
+		err = get_str(obj, "cgroup", cg, sizeof(cg), why, n);
+	if (!err && cid && cg[0] && !container__resolve(cg, &rc) &&
+	    (rc.runtime != cid->runtime || strcmp(rc.id, cid->id) ||
+	     strcmp(rc.ns, cid->ns) || strcmp(rc.pod_uid, cid->pod_uid)))
+		err = fail(why, n, -ESRCH, "its \"cgroup\" is another container's (%s)",
+			   container__runtime_name(rc.runtime));
 	if (!err)
 		err = get_str(obj, "name", out->name, sizeof(out->name), why, n);
 	if (!err)
@@ -288,14 +302,6 @@ static int parse_record_of(const char *buf, size_t len, const char *id,
 		err = get_str(pod, "name", out->pod_name, sizeof(out->pod_name), why, n);
 	if (!err && pod)
 		err = get_str(pod, "uid", out->pod_uid, sizeof(out->pod_uid), why, n);
-	if (!err && cid)
-		err = get_str(obj, "cgroup", cg, sizeof(cg), why, n);
-	/* A cgroup no rule resolves (a runtime's custom cgroupsPath, a v1
-	 * host's empty one) leaves the id alone to decide. */
-	if (!err && cid && cg[0] && !container__resolve(cg, &rc) &&
-	    (rc.runtime != cid->runtime || strcmp(rc.id, cid->id)))
-		err = fail(why, n, -ESRCH, "its \"cgroup\" is another container's (%s)",
-			   container__runtime_name(rc.runtime));
 	json_object_put(obj);
 	if (err)
 		memset(out, 0, sizeof(*out));

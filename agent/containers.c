@@ -68,9 +68,7 @@ void containers__init(struct agent *a)
 			dir, strerror(-err), SCAN_INTERVAL_MS / 1000);
 }
 
-/* The names of c's container arrived (or may have): read them again,
- * and have the next scan judge tracked cgroups again, since a cgroup
- * judged without them sits deny-all or out. */
+/* The names of c's container arrived (or may have): read them again. */
 static void refresh(struct agent *a, struct sandbox_cg *cg)
 {
 	struct container_info *c = cg->ctr, *nc;
@@ -83,7 +81,12 @@ static void refresh(struct agent *a, struct sandbox_cg *cg)
 		free(c);
 		cg->ctr = nc;
 	}
-	a->rejudge = true;
+	/* Deny-all for want of them: judged again with them. Others were
+	 * decided by what needs no names (a runtime, an id, a glob), and
+	 * a container's start must not cost a reselection of every
+	 * tracked cgroup. */
+	if (cg->policy_id == POLICY_ID_CONFLICT)
+		a->rejudge = true;
 }
 
 /*
@@ -158,8 +161,8 @@ int containers__meta(void *agent, const struct container_id *cid,
 	/* One container's names are asked for by every policy that needs
 	 * them, in one scan: read once per scan (the hook's directory
 	 * changing forgets it, on_hook_dir()). */
-	if (mc->valid && mc->gen == a->scan_gen && mc->runtime == cid->runtime &&
-	    !strcmp(mc->id, cid->id)) {
+	if (mc->valid && !a->in_inotify && mc->gen == a->scan_gen &&
+	    !memcmp(&mc->cid, cid, sizeof(*cid))) {
 		*out = mc->m;
 		return mc->err;
 	}
@@ -174,8 +177,7 @@ int containers__meta(void *agent, const struct container_id *cid,
 		memset(out, 0, sizeof(*out));
 	mc->valid = true;
 	mc->gen = a->scan_gen;
-	mc->runtime = cid->runtime;
-	snprintf(mc->id, sizeof(mc->id), "%s", cid->id);
+	mc->cid = *cid;
 	mc->m = *out;
 	mc->err = err;
 	return err;

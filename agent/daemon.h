@@ -154,8 +154,7 @@ struct agent {
 	struct meta_cache {
 		bool valid;
 		unsigned int gen;
-		enum container_runtime runtime;
-		char id[CONTAINER_ID_MAX + 1];
+		struct container_id cid;	/* whole: runtime, id, namespace, pod */
 		int err;
 		struct container_meta m;
 	} meta_cache;
@@ -211,7 +210,15 @@ void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx);
 #define SELECTED_WAIT	(-2)
 /* scan_one()'s "parent" for what is below such a cgroup: it waits too. */
 #define SCAN_HOLD	((void *)UINTPTR_MAX)
-int64_t selected_by(struct agent *a, const char *rel, uint64_t id, bool may_wait);
+/* selected_by()'s flags. */
+enum {
+	SEL_MAY_WAIT = 1,	/* a new cgroup: it may wait for its names */
+	SEL_NESTED = 2,		/* it has a confined ancestor: cgroups: globs only */
+	SEL_SAY = 4,		/* deny-all for unknown names: one record */
+};
+int64_t selected_by(struct agent *a, const char *rel, uint64_t id, unsigned int flags);
+/* Has rel a confined ancestor (tracked, any depth)? */
+bool confined_above(struct agent *a, const char *rel);
 /* scan(), judging tracked cgroups again too, as a reload does with the
  * same policies (a->rejudge). */
 int rejudge(struct agent *a);

@@ -153,11 +153,13 @@ static uint32_t mover_target(void *ctx, const struct sandbox_cg *cg)
 	const struct sandbox_cg *root;
 	int64_t sel;
 
-	sel = is_detached(a, cg->id) ? -1 : selected_by(a, cg->path, cg->id, false);
+	sel = is_detached(a, cg->id) ? -1 :
+	      selected_by(a, cg->path, cg->id, confined_above(a, cg->path) ? SEL_NESTED : 0);
 	if (sel < 0 && cg->root_id != cg->id) {
 		root = sandbox_table__find(&a->cgt, cg->root_id);
 		if (root && !is_detached(a, root->id))
-			sel = selected_by(a, root->path, root->id, false);
+			sel = selected_by(a, root->path, root->id,
+					  confined_above(a, root->path) ? SEL_NESTED : 0);
 	}
 	return sel >= 0 ? policy_table__slot_of(&a->pt, (uint32_t)sel) :
 			  POLICY_SLOT_CONFLICT;

@@ -436,6 +436,16 @@ enum policy_sel policy__container_match(const struct policy_container *sel,
 	return POLICY_SEL_NO;
 }
 
+bool policy__selects_glob(const struct policy *p, const char *rel)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_cgroups_user; i++)
+		if (!fnmatch(p->cgroups[i], rel, FNM_PATHNAME))
+			return true;
+	return false;
+}
+
 enum policy_sel policy__selects(const struct policy *p, const char *rel,
 				container_meta_fn meta, void *ctx, bool may_wait,
 				struct container_id *cid)
@@ -450,9 +460,8 @@ enum policy_sel policy__selects(const struct policy *p, const char *rel,
 		cid = &own;
 	if (container__resolve(rel, cid))
 		memset(cid, 0, sizeof(*cid));
-	for (i = 0; i < p->n_cgroups_user; i++)
-		if (!fnmatch(p->cgroups[i], rel, FNM_PATHNAME))
-			return POLICY_SEL_YES;
+	if (policy__selects_glob(p, rel))
+		return POLICY_SEL_YES;
 	/* A container's own cgroup, not a child of it, nor a cgroup that
 	 * no rule resolves; in any layout the rules know (a podman pod's
 	 * slice, a rootless docker, a --cgroup-parent), globbed or not. */

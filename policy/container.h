@@ -126,6 +126,12 @@ enum policy_sel policy__selects(const struct policy *p, const char *rel,
 				container_meta_fn meta, void *ctx, bool may_wait,
 				struct container_id *cid);
 
+/* Does one of p's `cgroups:` globs select rel? (Inside a sandbox, only
+ * they may: a container selector never takes a cgroup out of the
+ * sandbox it is in, since whoever runs there can make a directory that
+ * looks like any runtime's container.) */
+bool policy__selects_glob(const struct policy *p, const char *rel);
+
 /* sel against one container: what policy__selects does per selector. */
 enum policy_sel policy__container_match(const struct policy_container *sel,
 					const struct container_id *cid,

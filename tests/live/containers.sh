@@ -181,6 +181,15 @@ network:
       ports: [8080]
       proto: tcp
 EOF
+# A plain sandbox, selected by its path; whoever runs inside must not
+# leave it by making a directory that looks like a runtime's container.
+cat > "$work/policies/outer.yaml" <<'EOF'
+name: live-outer
+mode: enforce
+cgroups: ["/stockade-ctr-outer-*"]
+network:
+  default: deny
+EOF
 # shellcheck disable=SC2086
 "$STOCKADE" agent $STOCKADE_AGENT_FLAGS --policy "$work/policies" --bpffs "$bpffs" \
 	--containers-dir "$hooks" \
@@ -321,6 +330,31 @@ if [ "$n" = 2 ]; then
 else
 	not_ok "$T: one deny record per refusal of the named container" "$n deny records: $(grep '"event":"deny"' "$log" | grep "\"cgroup_id\":${cg2id:-none}[,}]" | cut -c 1-300 | tr '\n' ' ')"
 fi
+
+# ---- a container look-alike inside a sandbox stays in that sandbox ----
+# docker-<64hex>.scope resolves as docker's at any depth (rootless docker,
+# --cgroup-parent): made inside live-outer's sandbox by its own root, it
+# must stay there (inherited), not be taken by live-ctr's docker
+# selector, whose allow-list would let 127.0.0.1:8080 through.
+outer=/stockade-ctr-outer-$$
+mkdir -p "$CGROUP_ROOT$outer"
+wait_for "\"event\":\"attach\".*\"policy\":\"live-outer\".*\"cgroup\":\"$outer\"" "$log" 100
+rmcg "$CGROUP_ROOT$cg2path"
+cg2path=$outer/docker-$id2.scope
+mkdir -p "$CGROUP_ROOT$cg2path"
+cg3id=$(stat -c %i "$CGROUP_ROOT$cg2path" 2>/dev/null)
+wait_for "\"event\":\"attach\".*\"cgroup_id\":${cg3id:-none}[,}]" "$log" 100
+a=$(grep '"event":"attach"' "$log" | grep "\"cgroup_id\":${cg3id:-none}[,}]" | head -n 1)
+case $a in
+*'"policy":"live-outer"'*) ok "$T: a docker-<id>.scope made inside a sandbox stays in it" ;;
+*) not_ok "$T: a docker-<id>.scope made inside a sandbox stays in it" "attach record: '${a:-none}'" ;;
+esac
+r=$(try 8080)
+case $r in
+*"Operation not permitted"*) ok "$T: the look-alike keeps the sandbox's rules (8080 refused)" ;;
+*) not_ok "$T: the look-alike keeps the sandbox's rules (8080 refused)" "got '$r'" ;;
+esac
+rmcg "$CGROUP_ROOT$outer"
 
 # ---- nothing left ----
 "$RUNC" delete -f "$id" > /dev/null 2>&1

@@ -266,6 +266,13 @@ static void test_precedence(void **state)
 		if (EXPECT_EQ(load(CONTAINER_PODMAN, id, "", &m), 0))
 			EXPECT_STR(m.name, "pm");
 		EXPECT_EQ(load(CONTAINER_DOCKER, id, "", &m), -ENOENT);
+		/* containerd: one id in two namespaces (ctr -n evil run ...
+		 * ID): the record of evil's names no k8s.io container. A value
+		 * it has that would be refused refuses nothing of the other. */
+		snprintf(rec, sizeof(rec), "{\"id\":\"%s\",\"name\":\"ev\x01il\",\"cgroup\":\"/evil/%s\"}", id, id);
+		assert_true(put_file(HOOK "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.json", rec, strlen(rec)));
+		EXPECT_EQ(load(CONTAINER_CONTAINERD, id, "k8s.io", &m), -ENOENT);
+		EXPECT_EQ(load(CONTAINER_CONTAINERD, id, "evil", &m), -EINVAL);
 	}
 	/* An error in the first source found stops the search: a broken
 	 * record never hands the choice to a later source. */
