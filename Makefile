@@ -228,7 +228,7 @@ $(OUT)/fuzz/proc_fuzz: tests/fuzz/proc_fuzz.c agent/manifest.c agent/probe.c age
 # The JSON readers of agent/container_meta.c: the OCI state, configs,
 # docker's config.v2.json and the hook's records (a container's creator
 # writes what they hold).
-$(OUT)/fuzz/meta_fuzz: tests/fuzz/meta_fuzz.c agent/container_meta.c
+$(OUT)/fuzz/meta_fuzz: tests/fuzz/meta_fuzz.c agent/container_meta.c policy/container.c
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)clang $(FUZZ_FLAGS) $^ -ljson-c -o $@
