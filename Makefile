@@ -63,7 +63,7 @@ POLICY_SRCS	:= $(wildcard policy/*.c)
 LIB_SRCS	:= $(POLICY_SRCS) agent/json.c agent/net_rules.c agent/file_rules.c agent/exec.c agent/exec_hash.c agent/preexist_judge.c \
 		   agent/limits_util.c agent/lsm_table.c agent/rules_check.c \
 		   agent/sandbox_table.c agent/policy_table.c agent/loop.c agent/notify.c agent/manifest.c agent/probe.c agent/register_check.c agent/report.c \
-		   agent/container_meta.c agent/oci_hook.c agent/records.c
+		   agent/container_meta.c agent/oci_hook.c agent/records.c agent/watch_filter.c agent/watch_format.c
 AGENT_SRCS	:= $(filter-out $(LIB_SRCS),$(wildcard agent/*.c))
 LIB_OBJS	:= $(patsubst %.c,$(OUT)/obj/%.o,$(LIB_SRCS))
 AGENT_OBJS	:= $(patsubst %.c,$(OUT)/obj/%.o,$(AGENT_SRCS))
