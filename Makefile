@@ -233,20 +233,29 @@ $(OUT)/fuzz/meta_fuzz: tests/fuzz/meta_fuzz.c agent/container_meta.c
 	$(Q)mkdir -p $(@D)
 	$(Q)clang $(FUZZ_FLAGS) $^ -ljson-c -o $@
 
-FUZZ_BINS	:= $(OUT)/fuzz/policy_fuzz $(OUT)/fuzz/proc_fuzz $(OUT)/fuzz/meta_fuzz
+# The events socket's request line (agent/watch_filter.c): any root
+# process sends the agent one; and the record lines the client formats.
+$(OUT)/fuzz/watch_fuzz: tests/fuzz/watch_fuzz.c agent/watch_filter.c agent/watch_format.c
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)clang $(FUZZ_FLAGS) $^ -ljson-c -o $@
+
+FUZZ_BINS	:= $(OUT)/fuzz/policy_fuzz $(OUT)/fuzz/proc_fuzz $(OUT)/fuzz/meta_fuzz $(OUT)/fuzz/watch_fuzz
 fuzz: $(FUZZ_BINS)
 
 # A short run from the seed corpus proves the target still works; run it
 # longer by hand with FUZZ_TIME=600.
 FUZZ_TIME	?= 20
 fuzz-run: $(FUZZ_BINS)
-	$(Q)mkdir -p $(OUT)/fuzz/corpus $(OUT)/fuzz/corpus-proc $(OUT)/fuzz/corpus-meta
+	$(Q)mkdir -p $(OUT)/fuzz/corpus $(OUT)/fuzz/corpus-proc $(OUT)/fuzz/corpus-meta $(OUT)/fuzz/corpus-watch
 	$(Q)$(OUT)/fuzz/policy_fuzz -max_total_time=$(FUZZ_TIME) \
 		$(OUT)/fuzz/corpus tests/fuzz/corpus policy/examples
 	$(Q)$(OUT)/fuzz/proc_fuzz -max_total_time=$(FUZZ_TIME) \
 		$(OUT)/fuzz/corpus-proc tests/fuzz/corpus-proc
 	$(Q)$(OUT)/fuzz/meta_fuzz -max_total_time=$(FUZZ_TIME) \
 		$(OUT)/fuzz/corpus-meta tests/fuzz/corpus-meta
+	$(Q)$(OUT)/fuzz/watch_fuzz -max_total_time=$(FUZZ_TIME) \
+		$(OUT)/fuzz/corpus-watch tests/fuzz/corpus-watch
 
 # The same agent with a few BPF instructions changed (bpf/common.bpf.h,
 # TEST_VARIANT_MARK): the upgrade tests switch between the two builds.

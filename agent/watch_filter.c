@@ -7,6 +7,7 @@
  * (paths, comm), so they are read by the same parser, never by hand.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,8 +142,9 @@ static int u64_value(const char *key, struct json_object *v, bool *has,
 	}
 	errno = 0;
 	n = json_object_get_int64(v);
-	/* json-c clamps what int64 cannot hold, and says so in errno. */
-	if (n < 0 || errno) {
+	/* json-c clamps what int64 cannot hold (to INT64_MAX, with or
+	 * without errno, by version): no real seq, pid or count is that. */
+	if (n < 0 || n == INT64_MAX || errno) {
 		snprintf(err, errlen, "\"%s\": expected a non-negative integer", key);
 		return -EINVAL;
 	}
