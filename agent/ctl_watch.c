@@ -239,7 +239,8 @@ static const char *field(struct json_object *o, const char *key)
 static void on_start(struct watch *w, struct json_object *o)
 {
 	const char *pid = field(o, "agent_pid"), *start = field(o, "agent_start");
-	const char *oldest = field(o, "oldest_seq");
+	const char *oldest = field(o, "oldest_seq"), *newest = field(o, "newest_seq");
+	uint64_t nseq = newest ? strtoull(newest, NULL, 10) : 0;
 	long p = pid ? atol(pid) : 0;
 
 	if (!w->connected_once)
@@ -256,6 +257,16 @@ static void on_start(struct watch *w, struct json_object *o)
 		fprintf(stderr, PROG ": the agent's ring begins at seq %s: records %llu..%llu may be missing from this stream (the --log file has them)\n",
 			oldest, (unsigned long long)w->last_seq + 1,
 			(unsigned long long)strtoull(oldest, NULL, 10) - 1);
+	/* The stream starts after the agent's newest record: a reconnect
+	 * asks for what came after it, even if nothing matched meanwhile. */
+	if (newest && w->seen_seq && nseq < w->last_seq) {
+		fprintf(stderr, PROG ": the agent's sequence restarted (seq %llu, was %llu: its pins were removed); records in between are in its --log file only\n",
+			(unsigned long long)nseq, (unsigned long long)w->last_seq);
+		w->last_seq = nseq;
+	} else if (newest && (!w->seen_seq || nseq > w->last_seq) && !w->connected_once) {
+		w->last_seq = nseq;
+		w->seen_seq = true;
+	}
 	w->connected_once = true;
 	w->agent_pid = p;
 	snprintf(w->agent_start, sizeof(w->agent_start), "%s", start ?: "");
@@ -280,7 +291,8 @@ static bool on_line(struct watch *w, const char *line, size_t len, enum end *end
 		const char *e = field(o, "error") ?: "?";
 
 		fprintf(stderr, PROG ": the agent refused: %s%s\n", e,
-			strstr(e, "permission denied") ? " (run stockade watch as root)" : "");
+			strstr(e, "permission denied") && !strstr(e, "as root") ?
+			" (run stockade watch as root)" : "");
 		*end = END_ERROR;
 		json_object_put(o);
 		return true;
@@ -290,8 +302,12 @@ static bool on_line(struct watch *w, const char *line, size_t len, enum end *end
 	if (!strcmp(event, "watch_lost") && field(o, "dropped"))
 		*end = END_DROPPED;
 	if (seq) {
+		uint64_t v = strtoull(seq, NULL, 10);
+
+		/* The largest: a --since replay is older than the stream. */
+		if (!w->seen_seq || v > w->last_seq)
+			w->last_seq = v;
 		w->seen_seq = true;
-		w->last_seq = strtoull(seq, NULL, 10);
 	}
 	if (w->summary) {
 		if (strcmp(event, "watch_start"))

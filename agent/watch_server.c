@@ -303,7 +303,6 @@ static void client_drop(struct client *c, const char *why)
 	put_lost(c, true, BUF_RESERVE);
 	c->state = C_CLOSING;
 	c->since_us = loop__now_us();
-	shutdown(c->fd, SHUT_RD);
 }
 
 static void client_push(struct client *c, const char *line, size_t len, uint64_t seq)
