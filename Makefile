@@ -81,7 +81,7 @@ DEB_PKGS	:= clang llvm gcc make pkg-config libbpf-dev bpftool libelf-dev \
 		   zlib1g-dev libzstd-dev libyaml-dev libcmocka-dev nettle-dev libmicrohttpd-dev \
 		   libclang-rt-14-dev libjson-c-dev iproute2 util-linux qemu-system-x86 \
 		   busybox-static cpio python3-minimal python3-jsonschema xz-utils runc curl \
-		   systemd logrotate \
+		   systemd logrotate jq tmux \
 		   nodejs
 
 .DELETE_ON_ERROR:

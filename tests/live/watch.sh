@@ -165,7 +165,14 @@ want=$(seqs "$log" '.policy == "wa"' | tail -n 5 | tr '\n' ' ')
 tmux_run() {
 	$tm kill-session -t w 2>/dev/null
 	$tm new-session -d -s w -x 200 -y 50 "$1; echo EXIT=\$?; sleep 30"
-	sleep 1.5
+	# Until its 3 lines are there (a hang guard, 10 s), then a moment.
+	n=0
+	while [ "$($tm capture-pane -p -t w 2>/dev/null | grep -c 'policy=wa')" -lt 3 ] &&
+	      [ "$n" -lt 100 ]; do
+		n=$((n + 1))
+		sleep 0.1
+	done
+	sleep 0.3
 }
 tmux_run "'$STOCKADE' watch --socket '$sock' --policy wa --since 3"
 $tm capture-pane -p -t w > "$work/tty.txt"
