@@ -63,7 +63,7 @@ POLICY_SRCS	:= $(wildcard policy/*.c)
 LIB_SRCS	:= $(POLICY_SRCS) agent/json.c agent/net_rules.c agent/file_rules.c agent/exec.c agent/exec_hash.c agent/preexist_judge.c \
 		   agent/limits_util.c agent/lsm_table.c agent/rules_check.c \
 		   agent/sandbox_table.c agent/policy_table.c agent/loop.c agent/notify.c agent/manifest.c agent/probe.c agent/register_check.c agent/report.c \
-		   agent/container_meta.c agent/oci_hook.c agent/records.c
+		   agent/container_meta.c agent/oci_hook.c agent/records.c agent/watch_filter.c agent/watch_format.c
 AGENT_SRCS	:= $(filter-out $(LIB_SRCS),$(wildcard agent/*.c))
 LIB_OBJS	:= $(patsubst %.c,$(OUT)/obj/%.o,$(LIB_SRCS))
 AGENT_OBJS	:= $(patsubst %.c,$(OUT)/obj/%.o,$(AGENT_SRCS))
@@ -81,7 +81,7 @@ DEB_PKGS	:= clang llvm gcc make pkg-config libbpf-dev bpftool libelf-dev \
 		   zlib1g-dev libzstd-dev libyaml-dev libcmocka-dev nettle-dev libmicrohttpd-dev \
 		   libclang-rt-14-dev libjson-c-dev iproute2 util-linux qemu-system-x86 \
 		   busybox-static cpio python3-minimal python3-jsonschema xz-utils runc curl \
-		   systemd logrotate \
+		   systemd logrotate jq tmux \
 		   nodejs
 
 .DELETE_ON_ERROR:
@@ -233,20 +233,29 @@ $(OUT)/fuzz/meta_fuzz: tests/fuzz/meta_fuzz.c agent/container_meta.c policy/cont
 	$(Q)mkdir -p $(@D)
 	$(Q)clang $(FUZZ_FLAGS) $^ -ljson-c -o $@
 
-FUZZ_BINS	:= $(OUT)/fuzz/policy_fuzz $(OUT)/fuzz/proc_fuzz $(OUT)/fuzz/meta_fuzz
+# The events socket's request line (agent/watch_filter.c): any root
+# process sends the agent one; and the record lines the client formats.
+$(OUT)/fuzz/watch_fuzz: tests/fuzz/watch_fuzz.c agent/watch_filter.c agent/watch_format.c
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)clang $(FUZZ_FLAGS) $^ -ljson-c -o $@
+
+FUZZ_BINS	:= $(OUT)/fuzz/policy_fuzz $(OUT)/fuzz/proc_fuzz $(OUT)/fuzz/meta_fuzz $(OUT)/fuzz/watch_fuzz
 fuzz: $(FUZZ_BINS)
 
 # A short run from the seed corpus proves the target still works; run it
 # longer by hand with FUZZ_TIME=600.
 FUZZ_TIME	?= 20
 fuzz-run: $(FUZZ_BINS)
-	$(Q)mkdir -p $(OUT)/fuzz/corpus $(OUT)/fuzz/corpus-proc $(OUT)/fuzz/corpus-meta
+	$(Q)mkdir -p $(OUT)/fuzz/corpus $(OUT)/fuzz/corpus-proc $(OUT)/fuzz/corpus-meta $(OUT)/fuzz/corpus-watch
 	$(Q)$(OUT)/fuzz/policy_fuzz -max_total_time=$(FUZZ_TIME) \
 		$(OUT)/fuzz/corpus tests/fuzz/corpus policy/examples
 	$(Q)$(OUT)/fuzz/proc_fuzz -max_total_time=$(FUZZ_TIME) \
 		$(OUT)/fuzz/corpus-proc tests/fuzz/corpus-proc
 	$(Q)$(OUT)/fuzz/meta_fuzz -max_total_time=$(FUZZ_TIME) \
 		$(OUT)/fuzz/corpus-meta tests/fuzz/corpus-meta
+	$(Q)$(OUT)/fuzz/watch_fuzz -max_total_time=$(FUZZ_TIME) \
+		$(OUT)/fuzz/corpus-watch tests/fuzz/corpus-watch
 
 # The same agent with a few BPF instructions changed (bpf/common.bpf.h,
 # TEST_VARIANT_MARK): the upgrade tests switch between the two builds.
@@ -267,7 +276,7 @@ variant-layout:
 # Every script runs, even after one failed (each says what it found), and
 # the target fails if any did.
 LIVE_TESTS := run degraded limits-hybrid lifecycle reload zerowin burst latency preexist manifest probe report ocihook \
-	      systemd reopen metrics preflight configmap containers
+	      systemd reopen metrics preflight configmap containers watch
 live-test: $(BIN) tools variant variant-layout
 	@rc=0; for t in $(LIVE_TESTS); do \
 		STOCKADE_VARIANT=$(VARIANT) STOCKADE_VARIANT_LAYOUT=$(VARIANT_LAYOUT) \

@@ -29,6 +29,9 @@ struct agent_opts {
 	/* --containers-dir: `stockade oci-hook`'s records, or NULL: the
 	 * default (agent/container_meta.h). */
 	const char *containers_dir;
+	/* --events-socket PATH (agent/watch_server.h): NULL the default,
+	 * "none" no socket. */
+	const char *events_socket;
 };
 
 /* agent/daemon.c */

@@ -29,5 +29,8 @@ int ctl__register(int argc, char **argv);
 /* The three pieces of evidence in one bundle, and its check
  * (agent/ctl_report.c): 0 every point passes, 3 one fails, 1 an error. */
 int ctl__report(int argc, char **argv);
+/* The running agent's records, live (agent/ctl_watch.c): 0 on Ctrl-C or
+ * the end of the stream (--no-reconnect), 1 an error, 2 a usage error. */
+int ctl__watch(int argc, char **argv);
 
 #endif

@@ -38,6 +38,7 @@
 #include "lsm.h"
 #include "notify.h"
 #include "metrics_http.h"
+#include "watch_server.h"
 #include "file_rules.h"
 #include "net_rules.h"
 #include "preexist_agent.h"
@@ -700,6 +701,8 @@ static int agent_loop_init(struct agent_loop *al, struct agent *a)
 		err = preexist__loop_add(a->pre, al->l);
 	if (!err)
 		err = metrics_http__loop_add(a->http, al->l);
+	if (!err)
+		err = watch_server__loop_add(a->watch, al->l);
 	if (err)
 		return err;	/* said */
 	/* The first turn scans: whatever inotify could not report between
@@ -809,7 +812,9 @@ static int agent_load(struct agent *a, bool *detach)
 	err = events__open(&a->ev, a->skel, &(struct events_cfg){
 				   .log_path = a->opt.log_path,
 				   .cgroot = a->cgroot, .names = &a->names,
-				   .meta = meta_fill, .ctx = a });
+				   .meta = meta_fill, .ctx = a,
+				   .sink = a->watch ? watch_server__line : NULL,
+				   .sink_ctx = a->watch });
 	if (err)
 		return err;
 	a->started_ns = (int64_t)time(NULL) * 1000000000;
@@ -921,6 +926,11 @@ int agent__run(const struct agent_opts *opt)
 					 opt->metrics_allow_remote);
 	if (!err)
 		err = agent_preflight(a, &detach);
+	/* After the pin directory's lock (a stale socket is then ours to
+	 * remove), before the first record: the ring has them all. */
+	if (!err)
+		err = watch_server__open(&a->watch, opt->events_socket ?:
+					 WATCH_SOCKET_DEFAULT);
 	if (!err)
 		err = agent_load(a, &detach);
 	if (!err)
@@ -952,6 +962,7 @@ cleanup:
 	loop__free(al.l);
 	preexist__free(a->pre);
 	metrics_http__free(a->http);
+	watch_server__free(a->watch);
 	replace__free(a->rep);
 	free(a);
 	return err;

@@ -136,6 +136,7 @@ struct agent {
 
 	struct limits_state *lim;	/* agent/limits.c */
 	struct preexist *pre;		/* held fds (agent/preexist.c) */
+	struct watch_server *watch;	/* --events-socket (agent/watch_server.c) */
 	struct metrics_http *http;	/* --metrics-listen (agent/metrics_http.c) */
 	/* A cgroup with a file scope of its own was untracked or moved:
 	 * file_scope__sync() has entries to delete. */

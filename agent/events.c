@@ -209,6 +209,10 @@ static void write_line(struct events *ev)
 	if (ev->log)
 		fwrite(ev->j.buf, 1, ev->j.len, ev->log);
 	ev->written++;
+	/* The one place every record passes, drained, kernel and agent-side
+	 * ones alike, lost included: the watchers get the same bytes. */
+	if (ev->cfg.sink)
+		ev->cfg.sink(ev->cfg.sink_ctx, ev->j.buf, ev->j.len);
 }
 
 void events__counts(const struct events *ev, uint64_t *produced,

@@ -40,6 +40,11 @@ struct events_cfg {
 	 * reported, which are events' own. */
 	void (*meta)(const void *ctx, struct agent_meta *m);
 	const void *ctx;
+	/* Every line written out, as written (newline included), after
+	 * stdout and --log have it: the events socket's fan-out
+	 * (agent/watch_server.h), or NULL. It must not block. */
+	void (*sink)(void *sink_ctx, const char *line, size_t len);
+	void *sink_ctx;
 };
 
 /* The fields are events.c's: the others read and write only j, between

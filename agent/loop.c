@@ -29,7 +29,9 @@ struct loop_source {
 	enum source_type type;
 	int fd;
 	bool owned;		/* our timerfd or signalfd: we close it */
-	bool enabled;		/* io: in the epoll set with EPOLLIN */
+	bool enabled;		/* io: in the epoll set with its events */
+	bool dead;		/* loop__remove(): freed after this turn */
+	uint32_t events;	/* io: what it waits for (EPOLLIN by default) */
 	int prio;
 	uint64_t at_us;		/* timer: armed expiry, 0 if disarmed */
 	loop_fn fn;
@@ -45,6 +47,7 @@ struct loop_post {
 struct loop {
 	int epfd;
 	struct loop_source *sources;
+	struct loop_source *dead;	/* removed during this turn */
 	struct loop_post *post;
 	size_t n_post;
 	bool exiting;
@@ -73,12 +76,24 @@ int loop__new(struct loop **out)
 	return 0;
 }
 
+static void free_dead(struct loop *l)
+{
+	struct loop_source *s, *next;
+
+	for (s = l->dead; s; s = next) {
+		next = s->next;
+		free(s);
+	}
+	l->dead = NULL;
+}
+
 void loop__free(struct loop *l)
 {
 	struct loop_source *s, *next;
 
 	if (!l)
 		return;
+	free_dead(l);
 	for (s = l->sources; s; s = next) {
 		next = s->next;
 		if (s->owned && s->fd >= 0)
@@ -105,6 +120,7 @@ static struct loop_source *source_add(struct loop *l, enum source_type type,
 	s->owned = owned;
 	s->prio = prio;
 	s->enabled = true;
+	s->events = EPOLLIN;
 	ev.data.ptr = s;
 	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev))
 		goto fail;
@@ -227,7 +243,7 @@ int loop__io_enable(struct loop_source *s, bool on)
 	/* EPOLL_CTL_MOD to no events, not DEL: the fd stays ours to resume
 	 * cheaply, and epoll_wait() never reports it meanwhile (EPOLLERR and
 	 * EPOLLHUP aside, which a ring buffer or an inotify fd never raise). */
-	struct epoll_event ev = { .events = on ? EPOLLIN : 0, .data.ptr = s };
+	struct epoll_event ev = { .events = on ? s->events : 0, .data.ptr = s };
 
 	if (s->type != SRC_IO)
 		return -EINVAL;
@@ -237,6 +253,45 @@ int loop__io_enable(struct loop_source *s, bool on)
 		return -errno;
 	s->enabled = on;
 	return 0;
+}
+
+int loop__io_events(struct loop_source *s, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = s };
+
+	if (s->type != SRC_IO)
+		return -EINVAL;
+	if (s->events == events)
+		return 0;
+	if (s->enabled && epoll_ctl(s->loop->epfd, EPOLL_CTL_MOD, s->fd, &ev))
+		return -errno;
+	s->events = events;
+	return 0;
+}
+
+void loop__remove(struct loop_source *s)
+{
+	struct loop_source **p;
+	struct loop *l;
+
+	if (!s || s->dead)
+		return;
+	l = s->loop;
+	/* Before the fd is closed: a closed fd would leave the epoll
+	 * registration behind as long as a dup of it lives. */
+	epoll_ctl(l->epfd, EPOLL_CTL_DEL, s->fd, NULL);
+	if (s->owned && s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+	for (p = &l->sources; *p; p = &(*p)->next)
+		if (*p == s) {
+			*p = s->next;
+			break;
+		}
+	/* Not freed yet: this turn's ready list may still name it. */
+	s->dead = true;
+	s->next = l->dead;
+	l->dead = s;
 }
 
 void loop__exit(struct loop *l, int code)
@@ -252,6 +307,8 @@ static int dispatch(struct loop_source *s, uint32_t revents)
 	ssize_t n;
 	int err;
 
+	if (s->dead)
+		return 0;
 	switch (s->type) {
 	case SRC_IO:
 		/* Disabled by a source dispatched before it this turn. */
@@ -308,8 +365,11 @@ int loop__run(struct loop *l)
 		for (i = 0; i < n && !l->exiting; i++) {
 			err = dispatch(ready[i], revents[i]);
 			if (err < 0)
-				return err;
+				break;
 		}
+		free_dead(l);
+		if (err < 0)
+			return err;
 		for (k = 0; k < l->n_post && !l->exiting; k++) {
 			err = l->post[k].fn(l, l->post[k].userdata);
 			if (err < 0)

@@ -70,6 +70,13 @@ bool loop__timer_armed(const struct loop_source *s);
 
 /* Stop or resume watching an io source's fd (it stays registered). */
 int loop__io_enable(struct loop_source *s, bool on);
+/* Watch an io source for these events (EPOLLIN, EPOLLOUT...) instead;
+ * while disabled, the next loop__io_enable(s, true) restores them. */
+int loop__io_events(struct loop_source *s, uint32_t events);
+/* Take a source out of the loop for good (a client's fd before it is
+ * closed): it is never dispatched again, even later in the same turn, and
+ * freed after the turn. A timer's or the signalfd's own fd is closed. */
+void loop__remove(struct loop_source *s);
 
 /* Run until loop__exit() or a callback's error: the code, or -errno. */
 int loop__run(struct loop *l);

@@ -19,6 +19,7 @@
 #include "policy.h"
 #include "register.h"
 #include "rules_check.h"
+#include "watch_server.h"
 
 #define STOCKADE_VERSION "0.1.0"
 
@@ -53,6 +54,9 @@ static void usage(FILE *f)
 "  report --out DIR [--probe CGROUP...] [--register FILE] [--log FILE]\n"
 "                                the three pieces of evidence in one bundle\n"
 "                                (JSON, Markdown, OSCAL, SHA256SUMS); --verify DIR\n"
+"  watch [--policy GLOB] [--kind KIND] [--event deny,...] [--since N] [-o compact|json]\n"
+"                                the running agent's records, live, filtered in\n"
+"                                the agent (--summary: a table; `watch --help`)\n"
 "  oci-hook [--dir DIR] [--remove]  an OCI hook (createRuntime/prestart; --remove\n"
 "                                in poststop): the state on stdin, the container's\n"
 "                                names in DIR/<id>.json (default /run/stockade/containers)\n"
@@ -75,6 +79,8 @@ static void usage(FILE *f)
 "                          (default " LIMITS_STATE_DEFAULT ")\n"
 "      --containers-dir DIR  where `stockade oci-hook` writes container names\n"
 "                          (default /run/stockade/containers)\n"
+"      --events-socket PATH  serve the records live to `stockade watch` (default\n"
+"                          " WATCH_SOCKET_DEFAULT "; none: no socket)\n"
 "      --detach-on-exit    on SIGTERM/SIGINT remove all enforcement, limits and\n"
 "                          pins (default: keep them; the sandboxes stay confined)\n"
 "      --preflight         check the host (BPF LSM active, BTF, cgroup2, bpffs at\n"
@@ -307,7 +313,8 @@ static int cmd_agent(int argc, char **argv)
 {
 	enum { OPT_CGROOT = 256, OPT_BPFFS, OPT_LOG, OPT_RING, OPT_DEGRADED,
 	       OPT_METRICS, OPT_STATE, OPT_DETACH_EXIT, OPT_CONTAINERS_DIR,
-	       OPT_METRICS_LISTEN, OPT_METRICS_REMOTE, OPT_METRICS_LABELS, OPT_PREFLIGHT };
+	       OPT_METRICS_LISTEN, OPT_METRICS_REMOTE, OPT_METRICS_LABELS, OPT_PREFLIGHT,
+	       OPT_EVENTS_SOCKET };
 	static const struct option opts[] = {
 		{ "policy", required_argument, NULL, 'p' },
 		{ "cgroup-root", required_argument, NULL, OPT_CGROOT },
@@ -323,6 +330,7 @@ static int cmd_agent(int argc, char **argv)
 		{ "containers-dir", required_argument, NULL, OPT_CONTAINERS_DIR },
 		{ "detach-on-exit", no_argument, NULL, OPT_DETACH_EXIT },
 		{ "preflight", no_argument, NULL, OPT_PREFLIGHT },
+		{ "events-socket", required_argument, NULL, OPT_EVENTS_SOCKET },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -386,6 +394,9 @@ static int cmd_agent(int argc, char **argv)
 		case OPT_PREFLIGHT:
 			preflight = true;
 			break;
+		case OPT_EVENTS_SOCKET:
+			o.events_socket = optarg;
+			break;
 		case 'v':
 			log_verbosity = LOG_DEBUG;
 			break;
@@ -446,6 +457,8 @@ int main(int argc, char **argv)
 		return ctl__register(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "report"))
 		return ctl__report(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "watch"))
+		return ctl__watch(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "oci-hook"))
 		return oci_hook__main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {

@@ -98,6 +98,7 @@ static int on_sig(struct loop_source *s, const struct signalfd_siginfo *si,
 }
 
 static struct trace traces[3];
+static struct loop *loop_of_out;
 static struct tag tags[3][4];
 
 /* The userdata of source number i, letter c, of trace t. */
@@ -210,12 +211,103 @@ static void test_signal_and_error(void **state)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
+/* A source removed by one dispatched before it in the same turn. */
+struct remover {
+	struct loop *l;
+	struct loop_source *victim;
+	int fd;
+	int ran, victim_ran;
+};
+
+static int on_remover(struct loop_source *s, uint32_t revents, void *userdata)
+{
+	struct remover *r = userdata;
+	char b;
+
+	(void)s;
+	(void)revents;
+	r->ran++;
+	assert_int_equal(read(r->fd, &b, 1), 1);
+	if (r->victim) {
+		loop__remove(r->victim);
+		r->victim = NULL;
+	}
+	return 0;
+}
+
+/* The turn's end, not the remover, ends the run: an exit would stop the
+ * turn before the victim's place in it. */
+static int on_post_exit(struct loop *l, void *userdata)
+{
+	(void)userdata;
+	loop__exit(l, 0);
+	return 0;
+}
+
+static int on_victim(struct loop_source *s, uint32_t revents, void *userdata)
+{
+	(void)s;
+	(void)revents;
+	((struct remover *)userdata)->victim_ran++;
+	return 0;
+}
+
+static int on_out(struct loop_source *s, uint32_t revents, void *userdata)
+{
+	(void)s;
+	assert_true(revents & 0x004);	/* EPOLLOUT */
+	(*(int *)userdata)++;
+	loop__exit(loop_of_out, 0);
+	return 0;
+}
+
+static void test_remove_and_events(void **state)
+{
+	struct remover r = { 0 };
+	struct loop_source *a;
+	int p1[2], p2[2], outs = 0;
+
+	(void)state;
+	assert_int_equal(loop__new(&r.l), 0);
+	assert_int_equal(pipe(p1), 0);
+	assert_int_equal(pipe(p2), 0);
+	r.fd = p1[0];
+	assert_int_equal(loop__add_post(r.l, on_post_exit, NULL), 0);
+	/* The remover first (priority), both ready in one turn. */
+	assert_non_null(loop__add_io(r.l, p1[0], -1, on_remover, &r));
+	r.victim = loop__add_io(r.l, p2[0], 1, on_victim, &r);
+	assert_non_null(r.victim);
+	assert_int_equal(write(p1[1], "x", 1), 1);
+	assert_int_equal(write(p2[1], "y", 1), 1);
+	assert_int_equal(loop__run(r.l), 0);
+	assert_int_equal(r.ran, 1);
+	assert_int_equal(r.victim_ran, 0);
+	/* Never again either, though its fd stays readable. */
+	assert_int_equal(write(p1[1], "x", 1), 1);
+	assert_int_equal(loop__run(r.l), 0);
+	assert_int_equal(r.victim_ran, 0);
+	/* EPOLLOUT on a writable pipe end. */
+	loop_of_out = r.l;
+	a = loop__add_io(r.l, p2[1], 0, on_out, &outs);
+	assert_non_null(a);
+	assert_int_equal(loop__io_events(a, 0x004), 0);
+	assert_int_equal(loop__run(r.l), 0);
+	assert_int_equal(outs, 1);
+	loop__remove(a);
+	loop__free(r.l);
+	close(p1[0]);
+	close(p1[1]);
+	close(p2[0]);
+	close(p2[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_timers),
 		cmocka_unit_test(test_priority_and_enable),
 		cmocka_unit_test(test_signal_and_error),
+		cmocka_unit_test(test_remove_and_events),
 	};
 
 	return cmocka_run_group_tests_name("loop", tests, NULL, NULL);
