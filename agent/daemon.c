@@ -457,6 +457,7 @@ static void agent_cleanup(struct agent *a, bool detach, int sig)
 	free(a->det_seen);
 	policy_table__free(&a->pt);
 	key_set_free(&a->keys_allow);
+	key_set_free(&a->keys_exact);
 	key_set_free(&a->keys_meta);
 	key_set_free(&a->keys_file);
 	key_set_free(&a->keys_unix);

@@ -93,7 +93,7 @@ struct agent {
 	 * (agent/policy_table.h); policy_maps.c writes it into the maps. */
 	struct policy_table pt;
 	/* Rule-map keys this agent wrote, at an adopting start (sweep). */
-	struct key_set keys_allow, keys_meta, keys_file, keys_unix;
+	struct key_set keys_allow, keys_exact, keys_meta, keys_file, keys_unix;
 
 	/* Reload (SIGHUP, `stockade reload`, a policy file changed). */
 	bool reselect;		/* this scan re-judges tracked cgroups too */

@@ -6,6 +6,7 @@
 
 #include "events.h"
 #include "netaddr.h"
+#include "netmeta.h"
 #include "net_rules.h"
 
 void net_key__from_cidr(struct net_key *k, __u32 policy_id,
@@ -212,6 +213,49 @@ cleanup:
 	return ret;
 }
 
+/*
+ * The distinct prefix lengths of the allow entries, per family, longest
+ * first (include/net.h, net_exact); NET_XLEN_TRIE for a family with more
+ * than NET_XLEN_MAX of them.
+ */
+static void prefix_lengths(struct net_compiled *c)
+{
+	bool seen[2][129] = { { false } };
+	size_t i;
+	int f, pl;
+
+	for (i = 0; i < c->n_allow; i++) {
+		const struct net_key *k = &c->allow[i].key;
+
+		if (k->family & NET_FAMILY_LISTEN)
+			continue;
+		seen[k->family == NET_FAMILY_V6][k->prefixlen - NET_KEY_FIXED_BITS] = true;
+	}
+	for (f = 0; f < 2; f++) {
+		c->nxlen[f] = 0;
+		for (pl = 128; pl >= 0; pl--) {
+			if (!seen[f][pl])
+				continue;
+			if (c->nxlen[f] == NET_XLEN_MAX) {
+				c->nxlen[f] = NET_XLEN_TRIE;
+				break;
+			}
+			c->xlen[f][c->nxlen[f]++] = (__u8)pl;
+		}
+	}
+}
+
+bool net_rules__exact_key(const struct net_compiled *c, const struct net_entry *e,
+			  struct net_xkey *x)
+{
+	if (e->key.family & NET_FAMILY_LISTEN ||
+	    c->nxlen[e->key.family == NET_FAMILY_V6] > NET_XLEN_MAX)
+		return false;
+	memset(x, 0, sizeof(*x));
+	net_xkey_of(x, &e->key, e->key.prefixlen - NET_KEY_FIXED_BITS);
+	return true;
+}
+
 int net_rules__compile(const struct policy *p, __u32 policy_id,
 		       struct net_compiled *out, char *err, size_t errlen)
 {
@@ -231,6 +275,7 @@ int net_rules__compile(const struct policy *p, __u32 policy_id,
 				    NET_FAMILY_LISTEN, out, err, errlen);
 	if (ret)
 		goto cleanup;
+	prefix_lengths(out);
 	ret = -ENOMEM;
 
 	/* Metadata endpoints: blocked, then the policy's overrides on top;
@@ -292,6 +337,36 @@ static bool lpm_match(const struct net_key *k, const struct net_key *q)
 				(best) = &(arr)[_i];			\
 	} while (0)
 
+const struct net_entry *net_rules__lpm(const struct net_compiled *c,
+				       const struct net_key *q)
+{
+	const struct net_entry *best = NULL;
+
+	LPM_FIND(c->allow, c->n_allow, q, best);
+	return best;
+}
+
+/* bpf/net.bpf.h allow_lookup(), with linear searches for the maps. */
+const struct net_entry *net_rules__find(const struct net_compiled *c,
+					const struct net_key *q)
+{
+	unsigned int f = q->family == NET_FAMILY_V6, i, n = c->nxlen[f];
+	struct net_xkey x, ex;
+	size_t j;
+
+	if (q->family & NET_FAMILY_LISTEN || n > NET_XLEN_MAX)
+		return net_rules__lpm(c, q);
+	for (i = 0; i < n; i++) {
+		memset(&x, 0, sizeof(x));
+		net_xkey_of(&x, q, c->xlen[f][i]);
+		for (j = 0; j < c->n_allow; j++)
+			if (net_rules__exact_key(c, &c->allow[j], &ex) &&
+			    !memcmp(&x, &ex, sizeof(x)))
+				return &c->allow[j];
+	}
+	return NULL;
+}
+
 /* The full-length key of one address, as the programs build it; false
  * (reason set) when a metadata endpoint blocks it. */
 static bool query(const struct net_compiled *c, __u32 policy_id, int family,
@@ -309,8 +384,12 @@ static bool query(const struct net_compiled *c, __u32 policy_id, int family,
 		q->family = netaddr_normalize6(q->addr);
 	}
 	q->prefixlen = NET_KEY_FIXED_BITS + (q->family == NET_FAMILY_V4 ? 32 : 128);
+	/* bpf/net.bpf.h meta_blocked(): only a candidate looks net_meta up,
+	 * and a candidate without an entry is blocked. */
+	if (!netmeta_candidate(q))
+		return true;
 	LPM_FIND(c->meta, c->n_meta, q, meta);
-	if (meta && meta->verdict == NET_META_BLOCKED) {
+	if (!meta || meta->verdict != NET_META_OVERRIDDEN) {
 		*reason = EV_REASON_METADATA;
 		return false;
 	}
@@ -326,8 +405,10 @@ bool net_rules__decide(const struct net_compiled *c, __u32 policy_id,
 
 	if (!query(c, policy_id, family, addr, &q, reason))
 		return false;
-	LPM_FIND(c->allow, c->n_allow, &q, allow);
-	if ((allow && net_allow_match(&allow->val, proto, port)) || default_allow)
+	if (default_allow)
+		return true;
+	allow = net_rules__find(c, &q);
+	if (allow && net_allow_match(&allow->val, proto, port))
 		return true;
 	*reason = EV_REASON_NOT_ALLOWED;
 	return false;

@@ -35,20 +35,42 @@ struct net_compiled {
 	size_t n_allow;
 	struct net_meta_entry *meta;
 	size_t n_meta;
+	/* network.allow's prefix lengths per family ([0] IPv4, [1] IPv6),
+	 * longest first, for policy_conf (include/net.h, net_exact). */
+	__u8 xlen[2][NET_XLEN_MAX];
+	__u8 nxlen[2];
 };
 
 void net_key__from_cidr(struct net_key *k, __u32 policy_id,
 			const struct policy_cidr *c);
+
+/*
+ * Does allow entry e also go into net_exact, and under which key? False
+ * for network.listen entries and for a family whose lengths do not fit
+ * (NET_XLEN_TRIE): the trie alone holds those.
+ */
+bool net_rules__exact_key(const struct net_compiled *c, const struct net_entry *e,
+			  struct net_xkey *x);
 
 /* Returns 0, or -E2BIG / -ENOMEM with a check-style message in err. */
 int net_rules__compile(const struct policy *p, __u32 policy_id,
 		       struct net_compiled *out, char *err, size_t errlen);
 void net_compiled__free(struct net_compiled *c);
 
+/* The allow entry of a full-length key q by longest-prefix match alone
+ * (what the trie returns), and by the programs' steps (exact probes when
+ * the lengths fit): tests/unit/test_net_rules.c holds the two equal. */
+const struct net_entry *net_rules__lpm(const struct net_compiled *c,
+				       const struct net_key *q);
+const struct net_entry *net_rules__find(const struct net_compiled *c,
+					const struct net_key *q);
+
 /*
- * Reference decision, the same steps as bpf/net.bpf.c judge(), over the
- * compiled entries (a linear longest-prefix search stands in for the
- * trie). `addr` is 4 or 16 bytes as given by the caller (family 4 or 6).
+ * Reference decision, the same steps as bpf/net.bpf.h net_verdict(),
+ * over the compiled entries: the built-in endpoints tested in code, then
+ * the exact probes of the policy's prefix lengths (a linear search stands
+ * in for the net_exact hash), or, past NET_XLEN_MAX lengths, a linear
+ * longest-prefix search standing in for the trie. `addr` is 4 or 16 bytes as given by the caller (family 4 or 6).
  * Returns true to allow; *reason gets an enum ev_reason on deny.
  */
 bool net_rules__decide(const struct net_compiled *c, __u32 policy_id,

@@ -2,7 +2,7 @@
 /*
  * The policy table (agent/policy_table.h) read from the pins and written
  * into the maps, with the rules its ids name: policies, policy_names,
- * policy_slots, net_allow, net_meta, file_rules, unix_allow (fill, flip,
+ * policy_slots, net_allow, net_exact, net_meta, file_rules, unix_allow (fill, flip,
  * free, retire, sweep): agent/agent_int.h. What an id or a slot is, is
  * the table's to decide; this file only writes it.
  */
@@ -240,6 +240,7 @@ int fill_policies(struct agent *a, const bool *only)
 {
 	struct policy_conf conf = { .mode = SANDBOX_ENFORCE, .flags = 0 };
 	int allow_fd = bpf_map__fd(a->skel->maps.net_allow);
+	int exact_fd = bpf_map__fd(a->skel->maps.net_exact);
 	int meta_fd = bpf_map__fd(a->skel->maps.net_meta);
 	int conf_fd = bpf_map__fd(a->skel->maps.policies);
 	int file_fd = bpf_map__fd(a->skel->maps.file_rules);
@@ -315,6 +316,15 @@ int fill_policies(struct agent *a, const bool *only)
 				err = key_set_add(&a->keys_allow, &c.allow[j].key,
 						  sizeof(c.allow[j].key));
 		}
+		for (j = 0; !err && j < c.n_allow; j++) {
+			struct net_xkey x;
+
+			if (!net_rules__exact_key(&c, &c.allow[j], &x))
+				continue;
+			err = bpf_map_update_elem(exact_fd, &x, &c.allow[j].val, BPF_ANY);
+			if (!err && keep)
+				err = key_set_add(&a->keys_exact, &x, sizeof(x));
+		}
 		for (j = 0; !err && j < c.n_meta; j++) {
 			err = bpf_map_update_elem(meta_fd, &c.meta[j].key,
 						  &c.meta[j].verdict, BPF_ANY);
@@ -327,6 +337,8 @@ int fill_policies(struct agent *a, const bool *only)
 		if (!err && only)
 			err = file_scope__put_slot(a, policy_table__slot_of(&a->pt, id), id);
 		conf_of(p, &conf);
+		memcpy(conf.net_xlen, c.xlen, sizeof(conf.net_xlen));
+		memcpy(conf.net_nxlen, c.nxlen, sizeof(conf.net_nxlen));
 		/* The policy's settings go in last: until then, id has no
 		 * entry and its programs would deny. */
 		if (!err)
@@ -445,6 +457,8 @@ size_t policy_maps__sweep(struct agent *a)
 	rcu_sync(a);
 	n_rules += sweep_keys(bpf_map__fd(a->skel->maps.net_allow), &a->keys_allow,
 			      sizeof(struct net_key));
+	n_rules += sweep_keys(bpf_map__fd(a->skel->maps.net_exact), &a->keys_exact,
+			      sizeof(struct net_xkey));
 	n_rules += sweep_keys(bpf_map__fd(a->skel->maps.net_meta), &a->keys_meta,
 			      sizeof(struct net_key));
 	n_rules += sweep_keys(bpf_map__fd(a->skel->maps.file_rules), &a->keys_file,
@@ -453,6 +467,7 @@ size_t policy_maps__sweep(struct agent *a)
 			      bpf_map__key_size(a->skel->maps.unix_allow));
 	sweep_ids(a);
 	key_set_free(&a->keys_allow);
+	key_set_free(&a->keys_exact);
 	key_set_free(&a->keys_meta);
 	key_set_free(&a->keys_file);
 	key_set_free(&a->keys_unix);
@@ -468,6 +483,8 @@ void retire_ids(struct agent *a, const bool *retired)
 
 	retire_keys(bpf_map__fd(a->skel->maps.net_allow), sizeof(struct net_key),
 		    offsetof(struct net_key, policy_id), retired, POLICY_MAX);
+	retire_keys(bpf_map__fd(a->skel->maps.net_exact), sizeof(struct net_xkey),
+		    offsetof(struct net_xkey, policy_id), retired, POLICY_MAX);
 	retire_keys(bpf_map__fd(a->skel->maps.net_meta), sizeof(struct net_key),
 		    offsetof(struct net_key, policy_id), retired, POLICY_MAX);
 	retire_keys(bpf_map__fd(a->skel->maps.file_rules), sizeof(struct file_key),

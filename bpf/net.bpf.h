@@ -10,6 +10,7 @@
 #include "common.bpf.h"
 #include "limits.bpf.h"
 #include "netaddr.h"
+#include "netmeta.h"
 
 #define AF_INET		2
 #define AF_INET6	10
@@ -32,6 +33,16 @@ struct {
 	__type(key, struct net_key);
 	__type(value, struct net_allow);
 } net_allow SEC(".maps") __weak;
+
+/* The allow entries again, by exact key (include/net.h, net_exact);
+ * allocated on insert: most policies never fill it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, NET_MAX_RULES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct net_xkey);
+	__type(value, struct net_allow);
+} net_exact SEC(".maps") __weak;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
@@ -90,6 +101,51 @@ static __always_inline void key_of(struct net_key *key, __u32 policy_id,
 }
 
 /*
+ * The allow entry of a destination (full-length key): the longest prefix
+ * of the policy's rules that covers it, by exact probes of the policy's
+ * prefix lengths, longest first, or by the trie when they do not fit
+ * (include/net.h, net_exact). NULL: no rule covers it.
+ */
+static __always_inline struct net_allow *allow_lookup(const struct policy_conf *conf,
+						      const struct net_key *key)
+{
+	__u32 f = key->family == NET_FAMILY_V6 ? 1 : 0, i, n;
+	struct net_xkey x;
+	struct net_allow *a;
+
+	n = conf->net_nxlen[f];
+	if (n > NET_XLEN_MAX)
+		return bpf_map_lookup_elem(&net_allow, key);
+	for (i = 0; i < NET_XLEN_MAX; i++) {
+		if (i >= n)
+			break;
+		net_xkey_of(&x, key, conf->net_xlen[f][i]);
+		a = bpf_map_lookup_elem(&net_exact, &x);
+		if (a)
+			return a;
+	}
+	return NULL;
+}
+
+/*
+ * Is a destination inside a built-in metadata endpoint the policy has not
+ * overridden? Tested in code first (include/netmeta.h): net_meta is looked
+ * up only for a candidate, where an override may open it.
+ */
+static __always_inline bool meta_blocked(const struct net_key *key)
+{
+	__u32 *meta;
+
+	if (!netmeta_candidate(key))
+		return false;
+	meta = bpf_map_lookup_elem(&net_meta, key);
+	/* A candidate with no entry at all: the agent writes every built-in
+	 * endpoint for every policy, so this is a policy half written, or a
+	 * table this build and the agent's disagree on: fail closed. */
+	return !meta || *meta != NET_META_OVERRIDDEN;
+}
+
+/*
  * Judge one destination for the current task (in sandbox sb; NULL when
  * the task is outside every sandbox). given is the address as the
  * caller wrote it (4 or 16 bytes used). Returns 1 to allow, 0 to deny.
@@ -105,7 +161,7 @@ static __always_inline int net_verdict(struct sandbox *sb, __u64 cgid,
 	struct policy_conf *conf;
 	struct net_allow *allow;
 	struct event *e;
-	__u32 *meta, policy_id;
+	__u32 policy_id;
 	__u8 proto, reason = 0;
 
 	/* The cgroup programs run for the socket's cgroup; a task outside
@@ -122,15 +178,12 @@ static __always_inline int net_verdict(struct sandbox *sb, __u64 cgid,
 	key_of(&key, policy_id, v6, given);
 	proto = proto_of(sock_type, protocol);
 
-	if (!reason) {
-		meta = bpf_map_lookup_elem(&net_meta, &key);
-		if (meta && *meta == NET_META_BLOCKED)
-			reason = EV_REASON_METADATA;
-	}
-	if (!reason) {
-		allow = bpf_map_lookup_elem(&net_allow, &key);
-		if (!(allow && net_allow_match(allow, proto, port)) &&
-		    !(conf->flags & SANDBOX_NET_DEFAULT_ALLOW))
+	if (meta_blocked(&key))
+		reason = EV_REASON_METADATA;
+	/* network.default: allow needs no rule lookup at all. */
+	if (!reason && !(conf->flags & SANDBOX_NET_DEFAULT_ALLOW)) {
+		allow = allow_lookup(conf, &key);
+		if (!(allow && net_allow_match(allow, proto, port)))
 			reason = EV_REASON_NOT_ALLOWED;
 	}
 	if (!reason) {
@@ -177,7 +230,7 @@ static __always_inline int listen_verdict(struct sandbox *sb, __u64 cgid,
 	struct policy_conf *conf;
 	struct net_allow *allow;
 	struct event *e;
-	__u32 *meta, policy_id;
+	__u32 policy_id;
 	__u8 proto, reason = 0;
 
 	if (!sb)
@@ -192,8 +245,7 @@ static __always_inline int listen_verdict(struct sandbox *sb, __u64 cgid,
 
 	/* A metadata address as a source is refused whatever the port: a
 	 * reply "from" the endpoint is as good as the endpoint. */
-	meta = bpf_map_lookup_elem(&net_meta, &key);
-	if (meta && *meta == NET_META_BLOCKED)
+	if (meta_blocked(&key))
 		reason = EV_REASON_METADATA;
 	if (!reason && !(at_bind && port == 0)) {
 		key.family |= NET_FAMILY_LISTEN;

@@ -53,7 +53,7 @@
  * agent replaces pins of another layout (agent/replace.c) instead of
  * reusing them.
  */
-#define PIN_LAYOUT_VERSION	3	/* 3: sandbox entries name slots */
+#define PIN_LAYOUT_VERSION	4	/* 3: sandbox entries name slots; 4: net_exact */
 
 /*
  * The replacement tests need a build whose pinned maps do not fit this

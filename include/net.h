@@ -89,6 +89,76 @@ struct net_allow {
 	struct net_port_range r[NET_MAX_PORT_RANGES];
 };
 
+/*
+ * Exact-match lookups ahead of the trie (net_exact, a hash). The allow
+ * trie holds every policy's rules, so its depth, and the cold cache lines
+ * a lookup walks, grow with the rule count of all policies together. A
+ * policy uses few distinct prefix lengths per family (hosts, /24s, /64s),
+ * so the agent also writes each allow entry into a hash keyed by (policy,
+ * family, prefix length, address masked to it), and records the lengths
+ * the policy uses, longest first, in its policy_conf (net_xlen). The
+ * programs probe those lengths in order: the first hit is the entry the
+ * trie's longest-prefix match would return (the same merged value, written
+ * by the same compile), and a miss on every length means the trie has
+ * none either. A /32 rule costs one probe, whatever the rule count. A
+ * family with more than NET_XLEN_MAX lengths is marked NET_XLEN_TRIE and
+ * looked up in the trie, as before. network.listen entries stay in the
+ * trie alone (bind and listen are not the hot path).
+ */
+#define NET_XLEN_MAX		4
+#define NET_XLEN_TRIE		0xff	/* net_nxlen: the trie decides */
+
+struct net_xkey {
+	__u32 policy_id;
+	__u8 family;		/* NET_FAMILY_V4 or NET_FAMILY_V6 */
+	__u8 prefix;		/* 0..32 or 0..128 */
+	__u8 pad[2];
+	__u8 addr[16];		/* masked to prefix; IPv4 in addr[0..3] */
+};
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define NET_HTONL(x)	(x)
+#else
+#define NET_HTONL(x)	__builtin_bswap32(x)
+#endif
+
+/* The mask of the 32-bit word that starts at bit `at` of a /prefix. */
+static __always_inline __u32 net_word_mask(__u32 prefix, __u32 at)
+{
+	__u32 bits = prefix > at ? prefix - at : 0;
+
+	if (bits >= 32)
+		return ~0u;
+	if (!bits)
+		return 0;
+	return NET_HTONL(~0u << (32 - bits));
+}
+
+/*
+ * The exact key of a full-length lookup key q (include/net.h's net_key,
+ * family V4 or V6) at one prefix length: the agent builds each entry's key
+ * with it from the rule, the programs each probe's from the destination.
+ * Only constant offsets into x: the 6.1 verifier refuses variable-offset
+ * stack writes.
+ */
+static __always_inline void net_xkey_of(struct net_xkey *x, const struct net_key *q,
+					__u32 prefix)
+{
+	__u32 w[4];
+
+	__builtin_memcpy(w, q->addr, sizeof(w));
+	w[0] &= net_word_mask(prefix, 0);
+	w[1] &= net_word_mask(prefix, 32);
+	w[2] &= net_word_mask(prefix, 64);
+	w[3] &= net_word_mask(prefix, 96);
+	x->policy_id = q->policy_id;
+	x->family = q->family;
+	x->prefix = (__u8)prefix;
+	x->pad[0] = 0;
+	x->pad[1] = 0;
+	__builtin_memcpy(x->addr, w, sizeof(w));
+}
+
 /* Value of the metadata trie: is this (part of a) built-in endpoint open? */
 enum net_meta_verdict {
 	NET_META_BLOCKED = 1,

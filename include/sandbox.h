@@ -25,6 +25,7 @@
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
 #endif
+#include "net.h"
 
 #define SANDBOX_MAX_CGROUPS	16384
 #define SANDBOX_MAX_DEPTH	32
@@ -73,6 +74,12 @@ struct policy_conf {
 	 * lsm/capable, whatever the task's credentials hold. 0 (a zeroed
 	 * array slot, the conflict id) refuses them all. */
 	__u64 caps;
+	/* network.allow's prefix lengths per family ([0] IPv4, [1] IPv6),
+	 * longest first, and how many (NET_XLEN_TRIE: more than fit, the
+	 * trie decides): include/net.h, net_exact. */
+	__u8 net_xlen[2][NET_XLEN_MAX];
+	__u8 net_nxlen[2];
+	__u8 pad2[6];
 };
 
 /*

@@ -6,48 +6,27 @@
  * sandbox must not reach them by accident, through a broad allow rule or
  * through network.default: allow.
  *
- * The cidr fields are written out by hand because C cannot run inet_pton
- * at compile time; tests/unit/test_policy.c checks each one against its
- * text.
+ * The cidr fields are written out by hand (include/netmeta.h) because C
+ * cannot run inet_pton at compile time; tests/unit/test_policy.c checks
+ * each one against its text.
  */
 #include <errno.h>
 #include <string.h>
 #include <strings.h>
 
 #include "net.h"
+#include "netmeta.h"
 #include "policy.h"
 
+/* The table itself is include/netmeta.h's: the programs test addresses
+ * against the same one in code (netmeta_candidate). */
+#define META_ENTRY(t, fam, p, ...)					\
+	{ .text = t, .cidr = { .family = fam, .prefix = p,		\
+			       .addr = { __VA_ARGS__ } } },
 const struct policy_endpoint policy_meta_endpoints[] = {
-	/* Link-local: AWS/GCP/Azure/OpenStack/DigitalOcean IMDS on
-	 * 169.254.169.254, AWS ECS task credentials on 169.254.170.2, EKS
-	 * Pod Identity on 169.254.170.23. Providers keep adding addresses
-	 * here, so the whole /16 is blocked. */
-	{ .text = "169.254.0.0/16",
-	  .cidr = { .family = NET_FAMILY_V4, .prefix = 16,
-		    .addr = { 169, 254 } } },
-	/* AWS IMDS over IPv6 (Nitro instances). */
-	{ .text = "fd00:ec2::254/128",
-	  .cidr = { .family = NET_FAMILY_V6, .prefix = 128,
-		    .addr = { 0xfd, 0x00, 0x0e, 0xc2,
-			      [14] = 0x02, [15] = 0x54 } } },
-	/* EKS Pod Identity agent over IPv6. */
-	{ .text = "fd00:ec2::23/128",
-	  .cidr = { .family = NET_FAMILY_V6, .prefix = 128,
-		    .addr = { 0xfd, 0x00, 0x0e, 0xc2, [15] = 0x23 } } },
-	/* Alibaba Cloud ECS metadata. */
-	{ .text = "100.100.100.200/32",
-	  .cidr = { .family = NET_FAMILY_V4, .prefix = 32,
-		    .addr = { 100, 100, 100, 200 } } },
-	/* Azure WireServer (also the VM's default DNS resolver: a sandbox
-	 * that resolves names through it needs an override). */
-	{ .text = "168.63.129.16/32",
-	  .cidr = { .family = NET_FAMILY_V4, .prefix = 32,
-		    .addr = { 168, 63, 129, 16 } } },
-	/* Oracle Cloud legacy metadata address. */
-	{ .text = "192.0.0.192/32",
-	  .cidr = { .family = NET_FAMILY_V4, .prefix = 32,
-		    .addr = { 192, 0, 0, 192 } } },
+	NETMETA_ENDPOINTS(META_ENTRY)
 };
+#undef META_ENTRY
 
 const size_t policy_n_meta_endpoints =
 	sizeof(policy_meta_endpoints) / sizeof(policy_meta_endpoints[0]);

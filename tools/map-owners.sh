@@ -43,6 +43,7 @@ detached confine.c
 file_rules policy_maps.c
 file_cg_rules file_scope.c
 net_allow policy_maps.c
+net_exact policy_maps.c
 net_meta policy_maps.c
 policies policy_maps.c
 policy_names policy_maps.c

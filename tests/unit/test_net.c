@@ -11,6 +11,7 @@
 #include "test.h"
 #include "events.h"
 #include "netaddr.h"
+#include "netmeta.h"
 #include "net_rules.h"
 #include "policy.h"
 
@@ -356,6 +357,193 @@ static void test_listen_too_many_ranges(void **state)
 	DONE();
 }
 
+/* A full-length lookup key, as key_of() in bpf/net.bpf.h builds it. */
+static void full_key(struct net_key *q, __u32 policy_id, int fam, const __u8 *a)
+{
+	memset(q, 0, sizeof(*q));
+	q->policy_id = policy_id;
+	memcpy(q->addr, a, fam == 4 ? 4 : 16);
+	q->family = fam == 4 ? NET_FAMILY_V4 : netaddr_normalize6(q->addr);
+	q->prefixlen = NET_KEY_FIXED_BITS + (q->family == NET_FAMILY_V4 ? 32 : 128);
+}
+
+/* Is q inside table entry e, by plain bit arithmetic (no masks)? */
+static bool inside(const struct policy_cidr *e, const struct net_key *q)
+{
+	unsigned int b;
+
+	if (q->family != e->family)
+		return false;
+	for (b = 0; b < e->prefix; b++)
+		if (((q->addr[b / 8] ^ e->addr[b / 8]) >> (7 - b % 8)) & 1)
+			return false;
+	return true;
+}
+
+/*
+ * netmeta_candidate() (the programs' test in code) against the table
+ * policy/builtin.c gives the agent: for each endpoint, its first and last
+ * address, the addresses just outside, and every single-bit flip of its
+ * base, in both families and through the IPv6 forms that carry IPv4.
+ */
+static void test_metadata_in_code(void **state)
+{
+	struct net_key q;
+	size_t i, j, checked = 0;
+	unsigned int b;
+
+	(void)state;
+	for (i = 0; i < policy_n_meta_endpoints; i++) {
+		const struct policy_cidr *e = &policy_meta_endpoints[i].cidr;
+		int fam = e->family == NET_FAMILY_V4 ? 4 : 6;
+		unsigned int width = fam == 4 ? 32 : 128;
+		__u8 a[16];
+
+		for (b = 0; b <= width; b++) {
+			memset(a, 0, sizeof(a));
+			memcpy(a, e->addr, 16);
+			if (b < width)
+				a[b / 8] ^= (__u8)(0x80 >> (b % 8));	/* one flip */
+			full_key(&q, 1, fam, a);
+			for (j = 0; j < policy_n_meta_endpoints; j++)
+				if (inside(&policy_meta_endpoints[j].cidr, &q))
+					break;
+			EXPECT_EQ(!!netmeta_candidate(&q), j < policy_n_meta_endpoints);
+			checked++;
+			/* The host part all ones: the endpoint's last address. */
+			memcpy(a, e->addr, 16);
+			for (j = e->prefix; j < width; j++)
+				a[j / 8] |= (__u8)(0x80 >> (j % 8));
+			full_key(&q, 1, fam, a);
+			EXPECT_EQ(netmeta_candidate(&q), 1);
+		}
+	}
+	/* And addresses anywhere (random, both families). */
+	{
+		__u32 seed = 0xc0ffee;
+
+		for (i = 0; i < 20000; i++) {
+			__u8 a[16];
+
+			for (j = 0; j < 16; j += 4) {
+				__u32 v = seed = seed * 1103515245u + 12345u;
+
+				memcpy(a + j, &v, 4);
+			}
+			if (i % 3 == 0)
+				a[0] = 169, a[1] = (__u8)(i & 0xff) | 0xf0;	/* near 169.254/16 */
+			full_key(&q, 1, i & 1 ? 6 : 4, a);
+			for (j = 0; j < policy_n_meta_endpoints; j++)
+				if (inside(&policy_meta_endpoints[j].cidr, &q))
+					break;
+			EXPECT_EQ(!!netmeta_candidate(&q), j < policy_n_meta_endpoints);
+		}
+	}
+	/* ::ffff:169.254.169.254 normalises to the IPv4 endpoint. */
+	{
+		__u8 a[16] = { [10] = 0xff, [11] = 0xff, 169, 254, 169, 254 };
+
+		full_key(&q, 1, 6, a);
+		EXPECT_EQ(netmeta_candidate(&q), 1);
+	}
+	EXPECT(checked > 300);
+	DONE();
+}
+
+/* "addr/len" of a[] with its host bits cleared (the parser wants them so). */
+static void rule_text(char text[64], int af, __u8 *a, int len)
+{
+	int b, width = af == AF_INET ? 32 : 128;
+	size_t n;
+
+	for (b = len; b < width; b++)
+		a[b / 8] &= (__u8)~(0x80 >> (b % 8));
+	assert_non_null(inet_ntop(af, a, text, 48));
+	n = strlen(text);
+	snprintf(text + n, 64 - n, "/%d", len);
+}
+
+/* A small xorshift: the same addresses on every run. */
+static __u32 rnd(__u32 *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 17;
+	*s ^= *s << 5;
+	return *s;
+}
+
+/*
+ * The exact probes (net_exact, the programs' path) return the entry the
+ * longest-prefix match (the trie) returns, for every address: policies of
+ * 1 to 6 prefix lengths per family (past NET_XLEN_MAX the trie decides),
+ * addresses drawn near the rules (each rule's base with its low bits
+ * randomised) and anywhere.
+ */
+static void test_exact_equals_trie(void **state)
+{
+	static const int lens4[] = { 32, 24, 16, 8, 28, 0 };
+	static const int lens6[] = { 128, 64, 48, 32, 96, 0 };
+	char err[512], text[64];
+	__u32 seed = 0x5eed1234;
+	int nl, r, k, hits = 0, probes = 0;
+
+	(void)state;
+	for (nl = 1; nl <= 6; nl++) {
+		struct policy *p = mk_policy(false);
+		struct net_compiled c;
+
+		for (r = 0; r < 60; r++) {
+			__u32 v = rnd(&seed);
+			int l4 = lens4[r % nl], l6 = lens6[r % nl];
+
+			/* A small address space, so that rules nest. */
+			__u8 a4[4] = { 10, v & 3, (v >> 2) & 3, (v >> 4) & 7 };
+			__u8 a6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, v & 3, 0, (v >> 2) & 3,
+					[15] = (v >> 4) & 7 };
+
+			rule_text(text, AF_INET, a4, l4);
+			add_rule(p, text, T, 80, 80);
+			rule_text(text, AF_INET6, a6, l6);
+			add_rule(p, text, U, 53, 53);
+		}
+		assert_int_equal(net_rules__compile(p, 3, &c, err, sizeof(err)), 0);
+		EXPECT_EQ(c.nxlen[0], nl > NET_XLEN_MAX ? NET_XLEN_TRIE : nl);
+		EXPECT_EQ(c.nxlen[1], nl > NET_XLEN_MAX ? NET_XLEN_TRIE : nl);
+		for (k = 0; k < 4000; k++) {
+			__u8 a[16] = { 0 };
+			struct net_key q;
+			__u32 v = rnd(&seed);
+			int fam = k & 1 ? 6 : 4;
+
+			if (fam == 4) {
+				a[0] = k % 7 ? 10 : (__u8)v;
+				a[1] = (__u8)(v >> 8) & 3;
+				a[2] = (__u8)(v >> 10) & 3;
+				a[3] = (__u8)(v >> 12) & 15;
+			} else {
+				a[0] = 0x20, a[1] = 0x01, a[2] = 0x0d, a[3] = 0xb8;
+				a[5] = (__u8)v & 3;
+				a[7] = (__u8)(v >> 2) & 3;
+				a[15] = (__u8)(v >> 4) & 15;
+				if (!(k % 7))
+					a[0] = (__u8)(v >> 8) | 1;
+			}
+			full_key(&q, 3, fam, a);
+			EXPECT(net_rules__find(&c, &q) == net_rules__lpm(&c, &q));
+			hits += net_rules__lpm(&c, &q) != NULL;
+			probes++;
+			/* Another policy's rules are never found. */
+			q.policy_id = 4;
+			EXPECT(net_rules__find(&c, &q) == NULL);
+		}
+		net_compiled__free(&c);
+		free_policy(p);
+	}
+	/* Both outcomes were exercised, many times. */
+	EXPECT(hits > probes / 10 && hits < probes - probes / 10);
+	DONE();
+}
+
 static void test_key_layout(void **state)
 {
 	struct policy_cidr cidr;
@@ -385,6 +573,8 @@ int main(void)
 		cmocka_unit_test(test_listen_rules),
 		cmocka_unit_test(test_listen_too_many_ranges),
 		cmocka_unit_test(test_key_layout),
+		cmocka_unit_test(test_metadata_in_code),
+		cmocka_unit_test(test_exact_equals_trie),
 	};
 
 	return cmocka_run_group_tests_name("net", tests, NULL, NULL);
