@@ -52,24 +52,13 @@ struct {
 	__type(value, __u32);	/* enum net_meta_verdict */
 } net_meta SEC(".maps") __weak;
 
-/* Counters per policy: [policy][0] allowed, [policy][1] denied. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, POLICY_MAX * 2);
-	__type(key, __u32);
-	__type(value, __u64);
-} net_count SEC(".maps") __weak;
-
 /* audit: a would-be denial of a policy in mode audit (counted apart per
- * sandbox, so `stockade status` tells denials from audits). */
-static __always_inline void count(const struct sandbox *sb, __u32 policy_id,
-				  __u8 kind, int denied, bool audit)
+ * sandbox, so `stockade status` tells denials from audits). The counters
+ * are per sandbox only: a per-policy array that nothing read cost every
+ * decision a cache line, and is gone. */
+static __always_inline void count(const struct sandbox *sb, __u8 kind,
+				  int denied, bool audit)
 {
-	__u32 k = policy_id * 2 + (denied ? 1 : 0);
-	__u64 *v = bpf_map_lookup_elem(&net_count, &k);
-
-	if (v)
-		*v += 1;
 	limits_count(sb, kind, denied, audit);	/* per sandbox: stockade status */
 }
 
@@ -187,11 +176,11 @@ static __always_inline int net_verdict(struct sandbox *sb, __u64 cgid,
 			reason = EV_REASON_NOT_ALLOWED;
 	}
 	if (!reason) {
-		count(sb, policy_id, kind, 0, false);
+		count(sb, kind, 0, false);
 		return 1;
 	}
 
-	count(sb, policy_id, kind, 1, conf->mode == SANDBOX_AUDIT);
+	count(sb, kind, 1, conf->mode == SANDBOX_AUDIT);
 	e = event_reserve();
 	if (e) {
 		event_fill_task(e, cgid, policy_id,
@@ -254,11 +243,11 @@ static __always_inline int listen_verdict(struct sandbox *sb, __u64 cgid,
 			reason = EV_REASON_NOT_ALLOWED;
 	}
 	if (!reason) {
-		count(sb, policy_id, kind, 0, false);
+		count(sb, kind, 0, false);
 		return 1;
 	}
 
-	count(sb, policy_id, kind, 1, conf->mode == SANDBOX_AUDIT);
+	count(sb, kind, 1, conf->mode == SANDBOX_AUDIT);
 	e = event_reserve();
 	if (e) {
 		event_fill_task(e, cgid, policy_id,

@@ -22,7 +22,6 @@ cg_cache -
 judge_handoff -
 cg_born watch.c
 lsm_count -
-net_count -
 setup_tasks -
 exec_tasks -
 mq_owner -
