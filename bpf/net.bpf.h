@@ -117,6 +117,30 @@ static __always_inline struct net_allow *allow_lookup(const struct policy_conf *
 }
 
 /*
+ * Does a rule allow (proto, port) to a destination? A global function,
+ * not inlined: the verifier checks it once per program, on its own, and
+ * the caller sees only its 0 or 1. Inlined, its probes' paths multiplied
+ * with the callers' (a third more verification work for the agent's
+ * load, which the VM suite pays at every agent start under TCG). Weak:
+ * net.bpf.c and lsm.bpf.c both include it, and the static linker keeps
+ * one. conf and key may be NULL for the verifier (it checks a global
+ * function for any argument): fail closed.
+ */
+__weak __noinline int net_allow_decide(const struct policy_conf *conf,
+				       const struct net_key *key, __u32 proto,
+				       __u32 port)
+{
+	struct net_allow *a;
+	struct net_key k;
+
+	if (!conf || !key)
+		return 0;
+	k = *key;
+	a = allow_lookup(conf, &k);
+	return a && net_allow_match(a, (__u8)proto, (__u16)port);
+}
+
+/*
  * Is a destination inside a built-in metadata endpoint the policy has not
  * overridden? Tested in code first (include/netmeta.h): net_meta is looked
  * up only for a candidate, where an override may open it.
@@ -148,7 +172,6 @@ static __always_inline int net_verdict(struct sandbox *sb, __u64 cgid,
 {
 	struct net_key key = {};
 	struct policy_conf *conf;
-	struct net_allow *allow;
 	struct event *e;
 	__u32 policy_id;
 	__u8 proto, reason = 0;
@@ -170,11 +193,9 @@ static __always_inline int net_verdict(struct sandbox *sb, __u64 cgid,
 	if (meta_blocked(&key))
 		reason = EV_REASON_METADATA;
 	/* network.default: allow needs no rule lookup at all. */
-	if (!reason && !(conf->flags & SANDBOX_NET_DEFAULT_ALLOW)) {
-		allow = allow_lookup(conf, &key);
-		if (!(allow && net_allow_match(allow, proto, port)))
-			reason = EV_REASON_NOT_ALLOWED;
-	}
+	if (!reason && !(conf->flags & SANDBOX_NET_DEFAULT_ALLOW) &&
+	    !net_allow_decide(conf, &key, proto, port))
+		reason = EV_REASON_NOT_ALLOWED;
 	if (!reason) {
 		count(sb, kind, 0, false);
 		return 1;
