@@ -47,6 +47,21 @@ static __always_inline bool is_internal(struct vfsmount *mnt)
 }
 
 /*
+ * The hot path's reads (file_open, file_receive, mmap_file) go straight
+ * through the hook's struct file *: a BTF pointer, which the verifier
+ * lets a program dereference, and each dereference (CO-RE relocated, like
+ * every field of vmlinux.h) becomes one fault-safe load (BPF_PROBE_MEM: a
+ * fault reads 0, as a failed bpf_probe_read_kernel() does), not a helper
+ * call. The BPF_CORE_READ()s elsewhere take pointers that came out of
+ * probe reads or out of a container_of(), which the verifier sees as
+ * plain numbers (or a negative offset into a BTF type, which it refuses).
+ */
+static __always_inline bool file_internal(struct file *file)
+{
+	return file->f_path.mnt->mnt_flags & MNT_INTERNAL;
+}
+
+/*
  * A mount outside the current task's mount namespace: a detached clone
  * (open_tree(OPEN_TREE_CLONE), fsmount()) or another namespace's. Paths
  * there are relative to that mount and would dodge every rule, so a
@@ -57,7 +72,8 @@ static __always_inline bool is_foreign_mount(struct vfsmount *vfsmnt)
 	struct mount *mnt = (void *)vfsmnt - bpf_core_field_offset(struct mount, mnt);
 	struct task_struct *task = bpf_get_current_task_btf();
 
-	return BPF_CORE_READ(mnt, mnt_ns) != BPF_CORE_READ(task, nsproxy, mnt_ns);
+	/* container_of(): a probe read. The task is a BTF pointer. */
+	return BPF_CORE_READ(mnt, mnt_ns) != task->nsproxy->mnt_ns;
 }
 
 /* Judge a walked path; 0 to allow, else the verdict from lsm_deny(). */
@@ -139,10 +155,9 @@ static __always_inline bool is_cgroup_migrate(struct file *file)
 {
 	char name[16] = {};
 
-	if (BPF_CORE_READ(file, f_path.mnt, mnt_sb, s_magic) != CGROUP2_SUPER_MAGIC)
+	if (file->f_path.mnt->mnt_sb->s_magic != CGROUP2_SUPER_MAGIC)
 		return false;
-	bpf_probe_read_kernel_str(name, sizeof(name),
-				  BPF_CORE_READ(file, f_path.dentry, d_name.name));
+	bpf_probe_read_kernel_str(name, sizeof(name), file->f_path.dentry->d_name.name);
 	return str_eq(name, "cgroup.procs", 13) ||
 	       str_eq(name, "cgroup.threads", 15);
 }
@@ -199,8 +214,9 @@ static __always_inline int judge_exec(struct sandbox *sb,
 	if (is_foreign_mount(BPF_CORE_READ(file, f_path.mnt)))
 		return lsm_deny(sb, conf, cgid, EV_KIND_FILE, op,
 				EV_REASON_DETACHED_MOUNT, path, NULL, 0, 0);
-	reason = judge(s, sb, conf, path, len & MASK,
-		       WANT_READ | WANT_EXEC);
+	/* by_walk: the path ends buf[0], and is copied into the key. */
+	reason = judge_at(s, sb, conf, path, len & MASK,
+			  WANT_READ | WANT_EXEC, false, !by_walk);
 	if (!reason)
 		return 0;
 	return lsm_deny(sb, conf, cgid, EV_KIND_FILE, op, reason, path,
@@ -212,6 +228,12 @@ static __always_inline bool is_exec_open(struct file *file)
 {
 	return (BPF_CORE_READ(file, f_mode) | BPF_CORE_READ(file, f_flags)) &
 	       FMODE_EXEC;
+}
+
+/* is_exec_open() for a BTF pointer (file_internal()). */
+static __always_inline bool file_exec_open(struct file *file)
+{
+	return (file->f_mode | file->f_flags) & FMODE_EXEC;
 }
 
 /* An opened (or received) file, judged by the access it was opened for. */
@@ -231,20 +253,20 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 		return 0;
 	/* POSIX message queues (mq_open's internal mount, or a mounted
 	 * mqueue fs): judged by who created them, not by path. */
-	if (is_mqueue_sb(BPF_CORE_READ(file, f_inode, i_sb)))
+	if (file->f_inode->i_sb->s_magic == MQUEUE_MAGIC)	/* is_mqueue_sb() */
 		return mq_judge(sb, conf, cgid, BPF_CORE_READ(file, f_path.dentry));
 	/* execve() (and its #! interpreter) opens the binary with
 	 * __FMODE_EXEC in f_flags before bprm_check_security runs, so the
 	 * exec is judged here, once, and no bprm program is needed. */
-	if (kind == EV_KIND_FILE && is_exec_open(file))
+	if (kind == EV_KIND_FILE && file_exec_open(file))
 		return judge_exec(sb, conf, cgid, file, EV_OP_EXEC, false);
-	if (is_internal(BPF_CORE_READ(file, f_path.mnt)))
+	if (file_internal(file))
 		return 0;
 	s = scratch();
 	if (!s)
 		return -EPERM;	/* cannot happen; fail closed */
-	mode = BPF_CORE_READ(file, f_mode);
-	flags = BPF_CORE_READ(file, f_flags);
+	mode = file->f_mode;
+	flags = file->f_flags;
 	if (mode & FMODE_READ)
 		want |= WANT_READ;
 	if ((mode & FMODE_WRITE) || (flags & O_TRUNC))
@@ -260,19 +282,19 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 	if (len < 0)
 		return lsm_deny(sb, conf, cgid, kind, op, EV_REASON_PATH_TOO_LONG,
 				NULL, NULL, 0, 0);
-	if (is_foreign_mount(BPF_CORE_READ(file, f_path.mnt)))
+	if (is_foreign_mount(file->f_path.mnt))
 		return lsm_deny(sb, conf, cgid, kind, op, EV_REASON_DETACHED_MOUNT,
 				s->buf[0], NULL, 0, 0);
 	/* A block device holds every file of its filesystem: reading it
 	 * raw would get around every path rule. */
-	if ((BPF_CORE_READ(file, f_inode, i_mode) & S_IFMT) == S_IFBLK)
+	if ((file->f_inode->i_mode & S_IFMT) == S_IFBLK)
 		return lsm_deny(sb, conf, cgid, kind, op, EV_REASON_DEVICE,
 				s->buf[0], NULL, 0, 0);
 	if ((want & WANT_WRITE) && is_cgroup_migrate(file))
 		return lsm_deny(sb, conf, cgid, EV_KIND_CGROUP,
 				EV_OP_CGROUP_MIGRATE, EV_REASON_CGROUP_ESCAPE,
 				s->buf[0], NULL, 0, 0);
-	reason = judge(s, sb, conf, s->buf[0], len & MASK, want);
+	reason = judge_dpath(s, sb, conf, len & MASK, want);
 	if (!reason)
 		return 0;
 	return lsm_deny(sb, conf, cgid, kind, op, reason, s->buf[0], NULL, 0, 0);
@@ -283,11 +305,9 @@ int BPF_PROG(stk_file_open, struct file *file)
 {
 	/* An exec ends a setup pass (include/setup.h) before it is judged,
 	 * so the payload's own binary is judged. */
-	if ((BPF_CORE_READ(file, f_mode) | BPF_CORE_READ(file, f_flags)) & FMODE_EXEC) {
-		struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
-
-		setup_exec(file, is_internal(mnt) || is_foreign_mount(mnt));
-	}
+	if (file_exec_open(file))
+		setup_exec(file, file_internal(file) ||
+			   is_foreign_mount(file->f_path.mnt));
 	return judge_file(file, EV_KIND_FILE, EV_OP_OPEN_READ);
 }
 

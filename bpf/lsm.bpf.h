@@ -17,14 +17,38 @@
 #define ENAMETOOLONG	36
 #define MASK		(FILE_BUF_SIZE - 1)
 
-/* Per-CPU scratch: two path buffers (rename and link judge two paths) and
- * a lookup key. Each buffer is twice FILE_BUF_SIZE so that the verifier
- * can bound every masked offset + length inside it. */
+/*
+ * Per-CPU scratch: two path buffers (rename and link judge two paths) and
+ * lookup keys. Each buffer is twice FILE_BUF_SIZE so that the verifier
+ * can bound every masked offset + length inside it.
+ *
+ * buf[0] is also the path of two keys whose headers sit in hdr, right in
+ * front of it: a file_cg_key from hdr[0] and a file_key from hdr[2] (the
+ * cgroup lookup is made first, so the file_key's header may then overwrite
+ * its cgroup id). A path that bpf_d_path() wrote at buf[0] is looked up
+ * where it lies, with no copy (judge_dpath()); a walked path ends the
+ * buffer, so it is copied into key or cg_key.
+ */
 struct lsm_scratch {
-	char buf[2][FILE_BUF_SIZE * 2];
+	union {
+		struct file_cg_key dp_cg_key;
+		struct {
+			__u32 dp_pad[2];
+			struct file_key dp_key;
+		};
+		struct {
+			__u32 hdr[4];
+			char buf[2][FILE_BUF_SIZE * 2];
+		};
+	};
 	struct file_key key;
 	struct file_cg_key cg_key;
 };
+
+_Static_assert(__builtin_offsetof(struct lsm_scratch, dp_cg_key.path) ==
+	       __builtin_offsetof(struct lsm_scratch, buf), "cg key path is buf[0]");
+_Static_assert(__builtin_offsetof(struct lsm_scratch, dp_key.path) ==
+	       __builtin_offsetof(struct lsm_scratch, buf), "key path is buf[0]");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -316,54 +340,68 @@ enum want { WANT_READ = 1, WANT_WRITE = 2, WANT_EXEC = 4 };
  * selected cgroup's own scope for a policy with per-execution folders,
  * else (or while that scope is not written: include/file.h, fail closed)
  * the policy's. The key gets a '/' after the path, so that a prefix
- * stored as "/task/" matches /task and /task/x only.
+ * stored as "/task/" matches /task and /task/x only. in_place: path is
+ * s->buf[0], the keys' own path (struct lsm_scratch): the '/' goes over
+ * its NUL, and the NUL comes back before the return, for the record that
+ * names the path. Bytes of the key past its prefixlen are never compared.
  */
 static __always_inline struct file_rule *
 file_lookup(struct lsm_scratch *s, const struct sandbox *sb,
-	    const struct policy_conf *conf, const char *path, __u64 len)
+	    const struct policy_conf *conf, const char *path, __u64 len,
+	    bool in_place)
 {
-	struct file_key *k = &s->key;
-	struct file_rule *r;
+	struct file_key *k = in_place ? &s->dp_key : &s->key;
+	struct file_rule *r = NULL;
+	__u64 n = len;
 
 	if (conf->flags & SANDBOX_FILE_PER_CGROUP) {
-		struct file_cg_key *ck = &s->cg_key;
-		__u64 n = len;
+		struct file_cg_key *ck = in_place ? &s->dp_cg_key : &s->cg_key;
 
 		ck->policy_id = sb->policy_id;
 		ck->cg_lo = (__u32)sb->root_id;
 		ck->cg_hi = (__u32)(sb->root_id >> 32);
-		bpf_probe_read_kernel(ck->path, sizeof(ck->path), path);
+		if (!in_place)
+			bpf_probe_read_kernel(ck->path, sizeof(ck->path), path);
 		asm volatile("" : "+r"(n));
 		if (n < FILE_CG_KEY_PATH)
 			ck->path[n] = '/';
 		ck->prefixlen = 96 + 8 * (n + 1 < FILE_CG_KEY_PATH ? n + 1 : FILE_CG_KEY_PATH);
 		r = bpf_map_lookup_elem(&file_cg_rules, ck);
-		if (r)
-			return r;
 	}
-	k->policy_id = sb->policy_id;
-	bpf_probe_read_kernel(k->path, sizeof(k->path), path);
-	/* Opaque to the compiler: otherwise it folds len = 4095 - off into
-	 * "pointer minus off", which the verifier cannot bound. */
-	asm volatile("" : "+r"(len));
-	if (len < FILE_KEY_PATH)
-		k->path[len] = '/';
-	k->prefixlen = 32 + 8 * (len + 1 < FILE_KEY_PATH ? len + 1 : FILE_KEY_PATH);
-	return bpf_map_lookup_elem(&file_rules, k);
+	if (!r) {
+		k->policy_id = sb->policy_id;
+		if (!in_place)
+			bpf_probe_read_kernel(k->path, sizeof(k->path), path);
+		/* Opaque to the compiler: otherwise it folds len = 4095 - off
+		 * into "pointer minus off", which the verifier cannot bound. */
+		asm volatile("" : "+r"(len));
+		if (len < FILE_KEY_PATH)
+			k->path[len] = '/';
+		k->prefixlen = 32 + 8 * (len + 1 < FILE_KEY_PATH ? len + 1 : FILE_KEY_PATH);
+		r = bpf_map_lookup_elem(&file_rules, k);
+	}
+	if (in_place) {
+		/* The one byte either key changed (FILE_CG_KEY_PATH <
+		 * FILE_KEY_PATH, and both put it at the path's end). */
+		asm volatile("" : "+r"(n));
+		if (n < FILE_KEY_PATH)
+			s->buf[0][n] = '\0';
+	}
+	return r;
 }
 
 /*
- * Judge the path in buf[off .. FILE_BUF_SIZE-1) (len bytes, no NUL) for
- * sb and return the reason to deny, or 0. moving: the path is being
- * renamed away, so a directory with a deny or protected path below it is
- * refused too.
+ * Judge the path (len bytes, no NUL; in_place: at s->buf[0], as
+ * bpf_d_path() wrote it) for sb and return the reason to deny, or 0.
+ * moving: the path is being renamed away, so a directory with a deny or
+ * protected path below it is refused too.
  */
-static __always_inline __u8 judge_ex(struct lsm_scratch *s, const struct sandbox *sb,
+static __always_inline __u8 judge_at(struct lsm_scratch *s, const struct sandbox *sb,
 				     const struct policy_conf *conf,
 				     const char *path, __u64 len, int want,
-				     bool moving)
+				     bool moving, bool in_place)
 {
-	struct file_rule *r = file_lookup(s, sb, conf, path, len);
+	struct file_rule *r = file_lookup(s, sb, conf, path, len, in_place);
 
 	if (!r)
 		return EV_REASON_OUTSIDE_SCOPE;	/* no "/" entry: fail closed */
@@ -384,12 +422,31 @@ static __always_inline __u8 judge_ex(struct lsm_scratch *s, const struct sandbox
 	return 0;
 }
 
+/* A path anywhere in the scratch (a walked one: its end), copied into the
+ * keys. */
+static __always_inline __u8 judge_ex(struct lsm_scratch *s, const struct sandbox *sb,
+				     const struct policy_conf *conf,
+				     const char *path, __u64 len, int want,
+				     bool moving)
+{
+	return judge_at(s, sb, conf, path, len, want, moving, false);
+}
+
 /* Judge without the rename-only guard. */
 static __always_inline __u8 judge(struct lsm_scratch *s, const struct sandbox *sb,
 				  const struct policy_conf *conf,
 				  const char *path, __u64 len, int want)
 {
-	return judge_ex(s, sb, conf, path, len, want, false);
+	return judge_at(s, sb, conf, path, len, want, false, false);
+}
+
+/* The path bpf_d_path() wrote at s->buf[0] (len bytes, no NUL), judged
+ * where it lies: no copy into a key. */
+static __always_inline __u8 judge_dpath(struct lsm_scratch *s, const struct sandbox *sb,
+					const struct policy_conf *conf,
+					__u64 len, int want)
+{
+	return judge_at(s, sb, conf, s->buf[0], len, want, false, true);
 }
 
 #endif /* STOCKADE_LSM_BPF_H */

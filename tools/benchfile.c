@@ -25,6 +25,13 @@
  *       NS_PER_OP over the timed blocks; OPENS and DENIED count every
  *       call, the untimed block's too, so that the caller can hold the
  *       denials against the agent's records.
+ *       A PATH with one "%u" in it names SPREAD_FILES (1000) distinct
+ *       files, "%u" being 0 .. 999 (e.g. /task/in/m/%u/data.txt: a
+ *       directory each): the calls cycle over them, carrying on from
+ *       block to block, so that no open finds the dentries, the inode
+ *       and whatever a program might cache from the last open of the
+ *       same file: the miss-heavy mix. The names are made before any
+ *       timing, and the time per call includes no formatting.
  *       PATH "@setuid" times setuid(0) instead: as root every call asks
  *       capable(CAP_SETUID), so it prices the lsm/capable hook that every
  *       process of the host pays; EXPECT ok.
@@ -68,6 +75,8 @@
 
 #define MAX_SPECS	32
 #define EXEC_DIV	20	/* @exec: one fork+exec per this many opens */
+#define SPREAD_FILES	1000	/* the files a "%u" PATH names */
+#define SPREAD_PATH	128	/* bytes of one of them, NUL included */
 
 /* @exec's program: benchfile itself, as the kernel resolved it. */
 static char self_exe[PATH_MAX];
@@ -82,6 +91,8 @@ struct cond {
 
 struct spec {
 	const char *name, *path;
+	char (*spread)[SPREAD_PATH];	/* a "%u" PATH's files, or NULL */
+	unsigned long next;		/* the worker's next one of them */
 	int cond;
 	bool expect_denied;
 	unsigned long long ns, timed_opens, opens, denied;
@@ -173,7 +184,7 @@ static bool write_full(int fd, const void *buf, size_t len)
 }
 
 /* One block of n open+close calls, timed here, in the worker. */
-static void run_block(const struct spec *s, unsigned long n, struct reply *r)
+static void run_block(struct spec *s, unsigned long n, struct reply *r)
 {
 	unsigned long long t0 = now_ns();
 	unsigned long i;
@@ -216,7 +227,14 @@ static void run_block(const struct spec *s, unsigned long n, struct reply *r)
 		return;
 	}
 	for (i = 0; i < n; i++) {
-		int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+		const char *path = s->path;
+		int fd;
+
+		if (s->spread) {
+			path = s->spread[s->next];
+			s->next = (s->next + 1) % SPREAD_FILES;
+		}
+		fd = open(path, O_RDONLY | O_CLOEXEC);
 
 		if (fd >= 0) {
 			close(fd);
@@ -240,8 +258,9 @@ static void run_block(const struct spec *s, unsigned long n, struct reply *r)
 }
 
 /* The worker: join the cgroup, then one block per spec index asked for,
- * until the parent closes the request pipe. */
-static int worker(const struct cond *c, const struct spec *specs, unsigned long iters)
+ * until the parent closes the request pipe. specs is the worker's own
+ * copy (after fork): it keeps each spread's place there. */
+static int worker(const struct cond *c, struct spec *specs, unsigned long iters)
 {
 	struct reply r = { 0 };
 	uint32_t idx;
@@ -263,7 +282,7 @@ static int worker(const struct cond *c, const struct spec *specs, unsigned long 
 /* Start the worker of conds[i]; the earlier workers' pipe ends are closed
  * in it, or a worker would keep another's request pipe open past the
  * parent's close, and that one would never see its end. */
-static int cond_start(struct cond *conds, int i, const struct spec *specs,
+static int cond_start(struct cond *conds, int i, struct spec *specs,
 		      unsigned long iters)
 {
 	struct cond *c = &conds[i];
@@ -346,6 +365,30 @@ static int open_spec(struct open_run *o, char *a)
 	*p1 = *p2 = 0;
 	sp->name = a;
 	sp->path = p2 + 1;
+	if (strchr(sp->path, '%')) {
+		const char *u = strstr(sp->path, "%u");
+		unsigned int f;
+
+		/* Exactly one "%u" and no other conversion: the format is
+		 * the caller's, so it is checked before printf sees it. */
+		if (!u || strchr(u + 1, '%') || strchr(sp->path, '%') != u) {
+			fprintf(stderr, "benchfile: %s: a spread PATH has one %%u and no other %%\n",
+				sp->path);
+			return 2;
+		}
+		sp->spread = calloc(SPREAD_FILES, sizeof(*sp->spread));
+		if (!sp->spread) {
+			fprintf(stderr, "benchfile: out of memory for %s\n", sp->path);
+			return 1;
+		}
+		for (f = 0; f < SPREAD_FILES; f++) {
+			if (snprintf(sp->spread[f], SPREAD_PATH, sp->path, f) >= SPREAD_PATH) {
+				fprintf(stderr, "benchfile: %s: longer than %d bytes\n",
+					sp->path, SPREAD_PATH - 1);
+				return 2;
+			}
+		}
+	}
 	if (!strcmp(p1 + 1, "denied"))
 		sp->expect_denied = true;
 	else if (strcmp(p1 + 1, "ok"))

@@ -147,6 +147,13 @@ if [ "$bad" = 0 ] && [ -n "$rules" ]; then
 		ratio "$o denied, agent logging on the same CPU: $mid rules / allowed $mid rules" \
 			$A.in$mid denylive$d.in$mid
 	done
+	# The miss-heavy mix: 1000 distinct files in distinct directories
+	# at depth 5, each opened once per 1000 calls (tests/vm/bench-files.sh).
+	o="open+close 1000 files allowed (miss-heavy)"
+	ratio "$o: outside / no agent" many.none-outside many.outside '<=1.02'
+	ratio "$o: $small rules / no agent" many.none-in$small many.in$small
+	ratio "$o: $mid rules / no agent" many.none-in$mid many.in$mid '<=1.10'
+	ratio "$o: $big rules / $small rules" many.in$small many.in$big '<=1.03'
 	# lsm/capable runs for every capability check on the host.
 	ratio "setuid(0) (a capable() check): outside / no agent" \
 		capable.none-outside capable.outside '<=1.05'

@@ -6,6 +6,10 @@
 # of a denied path, each at depth 3 and 8:
 #   allow3 /task/in/data.txt        allow8 /task/in/a/b/c/d/e/data.txt
 #   deny3  /secret/in/data.txt      deny8  /secret/in/a/b/c/d/e/data.txt
+# and a miss-heavy mix, allowed, at depth 5:
+#   many   /task/in/m/N/data.txt, N = 0 .. 999: 1000 files, a directory
+#          each, opened in turn (benchfile's "%u" PATH), so that no open
+#          meets the file, directory or decision of the one before
 # under these conditions:
 #   none     no agent, and no BPF program attached at all (checked with
 #            bpfquery links each round). The BPF-LSM programs are global:
@@ -93,6 +97,9 @@ A8=/task/in/a/b/c/d/e/data.txt
 D3=/secret/in/data.txt
 D8=/secret/in/a/b/c/d/e/data.txt
 ALLOWED="allow3:ok:$A3 allow8:ok:$A8"
+MANY_DIR=/task/in/m
+MANY_N=1000	# benchfile's SPREAD_FILES
+MANY="many:ok:$MANY_DIR/%u/data.txt"
 DENIED="deny3:denied:$D3 deny8:denied:$D8"
 DENY_OPEN="deny3:ok:$D3 deny8:ok:$D8"	# the same files, where nothing denies
 LIVE="denylive3:denied:$D3 denylive8:denied:$D8"
@@ -163,7 +170,7 @@ cleanup() {
 	for n in $RULES; do
 		rmdir "$CGROUP_ROOT/bench-files-$(label "$n")" 2>/dev/null
 	done
-	rm -rf /secret /task/in/a "$work"
+	rm -rf /secret /task/in/a "$MANY_DIR" "$work"
 }
 
 # Deny records from benchfile, and records counted lost, against the
@@ -262,6 +269,17 @@ fi
 for f in $A3 $A8 $D3 $D8; do
 	mkdir -p "${f%/*}" && echo data > "$f" || { check run fail "cannot create $f"; exit 1; }
 done
+i=0
+dirs=
+while [ "$i" -lt "$MANY_N" ]; do
+	dirs="$dirs $MANY_DIR/$i"
+	i=$((i + 1))
+done
+# shellcheck disable=SC2086
+mkdir -p $dirs || { check run fail "cannot create the directories under $MANY_DIR"; exit 1; }
+for d in $dirs; do
+	echo data > "$d/data.txt" || { check run fail "cannot create $d/data.txt"; exit 1; }
+done
 # benchfile arguments: the agent conditions, and the none halves.
 # The none halves run the very same workers, in the same cgroups, as the
 # agent conditions (pre-outside, pre-in10, ...): each condition is held
@@ -273,9 +291,9 @@ CAPABLE="capable:ok:@setuid"
 # tracepoints' lookup) and in the first sandbox (an exec and an exit
 # record each, bpf/exec.bpf.c), against the same without the agent.
 EXEC="exec:ok:@exec"
-agent_args="--cond outside= $(spec outside $ALLOWED $DENY_OPEN $CAPABLE $EXEC)"
-pre_args="--cond pre-outside= $(spec pre-outside $ALLOWED $DENY_OPEN $CAPABLE $EXEC)"
-post_args="--cond post-outside= $(spec post-outside $ALLOWED $DENY_OPEN $CAPABLE $EXEC)"
+agent_args="--cond outside= $(spec outside $ALLOWED $MANY $DENY_OPEN $CAPABLE $EXEC)"
+pre_args="--cond pre-outside= $(spec pre-outside $ALLOWED $MANY $DENY_OPEN $CAPABLE $EXEC)"
+post_args="--cond post-outside= $(spec post-outside $ALLOWED $MANY $DENY_OPEN $CAPABLE $EXEC)"
 ncond=1
 first=1
 for n in $RULES; do
@@ -289,11 +307,11 @@ for n in $RULES; do
 		{ check run fail "cannot set up the sandbox with $n rules"; exit 1; }
 	cg=$CGROUP_ROOT/bench-files-$l
 	# shellcheck disable=SC2086
-	agent_args="$agent_args --cond in$l=$cg $(spec "in$l" $ALLOWED $DENIED $x)"
+	agent_args="$agent_args --cond in$l=$cg $(spec "in$l" $ALLOWED $MANY $DENIED $x)"
 	# shellcheck disable=SC2086
-	pre_args="$pre_args --cond pre-in$l=$cg $(spec "pre-in$l" $ALLOWED $DENY_OPEN $x)"
+	pre_args="$pre_args --cond pre-in$l=$cg $(spec "pre-in$l" $ALLOWED $MANY $DENY_OPEN $x)"
 	# shellcheck disable=SC2086
-	post_args="$post_args --cond post-in$l=$cg $(spec "post-in$l" $ALLOWED $DENY_OPEN $x)"
+	post_args="$post_args --cond post-in$l=$cg $(spec "post-in$l" $ALLOWED $MANY $DENY_OPEN $x)"
 	ncond=$((ncond + 1))
 done
 mid=$(echo "$RULES" | awk '{ print (NF > 1 ? $2 : $1) }')
@@ -350,11 +368,11 @@ while [ "$r" -le "$ROUNDS" ]; do
 	r=$((r + 1))
 done
 check denials-logged ok
-# Every round: 4 paths in each condition, with the agent and in both none
-# halves, the capable and exec rows outside (3 more each), the exec row in
-# the first sandbox (3 more), and the 2 denylive paths; each a positive
-# number.
-want=$((ROUNDS * (12 * ncond + 3 + 3 + 3 + 2)))
+# Every round: 5 paths in each condition (4 and the miss-heavy mix), with
+# the agent and in both none halves, the capable and exec rows outside (3
+# more each), the exec row in the first sandbox (3 more), and the 2
+# denylive paths; each a positive number.
+want=$((ROUNDS * (15 * ncond + 3 + 3 + 3 + 2)))
 got=$(awk '$5 + 0 > 0 && NF == 5' "$work/samples" | wc -l)
 if [ "$got" = "$want" ]; then
 	check samples ok
