@@ -228,7 +228,7 @@ done
 for c in r1 r1k r10k; do
 	f=$RAW/stats-$c.txt
 	case $c in r1) rules="1 rule" ;; r1k) rules="1k rules" ;; r10k) rules="10k rules" ;; esac
-	for p in stk_connect4 stk_sendmsg4; do
+	for p in stk_connect4 stk_sendmsg4 stk_sock_create; do
 		ns=$(awk -v p="$p" '$2 == p { print $3 }' "$f")
 		[ -n "$ns" ] || bench_die "bpf_stats: $p did not run in sandbox $c"
 		bench_value "bpf_stats: ${p#stk_} in sandbox $rules" "$ns" ns/run "" \

@@ -16,6 +16,8 @@
 # or if `benchstat report` finds a required check not met.
 # BENCH_TINY=1 (make bench BENCH_TINY=1, and make test): tiny counts that
 # only prove each section still works; no performance goal is judged.
+# BENCH_ONLY="net scale": only those sections, in the order given (to
+# measure one change without the whole run; the table is then partial).
 set -u
 
 out=build/bench
@@ -25,9 +27,15 @@ rm -f "$rows" "$out/results.json"
 : > "$rows"
 rc=0
 ran=0
-for s in net events hash files scale; do
+for s in ${BENCH_ONLY:-net events hash files scale}; do
 	f=tests/bench/$s.sh
-	[ -f "$f" ] || continue
+	if [ ! -f "$f" ]; then
+		# A section asked for by name must exist: a typo is no empty run.
+		[ -z "${BENCH_ONLY:-}" ] && continue
+		echo "bench: BENCH_ONLY names $s, but there is no $f" >&2
+		rc=1
+		continue
+	fi
 	case $(head -n 1 "$f") in
 	*bash*) sh=bash ;;
 	*) sh=sh ;;
