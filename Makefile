@@ -275,7 +275,7 @@ variant-layout:
 # ---- live tests on this machine's kernel (root) ----
 # Every script runs, even after one failed (each says what it found), and
 # the target fails if any did.
-LIVE_TESTS := run degraded limits-hybrid lifecycle reload zerowin burst latency preexist manifest probe report ocihook \
+LIVE_TESTS := run noentry degraded limits-hybrid lifecycle reload zerowin burst latency preexist manifest probe report ocihook \
 	      systemd reopen metrics preflight configmap containers watch
 live-test: $(BIN) tools variant variant-layout
 	@rc=0; for t in $(LIVE_TESTS); do \
@@ -290,9 +290,11 @@ live-test: $(BIN) tools variant variant-layout
 # section that needs more than the agent and the tools adds its own
 # prerequisite with a `bench:` line of its own. BENCH_TINY=1: tiny counts,
 # only to prove that the benchmark still works (make test runs that).
+# BENCH_ONLY="net scale": only those sections (default: all of them).
 BENCH_TINY	?= 0
+BENCH_ONLY	?=
 bench: deps $(BIN) tools
-	$(Q)BENCH_TINY=$(BENCH_TINY) sh tests/bench/run.sh
+	$(Q)BENCH_TINY=$(BENCH_TINY) BENCH_ONLY="$(BENCH_ONLY)" sh tests/bench/run.sh
 
 # Unit tests, the BPF programs' test runs, host live tests, the benchmark
 # in tiny mode, and the VM suite; each step runs even when an earlier one

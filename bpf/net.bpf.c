@@ -198,19 +198,53 @@ int stk_w_bind6(struct bpf_sock_addr *ctx)
  * Raw inet sockets would bypass the connect/sendmsg hooks entirely, and
  * ICMP ping sockets reach any address; both are refused at creation unless
  * the policy allows them. AF_PACKET never reaches this hook: see lsm.bpf.c.
+ *
+ * Fast path: a TCP or UDP socket is refused here only when no entry says
+ * anything (NO_POLICY below); every policy allows them, and a task outside
+ * is skipped. So when the task's own cgroup has an entry, whatever it says
+ * (a sandbox, its slot conflicting or not; a WATCHED directory or an
+ * OUTSIDE entry: outside), the full path below would allow the socket,
+ * record nothing and write nothing (no cg_cache update, no handoff: an own
+ * entry is never pending), and one lookup of that entry answers the same.
+ * Only the own program takes it: the watch program must still consume a
+ * handoff its own twin left when it saw the cgroup pending, or the next
+ * call of this thread would be judged twice. Anything else (raw, ICMP,
+ * other protocols; no own entry: pending, unscanned descendant, no entry
+ * at all) takes the full path, unchanged.
+ *
+ * Not zero lookups: without an entry, TCP/UDP sockets must still fail
+ * closed here, because a socket never bound can listen() (autobound in
+ * inet_listen) with no cgroup hook to refuse it, and lsm/socket_listen
+ * judges only a task in a sandbox.
  */
 static __always_inline int sock_create(struct bpf_sock *sk, const bool watch)
 {
 	struct policy_conf *conf;
 	struct sandbox *sb, sb_snap;
+	__u32 type, protocol;
 	struct event *e;
 	__u32 policy_id;
 	__u8 reason = 0;
+	bool tcp_udp;
 	__u64 cgid;
 	bool skip;
 
 	if (sk->family != AF_INET && sk->family != AF_INET6)
 		return 1;
+	type = sk->type;
+	protocol = sk->protocol;
+	/* Only TCP and UDP have connect/sendmsg hooks that judge every
+	 * destination; SCTP, L2TP and the like could reach hosts the rules
+	 * never see. */
+	tcp_udp = (type == SOCK_STREAM &&
+		   (protocol == IPPROTO_TCP || protocol == IPPROTO_MPTCP)) ||
+		  (type == SOCK_DGRAM &&
+		   (protocol == IPPROTO_UDP || protocol == IPPROTO_UDPLITE));
+	if (!watch && tcp_udp) {
+		cgid = bpf_get_current_cgroup_id();
+		if (bpf_map_lookup_elem(&sandboxes, &cgid))
+			return 1;
+	}
 	sb = who_judges(&cgid, &sb_snap, watch, &skip);
 	if (skip)
 		return 1;
@@ -218,20 +252,14 @@ static __always_inline int sock_create(struct bpf_sock *sk, const bool watch)
 	conf = bpf_map_lookup_elem(&policies, &policy_id);
 	if (!conf)
 		return 0;
-	if (sk->type == SOCK_RAW) {
+	if (type == SOCK_RAW) {
 		if (!(conf->flags & SANDBOX_RAW_SOCKETS))
 			reason = EV_REASON_RAW_SOCKET;
-	} else if (sk->type == SOCK_DGRAM &&
-		   (sk->protocol == IPPROTO_ICMP || sk->protocol == IPPROTO_ICMPV6)) {
+	} else if (type == SOCK_DGRAM &&
+		   (protocol == IPPROTO_ICMP || protocol == IPPROTO_ICMPV6)) {
 		if (!(conf->flags & SANDBOX_ICMP))
 			reason = EV_REASON_ICMP;
-	} else if (!((sk->type == SOCK_STREAM &&
-		      (sk->protocol == IPPROTO_TCP || sk->protocol == IPPROTO_MPTCP)) ||
-		     (sk->type == SOCK_DGRAM &&
-		      (sk->protocol == IPPROTO_UDP || sk->protocol == IPPROTO_UDPLITE)))) {
-		/* Only TCP and UDP have connect/sendmsg hooks that judge
-		 * every destination; SCTP, L2TP and the like could reach
-		 * hosts the rules never see. */
+	} else if (!tcp_udp) {
 		reason = EV_REASON_OTHER_PROTOCOL;
 	}
 	/* Attached, yet no entry says anything: fail closed. */
@@ -248,8 +276,8 @@ static __always_inline int sock_create(struct bpf_sock *sk, const bool watch)
 		e->kind = EV_KIND_SOCKET;
 		e->reason = reason;
 		e->family = sk->family == AF_INET ? 4 : 6;
-		e->proto = sk->protocol;
-		e->sock_type = sk->type;
+		e->proto = protocol;
+		e->sock_type = type;
 		bpf_ringbuf_submit(e, 0);
 	}
 	return conf->mode == SANDBOX_AUDIT;

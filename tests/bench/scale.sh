@@ -18,6 +18,10 @@
 # - agent idle RSS (VmRSS, 2 s after agent_ready), goal <= 16 MiB, with the
 #   footprint sandbox below; also with 1,000 cgroups, and VmHWM (the peak
 #   of its start).
+# - agent idle CPU with 1,000 cgroups confined: utime+stime of the agent
+#   (/proc/PID/stat) over 60 s, from 2 s after agent_ready, in percent of
+#   one core; goal <= 0.1% (no periodic scans: new cgroups arrive by
+#   inotify, records by the ring buffer's epoll fd).
 # - kernel memory of all the agent's maps (bytes_memlock of every pinned
 #   map, which on 6.4+ kernels is what each map really holds, LPM trie
 #   nodes included) with one sandbox of 1,000 file rules and 1,000 CIDRs,
@@ -31,17 +35,17 @@
 #   a watched directory, one every 5 ms, as a runtime starts containers.
 #
 # BENCH_TINY=1: 10 and 50 cgroups, 1,000-rule reloads, one repetition,
-# 20 creations; goals not judged.
+# 20 creations, 3 s of idle CPU; goals not judged.
 set -u
 
 . tests/bench/lib.sh
 bench_init scale "${1:-}"
 
 if bench_tiny; then
-	reps=1 small=10 large=50 reload_rules=1000 settle=1 creations=20
+	reps=1 small=10 large=50 reload_rules=1000 settle=1 creations=20 idle_s=3
 else
 	reps=${BENCH_SCALE_REPS:-5} small=100 large=1000 reload_rules=10000 settle=2
-	creations=1000
+	creations=1000 idle_s=60
 fi
 one=$CGROUP_ROOT/$CG_PREFIX-one
 pols=$RAW/policies
@@ -160,6 +164,31 @@ for n in 0 "$small" "$large"; do
 			"median of $reps; 8 programs attached per cgroup"
 	fi
 done
+
+# ---- idle CPU with $large cgroups confined ----
+# cpu_ticks: the agent's utime + stime, in clock ticks (fields 14 and 15
+# of /proc/PID/stat, counted after the ")" that ends the command name).
+cpu_ticks() {
+	sed 's/.*) //' "/proc/$AGENT_PID/stat" | awk '{ print $12 + $13 }'
+}
+rm -f "$pol_dir"/*.yaml
+sh tests/bench/gen-policy.sh bench-scale-large "/$CG_PREFIX-large/*" 10 \
+	> "$pol_dir/large.yaml" || bench_die "generating the policy failed"
+start_timed "$pol_dir"
+grep -q "\"event\":\"agent_ready\".*\"cgroups\":$large," "$log" ||
+	bench_die "agent_ready does not report $large cgroups: $(grep agent_ready "$log")"
+sleep "$settle"
+hz=$(getconf CLK_TCK) || bench_die "getconf CLK_TCK failed"
+c0=$(cpu_ticks) && t0=$(date +%s%N) || bench_die "cannot read /proc/$AGENT_PID/stat"
+sleep "$idle_s"
+c1=$(cpu_ticks) && t1=$(date +%s%N) || bench_die "cannot read /proc/$AGENT_PID/stat"
+lines=$(wc -l < "$log")
+bench_agent_stop || bench_die "stopping the agent failed"
+idle=$(awk -v c=$((c1 - c0)) -v hz="$hz" -v ns=$((t1 - t0)) \
+	'BEGIN { printf "%.3f", 100 * (c / hz) / (ns / 1e9) }')
+bench_value "agent idle CPU, $large cgroups confined, $idle_s s" "$idle" "% of a core" '<=0.1' \
+	"utime+stime $((c1 - c0)) ticks at $hz Hz over $(( (t1 - t0) / 1000000 )) ms, from $settle s after agent_ready; $lines log lines in all" ||
+	bench_die "benchstat failed"
 
 # ---- reload latency ----
 for n in 1 "$reload_rules"; do
