@@ -17,6 +17,10 @@
 #   5. a watched directory removed and made again (a runtime's directory
 #      recreated): cgroups made in the new one are refused from their
 #      first connect, as in the old one.
+#   held: a cgroup made and attacked while the agent is stopped (SIGSTOP)
+#      is pending throughout, so only the watch links judge it: the zero
+#      window tested whatever the agent's speed (after 1 and after 5, and
+#      zw-files's first cycles).
 # Probes run in a private network namespace (netprobe --netns): nothing
 # leaves the machine.
 #
