@@ -160,8 +160,7 @@ static bool lsm_pinned(const char *prog, void *ctx)
 	const struct ctl *c = ctx;
 	size_t i;
 
-	/* By the pin's own name: .prog points into the name where the pin
-	 * was read, and the status sort moves the pins. */
+	/* By the pin's own name (the status sort moves the pins). */
 	for (i = 0; i < c->n_pins; i++)
 		if (!c->pins[i].cg_id && !strncmp(c->pins[i].name, "lsm-", 4) &&
 		    !strcmp(c->pins[i].name + 4, prog))
@@ -181,6 +180,7 @@ static int read_link_pins(struct ctl *c)
 	char dir[PATH_MAX], path[PATH_MAX];
 	struct bpf_link_info info;
 	struct link_pin *p;
+	const char *prog;
 	struct dirent *de;
 	__u32 len;
 	DIR *d;
@@ -204,12 +204,13 @@ static int read_link_pins(struct ctl *c)
 		p = &c->pins[c->n_pins];
 		memset(p, 0, sizeof(*p));
 		snprintf(p->name, sizeof(p->name), "%s", de->d_name);
-		if (pin__parse_cg_link(p->name, &p->cg_id, &p->prog)) {
+		if (pin__parse_cg_link(p->name, &p->cg_id, &prog)) {
 			if (strncmp(p->name, "lsm-", 4))
 				continue;
 			p->cg_id = 0;
-			p->prog = p->name + 4;
+			prog = p->name + 4;
 		}
+		p->prog_off = (size_t)(prog - p->name);
 		if (pin__link_path(path, sizeof(path), c->bpffs, p->name))
 			continue;
 		fd = bpf_obj_get(path);

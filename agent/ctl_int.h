@@ -23,7 +23,11 @@
 struct link_pin {
 	char name[128];
 	uint64_t cg_id;		/* 0 for an LSM link */
-	const char *prog;	/* points into name */
+	/* The program's name, name + prog_off: an offset, not a pointer,
+	 * because the array is realloc'd while read and sorted by status
+	 * (a pointer into name then points into freed or another pin's
+	 * memory). */
+	size_t prog_off;
 	__u32 link_id, prog_id;
 };
 

@@ -95,7 +95,7 @@ static int pin_cmp(const void *x, const void *y)
 
 	if (a->cg_id != b->cg_id)
 		return a->cg_id < b->cg_id ? -1 : 1;
-	return strcmp(a->prog, b->prog);
+	return strcmp(a->name + a->prog_off, b->name + b->prog_off);
 }
 
 /* What status shows, gathered once from the pins. */
@@ -246,7 +246,7 @@ static void status_print_json(struct status *S)
 		if (c->pins[i].cg_id)
 			continue;
 		json_begin(&sub);
-		json_str(&sub, "program", c->pins[i].prog);
+		json_str(&sub, "program", c->pins[i].name + c->pins[i].prog_off);
 		json_u64(&sub, "link_id", c->pins[i].link_id);
 		json_u64(&sub, "prog_id", c->pins[i].prog_id);
 		printf("%s%s}", j++ ? "," : "", sub.buf);

@@ -17,6 +17,10 @@
 #   5. a watched directory removed and made again (a runtime's directory
 #      recreated): cgroups made in the new one are refused from their
 #      first connect, as in the old one.
+#   held: a cgroup made and attacked while the agent is stopped (SIGSTOP)
+#      is pending throughout, so only the watch links judge it: the zero
+#      window tested whatever the agent's speed (after 1 and after 5, and
+#      zw-files's first cycles).
 # Probes run in a private network namespace (netprobe --netns): nothing
 # leaves the machine.
 #
@@ -121,6 +125,35 @@ records() {
 }
 sleep 1
 records zw-one-level zw-two-levels
+
+# held NAME DIR: the zero window itself, whatever the agent's speed. The
+# agent is stopped (SIGSTOP) while DIR is made and attacked, so the
+# attack runs while DIR is pending (not classified): only the watch links
+# can refuse it. Without this the pending path goes untested wherever the
+# agent classifies faster than a process starts (the VM: "0 of the
+# refusals were made while the cgroup was pending").
+held() {
+	kill -STOP "$agent_pid"
+	mkdir "$2"
+	r=$(attack "$2")
+	links=$("$TOOLS/bpfquery" cgroup "$2" | wc -l)
+	kill -CONT "$agent_pid"
+	echo "$r" > "$work/$1.res"
+	case $r in
+	*EPERM*) ok "$1: a cgroup made while the agent is stopped is refused" ;;
+	*) not_ok "$1" "first connect in ${2#"$CGROUP_ROOT"} while the agent is stopped: $r; $links programs of its own; watch programs at $(watch_links)" ;;
+	esac
+}
+# Where the watch programs are attached, for a failure's message.
+watch_links() {
+	for w in "$CGROUP_ROOT" "$top1" "$top2" "$top3"; do
+		n=$("$TOOLS/bpfquery" cgroup "$w" 2> /dev/null | wc -l)
+		[ "$n" = 0 ] || printf '%s:%s ' "${w#"$CGROUP_ROOT"}" "$n"
+	done
+}
+held zw-held "$top1/c-held1"
+sleep 0.5
+records zw-held
 np=$(grep '"event":"deny"' "$log" | grep -c '"pending":true')
 echo "# zerowin: $np of the refusals were made while the cgroup was pending"
 
@@ -219,6 +252,12 @@ sleep 1
 run_cycles zw-recreated 20 "$top3/job-%d"
 sleep 0.5
 records zw-recreated
+# The recreation may leave the root watched for a while (a scan between
+# the removal and the mkdir: the selector's base missing): the zero
+# window must hold through that too.
+held zw-held-recreated "$top1/c-held2"
+sleep 0.5
+records zw-held-recreated
 
 # 6. With BPF-LSM (the test VM sets ZW_FILES=1): the new cgroup's first
 # process reads /etc/shadow, the next connects to the metadata address;
@@ -233,12 +272,20 @@ if [ "${ZW_FILES:-0}" = 1 ]; then
 	if [ ! -e /etc/shadow ]; then
 		echo 'root:*:19000:0:99999:7:::' > /etc/shadow && made_shadow=1
 	fi
+	# The first ZW_FILES_HELD (3) cycles with the agent stopped (held()):
+	# both attempts judged while the cgroup is pending.
+	nheld=${ZW_FILES_HELD:-3}
+	: > "$work/zw-files.cg"
 	i=1
 	while [ "$i" -le "$fcycles" ]; do
 		d=$top1/c-f$i
+		[ "$i" -gt "$nheld" ] || kill -STOP "$agent_pid"
 		mkdir "$d"
-		echo "$("$TOOLS/fileprobe" --cgroup "$d" open-read /etc/shadow 2>&1 | tr '\n' ' ')" >> "$work/zw-files.res"
-		echo "$("$probe" --netns --cgroup "$d" connect tcp 169.254.169.254 80 2>&1 | tr '\n' ' ')" >> "$work/zw-files.res"
+		f=$("$TOOLS/fileprobe" --cgroup "$d" open-read /etc/shadow 2>&1 | tr '\n' ' ')
+		n=$("$probe" --netns --cgroup "$d" connect tcp 169.254.169.254 80 2>&1 | tr '\n' ' ')
+		[ "$i" -gt "$nheld" ] || kill -CONT "$agent_pid"
+		printf '%s\n%s\n' "$f" "$n" >> "$work/zw-files.res"
+		printf '%s %s %s\n' "${d#"$CGROUP_ROOT"}" "$f" "$n" >> "$work/zw-files.cg"
 		i=$((i + 1))
 	done
 	[ -z "$made_shadow" ] || rm -f /etc/shadow
@@ -247,6 +294,19 @@ if [ "${ZW_FILES:-0}" = 1 ]; then
 		ok "zw-files: $fcycles new cgroups, /etc/shadow and the metadata address refused to the first processes"
 	else
 		not_ok "zw-files" "$bad of $((2 * fcycles)) attempts not refused: $(grep -v EPERM "$work/zw-files.res" | head -n 2 | tr '\n' ' ')"
+		# What judged them: the first two cgroups with an attempt let
+		# through, their attach records and programs, and where the
+		# watch programs are.
+		grep -vn 'EPERM.*EPERM' "$work/zw-files.cg" | head -n 2 | while IFS= read -r line; do
+			rel=${line#*:}
+			rel=${rel%% *}
+			echo "# zw-files: cycle ${line%%:*}: $line"
+			echo "#   records: $(grep -F "\"cgroup\":\"$rel\"" "$log" | grep -v '"event":"deny"' | cut -c1-400 | tr '\n' ' ')"
+			echo "#   its own programs: $("$TOOLS/bpfquery" cgroup "$CGROUP_ROOT$rel" | tr '\n' ' ')"
+		done
+		echo "#   cycles let through: $(grep -vn 'EPERM.*EPERM' "$work/zw-files.cg" | cut -d: -f1 | tr '\n' ' ')"
+		echo "#   watch programs now at: $(watch_links)"
+		echo "#   agent's warnings: $(grep -E 'warn|err' "$work/agent.err" | grep -v 'guarantee lost' | tail -n 5 | tr '\n' ' ')"
 	fi
 	sleep 1
 	records zw-files
