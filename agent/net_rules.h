@@ -59,7 +59,8 @@ void net_compiled__free(struct net_compiled *c);
 
 /* The allow entry of a full-length key q by longest-prefix match alone
  * (what the trie returns), and by the programs' steps (exact probes when
- * the lengths fit): tests/unit/test_net_rules.c holds the two equal. */
+ * the lengths fit): tests/unit/test_net.c (test_exact_equals_trie) holds
+ * the two equal. */
 const struct net_entry *net_rules__lpm(const struct net_compiled *c,
 				       const struct net_key *q);
 const struct net_entry *net_rules__find(const struct net_compiled *c,

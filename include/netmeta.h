@@ -15,8 +15,9 @@
  * still looks net_meta up, so a policy's overrides work as before: every
  * override lies inside a built-in endpoint (policy/parse.c refuses any
  * other), and net_meta keeps every entry it had.
- * tests/unit/test_net_rules.c checks that netmeta_candidate() and the
- * table agree for addresses on both sides of every boundary.
+ * tests/unit/test_net.c (test_metadata_in_code) checks that
+ * netmeta_candidate() and the table agree for addresses on both sides of
+ * every boundary.
  */
 #ifndef STOCKADE_NETMETA_H
 #define STOCKADE_NETMETA_H
