@@ -268,7 +268,7 @@ static __always_inline int sock_create(struct bpf_sock *sk, const bool watch)
 	if (!reason)
 		return 1;
 
-	count(sb, EV_KIND_SOCKET, 1, conf->mode == SANDBOX_AUDIT);
+	limits_count(sb, EV_KIND_SOCKET, true, conf->mode == SANDBOX_AUDIT);
 	e = event_reserve();
 	if (e) {
 		event_fill_task(e, cgid, policy_id,

@@ -52,16 +52,6 @@ struct {
 	__type(value, __u32);	/* enum net_meta_verdict */
 } net_meta SEC(".maps") __weak;
 
-/* audit: a would-be denial of a policy in mode audit (counted apart per
- * sandbox, so `stockade status` tells denials from audits). The counters
- * are per sandbox only: a per-policy array that nothing read cost every
- * decision a cache line, and is gone. */
-static __always_inline void count(const struct sandbox *sb, __u8 kind,
-				  int denied, bool audit)
-{
-	limits_count(sb, kind, denied, audit);	/* per sandbox: stockade status */
-}
-
 static __always_inline __u8 proto_of(__u32 type, __u32 protocol)
 {
 	if (type == SOCK_STREAM)
@@ -197,11 +187,11 @@ static __always_inline int net_verdict(struct sandbox *sb, __u64 cgid,
 	    !net_allow_decide(conf, &key, proto, port))
 		reason = EV_REASON_NOT_ALLOWED;
 	if (!reason) {
-		count(sb, kind, 0, false);
+		limits_count(sb, kind, false, false);
 		return 1;
 	}
 
-	count(sb, kind, 1, conf->mode == SANDBOX_AUDIT);
+	limits_count(sb, kind, true, conf->mode == SANDBOX_AUDIT);
 	e = event_reserve();
 	if (e) {
 		event_fill_task(e, cgid, policy_id,
@@ -264,11 +254,11 @@ static __always_inline int listen_verdict(struct sandbox *sb, __u64 cgid,
 			reason = EV_REASON_NOT_ALLOWED;
 	}
 	if (!reason) {
-		count(sb, kind, 0, false);
+		limits_count(sb, kind, false, false);
 		return 1;
 	}
 
-	count(sb, kind, 1, conf->mode == SANDBOX_AUDIT);
+	limits_count(sb, kind, true, conf->mode == SANDBOX_AUDIT);
 	e = event_reserve();
 	if (e) {
 		event_fill_task(e, cgid, policy_id,
