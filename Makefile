@@ -81,7 +81,7 @@ DEB_PKGS	:= clang llvm gcc make pkg-config libbpf-dev bpftool libelf-dev \
 		   zlib1g-dev libzstd-dev libyaml-dev libcmocka-dev nettle-dev libmicrohttpd-dev \
 		   libclang-rt-14-dev libjson-c-dev iproute2 util-linux qemu-system-x86 \
 		   busybox-static cpio python3-minimal python3-jsonschema xz-utils runc curl \
-		   systemd logrotate jq tmux \
+		   systemd logrotate jq tmux strace \
 		   nodejs
 
 .DELETE_ON_ERROR:
@@ -276,7 +276,7 @@ variant-layout:
 # Every script runs, even after one failed (each says what it found), and
 # the target fails if any did.
 LIVE_TESTS := run noentry degraded limits-hybrid lifecycle reload zerowin burst latency preexist manifest probe report ocihook \
-	      systemd reopen metrics preflight configmap containers watch
+	      systemd reopen metrics preflight configmap containers watch idle
 live-test: $(BIN) tools variant variant-layout
 	@rc=0; for t in $(LIVE_TESTS); do \
 		STOCKADE_VARIANT=$(VARIANT) STOCKADE_VARIANT_LAYOUT=$(VARIANT_LAYOUT) \

@@ -228,8 +228,19 @@ void untrack(struct agent *a, size_t i)
 {
 	if (a->cgt.v[i].file_scope)
 		a->scope_stale = true;
-	if (a->cgt.v[i].wd >= 0 && a->cg_ino_fd >= 0)
+	if (a->cgt.v[i].wd >= 0 && a->cg_ino_fd >= 0) {
+		char path[2 * PATH_MAX];
+		int wd;
+
+		/* Its directory's discovery watch is this one too: a
+		 * directory that stays (released, detached) keeps one. */
+		disc_forget(a, a->cgt.v[i].wd);
 		inotify_rm_watch(a->cg_ino_fd, a->cgt.v[i].wd);
+		snprintf(path, sizeof(path), "%s%s", a->cgroot, a->cgt.v[i].path);
+		wd = inotify_add_watch(a->cg_ino_fd, path, IN_CREATE | IN_ONLYDIR);
+		if (wd >= 0)
+			disc_seen(a, wd);
+	}
 	setup__revoke(&a->setup, a->cgt.v[i].id);
 	sandbox_table__remove(&a->cgt, i);
 	}

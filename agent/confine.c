@@ -158,6 +158,33 @@ bool is_detached(struct agent *a, uint64_t id)
 	return false;
 }
 
+/* Was id among the `detached` marks the last walk read? */
+static bool det_known(const struct agent *a, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < a->n_det; i++)
+		if (a->det[i] == id)
+			return true;
+	return false;
+}
+
+bool detached_changed(struct agent *a)
+{
+	int fd = bpf_map__fd(a->skel->maps.detached);
+	__u64 key, next;
+	size_t n = 0;
+	int err;
+
+	for (err = bpf_map_get_next_key(fd, NULL, &next); !err;
+	     err = bpf_map_get_next_key(fd, &key, &next)) {
+		if (++n > a->n_det || !det_known(a, next))
+			return true;
+		key = next;
+	}
+	return false;
+}
+
 /*
  * Read `detached` and let go of every cgroup in it that we confine through
  * a selector, with the cgroups inherited from it: `stockade detach` removed
@@ -389,17 +416,31 @@ static void confine_undo(struct agent *a, struct sandbox_cg *cg)
 	sandbox_table__remove(&a->cgt, (size_t)(cg - a->cgt.v));
 }
 
-/* Its children are confined by inheritance from the moment they exist;
+/*
+ * Its children are confined by inheritance from the moment they exist;
  * the watch only tells the agent at once (status, detach, their attach
- * records), instead of at the next scan. */
-static void watch_children(struct agent *a, struct sandbox_cg *cg, const char *rel)
+ * records), and of their removal, instead of at a walk of the tree. A
+ * directly selected cgroup's own removal is told to its parent's watch
+ * (cgroupfs gives the directory itself no IN_DELETE_SELF): IN_MASK_ADD,
+ * since that directory may be watched for another reason, the same wd.
+ */
+static void watch_children(struct agent *a, struct sandbox_cg *cg)
 {
-	char dir[2 * PATH_MAX];
+	char dir[2 * PATH_MAX], *slash;
 
 	if (a->cg_ino_fd < 0)
 		return;
-	snprintf(dir, sizeof(dir), "%s%s", a->cgroot, rel);
-	cg->wd = inotify_add_watch(a->cg_ino_fd, dir, IN_CREATE | IN_ONLYDIR);
+	/* Asked for again at each walk, and the wd kept (IN_MASK_ADD: the
+	 * same wd while the directory is the same): one whose IN_IGNORED
+	 * an overflow lost is made good. */
+	snprintf(dir, sizeof(dir), "%s%s", a->cgroot, cg->path);
+	cg->wd = inotify_add_watch(a->cg_ino_fd, dir,
+				   IN_CREATE | IN_DELETE | IN_ONLYDIR | IN_MASK_ADD);
+	slash = strrchr(dir, '/');
+	if (!cg->direct || !slash)
+		return;
+	*slash = '\0';
+	cg->pwd = inotify_add_watch(a->cg_ino_fd, dir, IN_DELETE | IN_ONLYDIR | IN_MASK_ADD);
 }
 
 /*
@@ -419,6 +460,19 @@ void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	struct watch_dir *under;
 	int err;
 
+	/* Every directory of the tree: a cgroup made in one that nothing
+	 * else watches asks for a walk (drain_cg_inotify()). */
+	if (a->cg_ino_fd >= 0) {
+		char path[2 * PATH_MAX];
+		int wd;
+
+		snprintf(path, sizeof(path), "%s%s", a->cgroot, rel);
+		wd = inotify_add_watch(a->cg_ino_fd, path, IN_CREATE | IN_ONLYDIR | IN_MASK_ADD);
+		if (wd >= 0)
+			disc_seen(a, wd);
+		else if (errno != ENOENT)
+			a->discovery_short = true;
+	}
 	/* Below a cgroup that waits for its container's names: it waits
 	 * too (pending, judged by its watched directory's candidate). One
 	 * already tracked (a reload's reselection, a cgroups: glob of its
@@ -487,7 +541,7 @@ void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	/* After the entry exists: invalidates "outside" cached by the LSM
 	 * programs for this cgroup and its descendants (include/sandbox.h). */
 	__atomic_fetch_add(&a->skel->data->sandbox_gen, 1, __ATOMIC_SEQ_CST);
-	watch_children(a, cg, rel);
+	watch_children(a, cg);
 	emit_attach(a, cg, pidx ? a->cgt.v[pidx - 1].path : NULL, how);
 	return (void *)(uintptr_t)(cg - a->cgt.v + 1);
 }
@@ -518,6 +572,18 @@ int scan(struct agent *a)
 
 	a->scan_gen++;
 	a->rescan = false;
+	a->scan_due = false;
+	a->discovery_short = false;
+	if (a->cg_ino_fd >= 0) {
+		int wd = inotify_add_watch(a->cg_ino_fd, a->cgroot,
+					   IN_CREATE | IN_ONLYDIR | IN_MASK_ADD);
+
+		if (wd >= 0)
+			disc_seen(a, wd);
+		else
+			a->discovery_short = true;
+	}
+	a->last_walk_ms = (uint64_t)clock_now_ns(CLOCK_MONOTONIC) / 1000000;
 	honour_detached(a);
 	/* The watched directories and their inotify watches first: a cgroup
 	 * made during the walk is reported, and classified below. */
@@ -525,9 +591,11 @@ int scan(struct agent *a)
 	err = cgroup__walk(a->cgroot, scan_one, &ctx);
 	if (err) {
 		pr_err("cgroup", "walking %s failed: %s", a->cgroot, strerror(-err));
+		a->scan_due = true;
 		return err;
 	}
 	arm_all(a);
+	disc_sweep(a);
 	sweep_outside(a);
 	containers__sweep_held(a);
 	/* Gone since the last scan: the kernel detached their links. A
@@ -546,6 +614,9 @@ int scan(struct agent *a)
 		detach_cg(a, &a->cgt.v[i], "cgroup_removed");
 		untrack(a, i);
 	}
+	/* Watches lost (IN_IGNORED, or an overflow) or refused: again. */
+	for (i = 0; i < a->cgt.n; i++)
+		watch_children(a, &a->cgt.v[i]);
 	if (a->confined_more) {
 		/* A cgroup joined a sandbox: "outside" cached by the LSM
 		 * programs is stale (include/sandbox.h). */
@@ -568,6 +639,8 @@ int scan(struct agent *a)
 	 * first: reload_switch()). */
 	if (a->scope_stale && !a->reselect)
 		file_scope__sync(a);
+	if (ctx.err)
+		a->scan_due = true;	/* retried at the next interval */
 	return ctx.err;
 }
 

@@ -449,6 +449,7 @@ static void agent_cleanup(struct agent *a, bool detach, int sig)
 	for (i = 0; i < a->n_wds; i++)
 		free(a->wds[i].path);
 	free(a->wds);
+	free(a->disc);
 	free(a->outs);
 	if (a->cg_ino_fd >= 0)
 		close(a->cg_ino_fd);
@@ -641,10 +642,12 @@ static int on_scan(struct loop_source *s, uint32_t revents, void *userdata)
 		return err;
 	/* A failed attach is retried next scan; the cgroup is still
 	 * confined by inheritance or the ancestor walk where it has a
-	 * confined ancestor. */
-	if (al->a->rejudge)
+	 * confined ancestor. An idle agent walks nothing: inotify told it
+	 * of every change (scan_needed()). */
+	/* A reload whose walk failed (reselect) is retried the same way. */
+	if (al->a->rejudge || al->a->reselect)
 		rejudge(al->a);
-	else
+	else if (scan_needed(al->a))
 		scan(al->a);
 	report_counters(al->a);
 	return 0;

@@ -127,6 +127,23 @@ struct agent {
 	bool in_inotify;	/* classifying from an inotify event */
 	bool wd_fallback;	/* arm_all(): links below a top that has none */
 	bool rescan;		/* the inotify queue overflowed: scan now */
+	/* At the next SCAN_INTERVAL_MS: a removal, a watch lost, a confine
+	 * that failed (scan_needed()). */
+	bool scan_due;
+	/* A directory of the tree inotify would not watch for new cgroups
+	 * (a watch limit): only a walk at each interval finds them. */
+	bool discovery_short;
+	/* The discovery watches, sorted by wd, each with the walk that last
+	 * saw its directory: a removed cgroup's watch stays in the kernel
+	 * (cgroupfs sends no IN_IGNORED), so a walk removes the ones it did
+	 * not see (disc_sweep()), or they would use up root's inotify
+	 * watches, every daemon's, with the host's cgroup churn. */
+	struct disc_watch {
+		int wd;
+		unsigned int seen;
+	} *disc;
+	size_t n_disc, cap_disc;
+	uint64_t last_walk_ms;	/* CLOCK_MONOTONIC of the last full walk */
 	/* Names arrived for a tracked container judged without them: the
 	 * next scan judges every tracked cgroup again (rejudge()). */
 	bool rejudge;
@@ -169,9 +186,21 @@ const char *agent__policy_name(struct agent *a, uint32_t policy_id);
 
 #include "policy.h"
 
-/* The safety net: new cgroups arrive by inotify on the watched
- * directories (include/sandbox.h); the scan finds what that missed. */
+/*
+ * New cgroups arrive by inotify on the watched directories, and removals
+ * by inotify on their parents (include/sandbox.h). Every SCAN_INTERVAL_MS
+ * the agent walks the cgroup tree only if something asked for a walk
+ * (scan_needed()): a removal, a lost or refused watch, a failed attach,
+ * a cgroup waiting for its container's names, a `stockade detach`, or a
+ * cgroup made anywhere else in the tree (every directory a walk visits
+ * is watched for new children: a container whose layout no selector's
+ * glob names is found at the next interval, as it was by the periodic
+ * scan this replaces). Once
+ * every SCAN_BACKSTOP_MS it walks regardless, the safety net: what it
+ * finds that inotify missed is logged (scan_found records).
+ */
 #define SCAN_INTERVAL_MS	5000
+#define SCAN_BACKSTOP_MS	300000	/* a walk costs ~20 ms per 1,000 cgroups */
 
 struct bpf_link;
 struct bpf_program;
@@ -250,6 +279,16 @@ bool cg_is_fresh(struct agent *a, const char *rel, uint64_t id);
 bool wd_setup_dir(void *ctx, size_t i, struct setup_dir *d);
 void disarm_wd(struct agent *a, struct watch_dir *w);
 void drain_cg_inotify(struct agent *a);
+/* Does the next SCAN_INTERVAL_MS need a walk of the tree (see above)? */
+bool scan_needed(struct agent *a);
+/* Discovery watches (see struct disc_watch): one more seen this walk;
+ * one the agent removes itself (false: not one); the unseen ones. */
+void disc_seen(struct agent *a, int wd);
+bool disc_forget(struct agent *a, int wd);
+void disc_sweep(struct agent *a);
+bool agent__watched_wd(const struct agent *a, int wd);
+/* A `stockade detach` since the last walk: a mark it did not read. */
+bool detached_changed(struct agent *a);
 struct watch_dir *find_wd_id(struct agent *a, uint64_t id);
 bool is_outside(struct agent *a, uint64_t id);
 struct watch_dir *parent_wd(struct agent *a, const char *rel);

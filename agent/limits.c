@@ -16,7 +16,8 @@
  *            at once, setsid'd and double-forked children included;
  *   cpu      cpu.stat nr_throttled grows: at most one record per interval.
  * The *.events files are watched with inotify (the kernel notifies on
- * change); cpu.stat is not, so it is read twice a second for sandboxes
+ * change), and read only when it tells of one (backstop_files() says
+ * when else); cpu.stat is not, so it is read twice a second for sandboxes
  * with a CPU limit. All of it runs from the main loop (agent/loop.h):
  * limits__tick() after every turn, as each turn may have changed what is
  * due, and a timer wakes the loop at the next thing due (limits_next_ms),
@@ -54,7 +55,8 @@
 
 #define CPU_CHECK_MS	500	/* cpu.stat has no notification */
 #define CPU_LOG_MS	10000	/* at most one cpu record per sandbox per 10 s */
-#define FILE_CHECK_MS	1000	/* re-read *.events even without inotify */
+#define FILE_CHECK_MS	1000	/* re-read a *.events file inotify cannot watch */
+#define FILE_RETRY_MS	30000	/* watch again a *.events file that was missing */
 #define METRICS_MS	1000
 #define OOM_WAIT_MS	400	/* for the kernel log to name the victim */
 #define VICTIMS		32	/* recent OOM victims from /dev/kmsg */
@@ -112,7 +114,8 @@ struct limits_state {
 	bool running;		/* the initial scan is over */
 	bool state_dirty;
 	int pids_hier;		/* pids.events counts descendants: -1 unknown */
-	uint64_t next_cpu_ms, next_file_ms, next_metrics_ms;
+	uint64_t next_cpu_ms, next_file_ms, next_retry_ms, next_metrics_ms;
+	bool reread_all;	/* the inotify queue overflowed: read every file */
 	struct loop_source *timer;	/* limits_next_ms(); NULL before the loop */
 	char state_path[PATH_MAX];
 	bool state_written;
@@ -133,6 +136,14 @@ struct limits_cg {
 	} f[LF_N];
 	bool pids;		/* its pids.events counts into root_id's burst */
 	uint64_t oom_seen, pids_seen;
+	/* Per watch_kind bit: its file has an inotify watch (then it is read
+	 * only when inotify tells of a change), or was missing when the
+	 * watch was asked for (then the watch is asked for again every
+	 * FILE_RETRY_MS). A file in neither set is read every FILE_CHECK_MS:
+	 * inotify refused it for another reason (a watch limit). */
+	uint8_t watched, missing;
+	int wd[W_POPULATED + 1];	/* of each watched file */
+	bool reread;		/* read its files at the next turn */
 	uint64_t oom_pending, oom_deadline_ms;
 	struct burst burst;	/* refused forks, of the whole sandbox */
 	uint64_t thr_nr, thr_usec, periods, cpu_log_ms;
@@ -636,14 +647,22 @@ static void add_watch(struct limits_state *ls, struct sandbox_cg *cg,
 	char path[PATH_MAX];
 	int wd;
 
+	if (cg->lim->watched & (1u << kind))
+		return;
 	cgf_path(ls->cgroot, cg->path, watch_file[kind], path, sizeof(path));
 	wd = inotify_add_watch(ls->ino_fd, path, IN_MODIFY);
 	if (wd < 0) {
-		if (errno != ENOENT)
+		if (errno == ENOENT)
+			cg->lim->missing |= 1u << kind;	/* no such controller */
+		else if (!(cg->lim->missing & (1u << kind)))
 			pr_warn("limits", "cannot watch %s: %s; it is read once a second instead",
 				path, strerror(errno));
 		return;
 	}
+	cg->lim->missing &= ~(1u << kind);
+	/* What changed between the read of the baseline and this watch is
+	 * read at the next turn: nothing is missed in between. */
+	cg->lim->reread = true;
 	if (ls->n_w == ls->cap_w) {
 		size_t cap = ls->cap_w ? ls->cap_w * 2 : 64;
 		struct limits_watch *v = realloc(ls->w, cap * sizeof(*v));
@@ -656,9 +675,11 @@ static void add_watch(struct limits_state *ls, struct sandbox_cg *cg,
 		ls->cap_w = cap;
 	}
 	ls->w[ls->n_w++] = (struct limits_watch){ .wd = wd, .kind = kind, .cg_id = cg->id };
+	cg->lim->watched |= 1u << kind;
+	cg->lim->wd[kind] = wd;
 }
 
-static void drop_watches(struct limits_state *ls, uint64_t cg_id, bool gone)
+static void drop_watches(struct limits_state *ls, uint64_t cg_id)
 {
 	size_t i;
 
@@ -667,9 +688,10 @@ static void drop_watches(struct limits_state *ls, uint64_t cg_id, bool gone)
 			i++;
 			continue;
 		}
-		/* A removed cgroup's watches went with its files. */
-		if (!gone)
-			inotify_rm_watch(ls->ino_fd, ls->w[i].wd);
+		/* Even a removed cgroup's: cgroupfs keeps the watch (no
+		 * IN_IGNORED), which would hold one of root's inotify
+		 * watches, and the dead file's inode, for good. */
+		inotify_rm_watch(ls->ino_fd, ls->w[i].wd);
 		ls->w[i] = ls->w[--ls->n_w];
 	}
 }
@@ -1035,19 +1057,6 @@ int limits__attach(struct limits_state *ls, struct sandbox_cg *cg)
 	return 0;
 }
 
-/* Does cg have a watch of this kind? (inotify gives one wd per file, and
- * drop_watches() removes each entry once.) */
-static bool has_watch(struct limits_state *ls, const struct sandbox_cg *cg,
-		      enum watch_kind kind)
-{
-	size_t i;
-
-	for (i = 0; i < ls->n_w; i++)
-		if (ls->w[i].cg_id == cg->id && ls->w[i].kind == kind)
-			return true;
-	return false;
-}
-
 /*
  * One directly selected cgroup after a reload: the limits of its policy in
  * the new set. Values the new policy sets are written over the old ones in
@@ -1076,7 +1085,7 @@ static void reload_direct(struct limits_state *ls, struct sandbox_cg *cg)
 	if (!p->limits.has_runtime) {
 		l->rt_start_ms = 0;
 	} else {
-		if (!has_watch(ls, cg, W_POPULATED))
+		if (!(l->watched & (1u << W_POPULATED)))
 			add_watch(ls, cg, W_POPULATED);
 		if (!l->rt_start_ms && populated(ls, cg->path))
 			start_runtime(ls, l, clock_ms(CLOCK_MONOTONIC));
@@ -1114,7 +1123,7 @@ void limits__reload(struct limits_state *ls)
 		}
 		/* Set up anew, for what it is now (a new sandbox root gets
 		 * its counters, watches and limits). */
-		drop_watches(ls, cg->id, false);
+		drop_watches(ls, cg->id);
 		free(cg->lim);
 		cg->lim = NULL;
 		limits__attach(ls, cg);
@@ -1315,6 +1324,102 @@ static void check_populated(struct limits_state *ls, struct sandbox_cg *cg, uint
 	}
 }
 
+/*
+ * A watched file made anew (a controller turned off and on again in the
+ * parent's cgroup.subtree_control: a new file, a new inode) is never
+ * notified through the old watch. Every FILE_RETRY_MS the watch is asked
+ * for again by path: the same wd while the file is the same one; another
+ * replaces the dead watch, and the file is read.
+ */
+static void recheck_watch(struct limits_state *ls, struct sandbox_cg *cg,
+			  enum watch_kind kind)
+{
+	char path[PATH_MAX];
+	size_t i;
+	int wd;
+
+	cgf_path(ls->cgroot, cg->path, watch_file[kind], path, sizeof(path));
+	wd = inotify_add_watch(ls->ino_fd, path, IN_MODIFY);
+	if (wd == cg->lim->wd[kind])
+		return;
+	for (i = 0; i < ls->n_w; i++)
+		if (ls->w[i].cg_id == cg->id && ls->w[i].kind == kind)
+			break;
+	if (i == ls->n_w)
+		return;
+	inotify_rm_watch(ls->ino_fd, ls->w[i].wd);
+	cg->lim->reread = true;
+	if (wd >= 0) {
+		ls->w[i].wd = wd;
+		cg->lim->wd[kind] = wd;
+		return;
+	}
+	ls->w[i] = ls->w[--ls->n_w];	/* gone meanwhile: read, retried */
+	cg->lim->watched &= ~(1u << kind);
+	if (errno == ENOENT)
+		cg->lim->missing |= 1u << kind;
+}
+
+/* The files cg's breaches are read from, as watch_kind bits. */
+static unsigned int wanted_files(const struct sandbox_cg *cg)
+{
+	const struct limits_cg *l = cg->lim;
+	unsigned int k = 0;
+
+	if (l->pids)
+		k |= 1u << W_PIDS;
+	if (cg->direct) {
+		k |= 1u << W_MEM;
+		if (l->p && l->p->limits.has_runtime)
+			k |= 1u << W_POPULATED;
+	}
+	return k;
+}
+
+/* Reads cg's files of the kinds given (bits), as inotify's notice of a
+ * change to each would. */
+static void check_files(struct limits_state *ls, struct sandbox_cg *cg,
+			unsigned int kinds, uint64_t now)
+{
+	if (kinds & (1u << W_MEM))
+		check_oom(ls, cg, now);
+	if (kinds & (1u << W_POPULATED))
+		check_populated(ls, cg, now);
+	if (kinds & (1u << W_PIDS))
+		check_pids(ls, cg, now);
+}
+
+/*
+ * The backstop for what inotify does not tell: files read at this turn.
+ * A watched file is read only when inotify says it changed, after its
+ * watch is made (the baseline was read before it) and after an overflow;
+ * one inotify refused is read every FILE_CHECK_MS; one that was missing
+ * (no such controller) is watched again every FILE_RETRY_MS.
+ */
+static unsigned int backstop_files(struct limits_state *ls, struct sandbox_cg *cg,
+				   bool files, bool retry, bool all)
+{
+	struct limits_cg *l = cg->lim;
+	unsigned int want = wanted_files(cg), k;
+	enum watch_kind kind;
+
+	if (retry)
+		for (kind = W_MEM; kind <= W_POPULATED; kind++) {
+			if (want & l->missing & (1u << kind))
+				add_watch(ls, cg, kind);
+			else if (want & l->watched & (1u << kind))
+				recheck_watch(ls, cg, kind);
+		}
+	if (all || l->reread)
+		k = want;
+	else if (files)
+		k = want & ~l->watched & ~l->missing;
+	else
+		k = 0;
+	l->reread = false;
+	return k;
+}
+
 static void drain_inotify(struct limits_state *ls, uint64_t now)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
@@ -1327,25 +1432,30 @@ static void drain_inotify(struct limits_state *ls, uint64_t now)
 			struct sandbox_cg *cg = NULL;
 
 			off += sizeof(*ev) + ev->len;
+			if (ev->mask & IN_Q_OVERFLOW) {
+				/* Changes were lost: every file is read. */
+				ls->reread_all = true;
+				continue;
+			}
 			for (i = 0; i < ls->n_w; i++)
 				if (ls->w[i].wd == ev->wd)
 					break;
-			if (i == ls->n_w || !(ev->mask & IN_MODIFY))
+			if (i == ls->n_w)
 				continue;
 			cg = names__cg(ls->names, ls->w[i].cg_id);
-			if (!cg || !cg->lim)
+			if (ev->mask & IN_IGNORED) {
+				/* The watch is gone while the cgroup stays:
+				 * its file is read every FILE_CHECK_MS. */
+				if (cg && cg->lim) {
+					cg->lim->watched &= ~(1u << ls->w[i].kind);
+					cg->lim->reread = true;
+				}
+				ls->w[i] = ls->w[--ls->n_w];
 				continue;
-			switch (ls->w[i].kind) {
-			case W_MEM:
-				check_oom(ls, cg, now);
-				break;
-			case W_PIDS:
-				check_pids(ls, cg, now);
-				break;
-			case W_POPULATED:
-				check_populated(ls, cg, now);
-				break;
 			}
+			if (!(ev->mask & IN_MODIFY) || !cg || !cg->lim)
+				continue;
+			check_files(ls, cg, 1u << ls->w[i].kind, now);
 		}
 	}
 }
@@ -1675,7 +1785,7 @@ static void limits_arm(struct limits_state *ls);
 void limits__tick(struct limits_state *ls)
 {
 	uint64_t now = clock_ms(CLOCK_MONOTONIC);
-	bool cpu = false, files = false;
+	bool cpu = false, files = false, retry = false, all;
 	size_t i, n_pending = 0;
 
 	if (!ls)
@@ -1691,19 +1801,18 @@ void limits__tick(struct limits_state *ls)
 		files = true;
 		ls->next_file_ms = now + FILE_CHECK_MS;
 	}
+	if (now >= ls->next_retry_ms) {
+		retry = true;
+		ls->next_retry_ms = now + FILE_RETRY_MS;
+	}
+	all = ls->reread_all;
+	ls->reread_all = false;
 	for (i = 0; i < ls->cgt->n; i++) {
 		struct sandbox_cg *cg = &ls->cgt->v[i];
 
 		if (!cg->lim)
 			continue;
-		/* The backstop for a lost or missing inotify watch. */
-		if (files) {
-			if (cg->direct) {
-				check_oom(ls, cg, now);
-				check_populated(ls, cg, now);
-			}
-			check_pids(ls, cg, now);
-		}
+		check_files(ls, cg, backstop_files(ls, cg, files, retry, all), now);
 		if (cg->direct && cg->lim->oom_pending)
 			n_pending++;
 	}
@@ -1769,9 +1878,11 @@ static uint64_t limits_next_ms(struct limits_state *ls)
 
 		if (!l)
 			continue;
-		/* The once-a-second re-read of the *.events files. */
-		if (cg->direct || l->pids)
+		/* The backstop's reads (backstop_files()). */
+		if (wanted_files(cg) & ~l->watched & ~l->missing)
 			next_min(&next, ls->next_file_ms);
+		if (wanted_files(cg) & (l->missing | l->watched))
+			next_min(&next, ls->next_retry_ms);
 		if (!cg->direct)
 			continue;
 		if (l->p && l->p->limits.has_cpu)
@@ -1848,7 +1959,7 @@ void limits__detach(struct limits_state *ls, struct sandbox_cg *cg, const char *
 
 	if (!ls || !l)
 		return;
-	drop_watches(ls, cg->id, gone);
+	drop_watches(ls, cg->id);
 	if (cg->direct) {
 		/* The last word on OOM kills the kernel already counted. */
 		drain_kmsg(ls, clock_ms(CLOCK_MONOTONIC));
@@ -1890,7 +2001,7 @@ void limits__forget(struct limits_state *ls, struct sandbox_cg *cg)
 {
 	if (!ls || !cg->lim)
 		return;
-	drop_watches(ls, cg->id, false);
+	drop_watches(ls, cg->id);
 	free(cg->lim);
 	cg->lim = NULL;
 	ls->state_dirty = true;

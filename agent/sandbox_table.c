@@ -41,6 +41,7 @@ struct sandbox_cg *sandbox_table__add(struct sandbox_table *t, const char *rel,
 		return NULL;
 	cg->id = id;
 	cg->wd = -1;
+	cg->pwd = -1;
 	cg->pending_us = -1;
 	t->n++;
 	return cg;

@@ -34,7 +34,10 @@ struct sandbox_cg {
 	bool released;		/* a reload stopped confining it: forget it */
 	int64_t pending_us;	/* creation to classification; -1: not pending */
 	bool fresh;		/* created while this agent runs (agent/setup_agent.h) */
-	int wd;			/* inotify on its directory (new children), or -1 */
+	int wd;			/* inotify on its directory (new children, and
+				 * their removal), or -1 */
+	int pwd;		/* a directly selected one's: on its parent
+				 * (its removal), or -1 */
 	unsigned int seen;	/* scan generation that last saw it */
 	struct bpf_link *links[SANDBOX_N_LINKS];
 	struct limits_cg *lim;	/* limits, watches, run time: agent/limits.c */

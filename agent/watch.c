@@ -142,7 +142,7 @@ static bool may_select_below(struct agent *a, const char *rel)
 
 /* A watched directory's inotify watch: its new children. IN_MASK_ADD:
  * it may be a top's parent too (watch_tops()), the same watch. */
-#define WD_MASK	(IN_CREATE | IN_ONLYDIR | IN_MASK_ADD)
+#define WD_MASK	(IN_CREATE | IN_DELETE | IN_ONLYDIR | IN_MASK_ADD)
 
 /* Want rel watched (this scan generation); add it, and its inotify
  * watch, when new. */
@@ -165,6 +165,12 @@ static struct watch_dir *want_wd(struct agent *a, const char *rel, bool top)
 			if (a->cg_ino_fd >= 0)
 				w->wd = inotify_add_watch(a->cg_ino_fd, path, WD_MASK);
 			a->rescan = true;	/* what was made there meanwhile */
+		} else if (a->cg_ino_fd >= 0) {
+			/* Again at each walk, the wd kept (the same while
+			 * the directory is): one lost (IN_IGNORED, maybe
+			 * dropped in an overflow) or refused is made good. */
+			snprintf(path, sizeof(path), "%s%s", a->cgroot, rel);
+			w->wd = inotify_add_watch(a->cg_ino_fd, path, WD_MASK);
 		}
 	} else {
 		uint64_t id = cgroup__id(a->cgroot, rel);
@@ -444,8 +450,10 @@ void disarm_wd(struct agent *a, struct watch_dir *w)
 	    sb.policy_id == SANDBOX_ENTRY_WATCHED)
 		sandbox_entry_delete(a, w->id);
 	setup__revoke(&a->setup, w->id);
-	if (w->wd >= 0 && a->cg_ino_fd >= 0)
+	if (w->wd >= 0 && a->cg_ino_fd >= 0) {
+		disc_forget(a, w->wd);
 		inotify_rm_watch(a->cg_ino_fd, w->wd);
+	}
 	w->wd = -1;
 	w->armed = w->entry = false;
 }
@@ -596,9 +604,33 @@ void drain_cg_inotify(struct agent *a)
 					continue;
 			}
 			if (ev->mask & IN_IGNORED) {
-				for (i = 0; i < a->n_wds; i++)
+				/* A watch gone (removed by us, maybe shared with
+				 * another of our directories): if something
+				 * still wanted it, the next walk asks again. */
+				bool held = disc_forget(a, ev->wd);
+
+				for (i = 0; i < a->n_wds; i++) {
+					held |= a->wds[i].wd == ev->wd || a->wds[i].pwd == ev->wd;
 					if (a->wds[i].wd == ev->wd)
 						a->wds[i].wd = -1;
+					if (a->wds[i].pwd == ev->wd)
+						a->wds[i].pwd = -1;
+				}
+				for (i = 0; i < a->cgt.n; i++) {
+					held |= a->cgt.v[i].wd == ev->wd || a->cgt.v[i].pwd == ev->wd;
+					if (a->cgt.v[i].wd == ev->wd)
+						a->cgt.v[i].wd = -1;
+					if (a->cgt.v[i].pwd == ev->wd)
+						a->cgt.v[i].pwd = -1;
+				}
+				if (held)
+					a->scan_due = true;
+				continue;
+			}
+			if (ev->mask & IN_DELETE) {
+				/* A cgroup removed: the walk at the next
+				 * interval detaches what went with it. */
+				a->scan_due = true;
 				continue;
 			}
 			if (!(ev->mask & IN_CREATE) || !(ev->mask & IN_ISDIR) || !ev->len)
@@ -610,8 +642,12 @@ void drain_cg_inotify(struct agent *a)
 			for (i = 0; !w && i < a->cgt.n; i++)
 				if (a->cgt.v[i].wd == ev->wd)
 					pcg = &a->cgt.v[i];
-			if (!w && !pcg)
+			if (!w && !pcg) {
+				/* A directory watched only to learn of new
+				 * cgroups: the next interval walks the tree. */
+				a->scan_due = true;
 				continue;
+			}
 			snprintf(rel, sizeof(rel), "%s/%s", w ? w->path : pcg->path,
 				 ev->name);
 			{
@@ -637,13 +673,129 @@ void drain_cg_inotify(struct agent *a)
 		}
 	}
 	a->in_inotify = false;
-	if (ctx.err)
-		pr_warn("cgroup", "confining a new cgroup failed: %s; the periodic scan retries (it stays pending, judged by its candidate policy, until then)",
-			strerror(-ctx.err));
+	if (ctx.err) {
+		pr_warn("cgroup", "confining a new cgroup failed: %s; a walk of the tree retries within %d s (it stays pending, judged by its candidate policy, until then)",
+			strerror(-ctx.err), SCAN_INTERVAL_MS / 1000);
+		a->scan_due = true;
+	}
 	if (a->confined_more) {
 		__atomic_fetch_add(&a->skel->data->sandbox_gen, 1, __ATOMIC_SEQ_CST);
 		a->confined_more = false;
 	}
 	if (rescan)
 		a->rescan = true;
+}
+
+bool scan_needed(struct agent *a)
+{
+	uint64_t now = (uint64_t)clock_now_ns(CLOCK_MONOTONIC) / 1000000;
+	size_t i;
+
+	if (a->scan_due || a->discovery_short || a->rescan || a->rejudge ||
+	    a->reselect || a->scope_stale ||
+	    a->n_held || a->cg_ino_fd < 0 || now - a->last_walk_ms >= SCAN_BACKSTOP_MS)
+		return true;
+	/* A watch that inotify refused, or that went (IN_IGNORED): what it
+	 * would tell is seen only by walking. */
+	for (i = 0; i < a->n_wds; i++) {
+		const struct watch_dir *w = &a->wds[i];
+
+		/* ... or not armed: its mark or links failed. */
+		if (w->wd < 0 || !w->armed || (w->top && strrchr(w->path, '/') && w->pwd < 0))
+			return true;
+	}
+	for (i = 0; i < a->cgt.n; i++) {
+		const struct sandbox_cg *cg = &a->cgt.v[i];
+
+		if (cg->released || cg->wd < 0 || (cg->direct && cg->pwd < 0))
+			return true;
+	}
+	return detached_changed(a);
+}
+
+/* The index of wd in a->disc, or where it would go (sorted by wd). */
+static size_t disc_find(const struct agent *a, int wd)
+{
+	size_t lo = 0, hi = a->n_disc;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (a->disc[mid].wd < wd)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+void disc_seen(struct agent *a, int wd)
+{
+	size_t i = disc_find(a, wd);
+
+	if (i < a->n_disc && a->disc[i].wd == wd) {
+		a->disc[i].seen = a->scan_gen;
+		return;
+	}
+	if (a->n_disc == a->cap_disc) {
+		size_t cap = a->cap_disc ? a->cap_disc * 2 : 256;
+		struct disc_watch *v = realloc(a->disc, cap * sizeof(*v));
+
+		if (!v) {
+			/* Untracked, it could not be swept: let it go. The
+			 * walks come every 5 s until one can keep it. */
+			if (!agent__watched_wd(a, wd))
+				inotify_rm_watch(a->cg_ino_fd, wd);
+			a->discovery_short = true;
+			return;
+		}
+		a->disc = v;
+		a->cap_disc = cap;
+	}
+	/* inotify hands out increasing wds: nearly always an append. */
+	memmove(&a->disc[i + 1], &a->disc[i], (a->n_disc - i) * sizeof(*a->disc));
+	a->disc[i] = (struct disc_watch){ .wd = wd, .seen = a->scan_gen };
+	a->n_disc++;
+}
+
+bool disc_forget(struct agent *a, int wd)
+{
+	size_t i = disc_find(a, wd);
+
+	if (i == a->n_disc || a->disc[i].wd != wd)
+		return false;
+	memmove(&a->disc[i], &a->disc[i + 1], (a->n_disc - i - 1) * sizeof(*a->disc));
+	a->n_disc--;
+	return true;
+}
+
+/* After a full walk: the discovery watches of directories it did not
+ * visit (removed) go, unless the watch is also another purpose's. */
+void disc_sweep(struct agent *a)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < a->n_disc; i++) {
+		if (a->disc[i].seen == a->scan_gen) {
+			a->disc[n++] = a->disc[i];
+			continue;
+		}
+		if (!agent__watched_wd(a, a->disc[i].wd))
+			inotify_rm_watch(a->cg_ino_fd, a->disc[i].wd);
+	}
+	a->n_disc = n;
+}
+
+/* Does another of the agent's purposes hold this inotify watch? */
+bool agent__watched_wd(const struct agent *a, int wd)
+{
+	size_t i;
+
+	for (i = 0; i < a->n_wds; i++)
+		if (a->wds[i].wd == wd || a->wds[i].pwd == wd)
+			return true;
+	for (i = 0; i < a->cgt.n; i++)
+		if (a->cgt.v[i].wd == wd || a->cgt.v[i].pwd == wd)
+			return true;
+	return false;
 }

@@ -33,9 +33,10 @@
 # Then, with the storm over, the agent idles IDLE_SECONDS (10): its
 # voluntary context switches (/proc/PID/status; each sleep in epoll_wait
 # that ends is one) must stay <= IDLE_MAX (30). Its real timers here are
-# the limits' once-a-second re-read of the cgroup *.events files (the
-# sandboxes are directly selected) and the 5 s safety scan: about 12 in
-# 10 s. A 100 ms tick is 100.
+# the 5 s interval that checks whether a walk of the tree is due, and
+# the limits' retry, every 30 s, of *.events files missing on this
+# host's controller-less cgroup2 (a watched one is read only when it
+# changes): 2 or 3 in 10 s. A 100 ms tick is 100.
 #
 # Environment: STOCKADE, TOOLS (netprobe, stamp), CGROUP_ROOT (detected
 # when unset), STOCKADE_AGENT_FLAGS (default --allow-degraded), SAMPLES,

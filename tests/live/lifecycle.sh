@@ -251,6 +251,11 @@ once "agent 1: /$tag-a" "$cga"
 before=$(progs "$cga")
 if grep -q '"event":"agent_ready".*"degraded":\[\]' "$work/agent1.log"; then
 	lsm=1
+	# The open loop's file must exist: a missing one fails with ENOENT
+	# before any hook runs (no record), which this test would count as
+	# a denial without its record. The VM's root has none of its own;
+	# other sections make one, and this one must not depend on them.
+	[ -e /etc/shadow ] || echo 'root:*:19000:0:99999:7:::' > /etc/shadow
 	n_lsm=$(ls "$bpffs/links" | grep -c '^lsm-')
 	lsm_before=$(lsm_links)
 	lsm_once "agent 1"
