@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -896,6 +897,43 @@ static void agent_settle(struct agent *a)
 	report_counters(a);
 }
 
+/*
+ * Each confined cgroup holds 8 link fds (its cgroup programs), each
+ * watched top 8 more: the usual soft limit of 1024 runs out near 120
+ * sandboxes, and then a new cgroup cannot be confined (it stays pending,
+ * judged deny-first by its watch links, retried at each walk). So the
+ * soft limit goes up to the hard one, and the hard one to fs.nr_open
+ * where the agent may (CAP_SYS_RESOURCE), as the systemd unit's
+ * LimitNOFILE does. The agent runs no other program: no child inherits
+ * the higher limit.
+ */
+#define NOFILE_WANTED	8192
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	unsigned long nr_open = 0;
+	FILE *f = fopen("/proc/sys/fs/nr_open", "re");
+
+	if (f) {
+		if (fscanf(f, "%lu", &nr_open) != 1)
+			nr_open = 0;
+		fclose(f);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	if (nr_open > rl.rlim_max &&
+	    !setrlimit(RLIMIT_NOFILE, &(struct rlimit){ nr_open, nr_open }))
+		rl.rlim_cur = rl.rlim_max = nr_open;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur < NOFILE_WANTED)
+		pr_warn("agent", "RLIMIT_NOFILE is %lu and could not be raised: past about %lu sandboxes, new cgroups stay pending (denied) until fds free up; raise it (LimitNOFILE=, ulimit -n) or give the agent CAP_SYS_RESOURCE",
+			(unsigned long)rl.rlim_cur, (unsigned long)rl.rlim_cur / 8);
+}
+
 int agent__run(const struct agent_opts *opt)
 {
 	struct agent_loop al = { 0 };
@@ -904,6 +942,7 @@ int agent__run(const struct agent_opts *opt)
 	int err = 0;
 
 	agent__signals_init();	/* main() did already; again for other callers */
+	raise_nofile();
 	/* ~100 KiB of policy tables: the heap, not the stack. */
 	a = calloc(1, sizeof(*a));
 	if (!a)

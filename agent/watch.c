@@ -533,6 +533,30 @@ static void *sub_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	return scan_one(full, id, parent ?: c->top, c->sc);
 }
 
+/*
+ * Would forgetting w, which this scan no longer wants, leave a wanted top
+ * below it unjudged: one whose own links failed to attach (EMFILE, say)
+ * and that no other linked top covers? Its pending cgroups would then
+ * meet no watch program at all, and their connects would go through.
+ */
+static bool still_judges(const struct agent *a, const struct watch_dir *w)
+{
+	size_t i, n = strlen(w->path);
+
+	if (!w->links[0])
+		return false;
+	for (i = 0; i < a->n_wds; i++) {
+		const struct watch_dir *o = &a->wds[i];
+
+		if (o == w || !o->top || o->seen != a->scan_gen || o->links[0])
+			continue;
+		if (!strncmp(o->path, w->path, n) && o->path[n] == '/' &&
+		    !covered(a, o, true))
+			return true;
+	}
+	return false;
+}
+
 /* Arm every watched directory this scan wants; forget the others (a
  * reload dropped their selector, or they are gone). */
 void arm_all(struct agent *a)
@@ -552,7 +576,17 @@ void arm_all(struct agent *a)
 			arm_wd(a, &a->wds[i]);
 	a->wd_fallback = false;
 	for (i = 0; i < a->n_wds;) {
-		if (a->wds[i].seen != a->scan_gen) {
+		struct watch_dir *w = &a->wds[i];
+
+		if (w->seen != a->scan_gen && still_judges(a, w)) {
+			/* Fail closed: kept whole, entry and links, as a
+			 * top of this scan, until a walk links the ones
+			 * below it (their failed arm asks for one). */
+			pr_warn("cgroup", "keeping the watch programs on %s: a watched directory below it has none of its own yet",
+				w->path[0] ? w->path : "/");
+			w->seen = a->scan_gen;
+		}
+		if (w->seen != a->scan_gen) {
 			forget_wd(a, i);
 			continue;
 		}
