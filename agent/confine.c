@@ -408,6 +408,7 @@ static void confine_undo(struct agent *a, struct sandbox_cg *cg)
 	if (!cg->direct || !pin_has_cg_links(a, cg->id)) {
 		limits__detach(a->lim, cg, "attach_failed");
 		bpf_map_delete_elem(bpf_map__fd(a->skel->maps.sandboxes), &cg->id);
+		sandbox_gen_bump(a);
 	} else {
 		limits__forget(a->lim, cg);
 	}
@@ -540,7 +541,7 @@ void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 	}
 	/* After the entry exists: invalidates "outside" cached by the LSM
 	 * programs for this cgroup and its descendants (include/sandbox.h). */
-	__atomic_fetch_add(&a->skel->data->sandbox_gen, 1, __ATOMIC_SEQ_CST);
+	sandbox_gen_bump(a);
 	watch_children(a, cg);
 	emit_attach(a, cg, pidx ? a->cgt.v[pidx - 1].path : NULL, how);
 	return (void *)(uintptr_t)(cg - a->cgt.v + 1);
@@ -558,8 +559,10 @@ void sweep_outside(struct agent *a)
 			continue;
 		}
 		if (!bpf_map_lookup_elem(fd, &a->outs[i].id, &sb) &&
-		    sb.policy_id == SANDBOX_ENTRY_OUTSIDE)
+		    sb.policy_id == SANDBOX_ENTRY_OUTSIDE) {
 			bpf_map_delete_elem(fd, &a->outs[i].id);
+			sandbox_gen_bump(a);
+		}
 		a->outs[i] = a->outs[--a->n_outs];
 	}
 }
@@ -620,7 +623,7 @@ int scan(struct agent *a)
 	if (a->confined_more) {
 		/* A cgroup joined a sandbox: "outside" cached by the LSM
 		 * programs is stale (include/sandbox.h). */
-		__atomic_fetch_add(&a->skel->data->sandbox_gen, 1, __ATOMIC_SEQ_CST);
+		sandbox_gen_bump(a);
 		a->confined_more = false;
 	}
 	/* A detached mark dies with its cgroup: a new cgroup of that name is
@@ -752,6 +755,7 @@ static void sweep_entries(struct agent *a)
 		if (bpf_map_lookup_elem(sb_fd, &id, &sb))
 			continue;
 		bpf_map_delete_elem(sb_fd, &id);
+		sandbox_gen_bump(a);
 		if (sb.policy_id != SANDBOX_ENTRY_SANDBOX)
 			continue;	/* a watched or outside mark: no sandbox */
 		path = cgroup_paths__find(&paths, id);
@@ -796,7 +800,20 @@ int sandbox_entry_put(struct agent *a, uint64_t id, const struct sandbox *sb)
 
 	if (err)
 		errno = -err;
+	else
+		sandbox_gen_bump(a);
 	return err;
+}
+
+/*
+ * After every write of the sandboxes map, never before: an "outside"
+ * verdict the BPF programs cached (cg_cache, task_outside) was computed
+ * with the generation read before their lookups, so one that missed this
+ * write is stale once the bump lands (include/sandbox.h).
+ */
+void sandbox_gen_bump(struct agent *a)
+{
+	__atomic_fetch_add(&a->skel->data->sandbox_gen, 1, __ATOMIC_SEQ_CST);
 }
 
 bool sandbox_entry_get(struct agent *a, uint64_t id, struct sandbox *sb)
@@ -807,4 +824,5 @@ bool sandbox_entry_get(struct agent *a, uint64_t id, struct sandbox *sb)
 void sandbox_entry_delete(struct agent *a, uint64_t id)
 {
 	bpf_map_delete_elem(bpf_map__fd(a->skel->maps.sandboxes), &id);
+	sandbox_gen_bump(a);
 }

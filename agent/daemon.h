@@ -306,6 +306,7 @@ int slot_put(struct agent *a, uint32_t slot, uint32_t id);
 int sandbox_entry_put(struct agent *a, uint64_t id, const struct sandbox *sb);
 bool sandbox_entry_get(struct agent *a, uint64_t id, struct sandbox *sb);
 void sandbox_entry_delete(struct agent *a, uint64_t id);
+void sandbox_gen_bump(struct agent *a);
 void classify_unselected(struct agent *a, const char *rel, uint64_t id);
 
 #endif

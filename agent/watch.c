@@ -713,7 +713,7 @@ void drain_cg_inotify(struct agent *a)
 		a->scan_due = true;
 	}
 	if (a->confined_more) {
-		__atomic_fetch_add(&a->skel->data->sandbox_gen, 1, __ATOMIC_SEQ_CST);
+		sandbox_gen_bump(a);
 		a->confined_more = false;
 	}
 	if (rescan)

@@ -72,7 +72,18 @@ struct {
 	__type(value, struct cg_cache_val);
 } cg_cache SEC(".maps") __weak;
 
-/* Bumped by the agent whenever sandboxes are added: see include/sandbox.h. */
+/* Per task: the last "outside" verdict and the cgroup it was for
+ * (include/sandbox.h). Only the BPF-LSM and tracing programs use it: the
+ * cgroup programs cannot reach task storage, they keep cg_cache. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_outside_val);
+} task_outside SEC(".maps") __weak;
+
+/* Bumped by the agent after every write of the sandboxes map: see
+ * include/sandbox.h. */
 __u64 sandbox_gen __weak = 1;
 
 /*
@@ -106,10 +117,31 @@ static __always_inline struct sandbox *sandbox_resolve(struct sandbox *snap)
  * judged by the directory's candidate slot, as a sandbox of its own
  * (root_id: itself), and its copy's slot carries SANDBOX_SNAP_PENDING.
  */
+/* Remember "outside" (gen, | SANDBOX_CACHE_CLASSIFIED or not) for the
+ * current task in cgroup id. No-op when storage cannot be had. */
+static __always_inline void task_outside_put(bool task_cache, __u64 id, __u64 gen)
+{
+	struct task_outside_val *to;
+
+	if (!task_cache)
+		return;
+	to = bpf_task_storage_get(&task_outside, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (to) {
+		to->cgid = id;
+		to->gen = gen;
+	}
+}
+
+/* task_cache: the caller is a BPF-LSM or tracing program (task storage
+ * reachable); a constant at every call site, so the cgroup programs'
+ * copies hold no task storage call. */
 static __always_inline struct sandbox *sandbox_lookup(__u64 *cgid,
 						       struct sandbox *snap,
-						       int *state)
+						       int *state,
+						       bool task_cache)
 {
+	struct task_outside_val *to;
 	struct cg_cache_val *c, nc;
 	struct sandbox *sb;
 	__u64 id = bpf_get_current_cgroup_id(), anc;
@@ -118,22 +150,37 @@ static __always_inline struct sandbox *sandbox_lookup(__u64 *cgid,
 
 	*cgid = id;
 	*state = SANDBOX_OUTSIDE;
+	/* Read the generation before any lookup: a sandbox added meanwhile
+	 * bumps sandbox_gen after its entry exists, so an "outside" cached
+	 * from lookups that missed it is stale on arrival. */
+	nc.gen = sandbox_gen;
+	if (task_cache) {
+		/* An outsider's verdict in one lookup: its own last one,
+		 * while it stays in that cgroup and nothing was written. */
+		to = bpf_task_storage_get(&task_outside, bpf_get_current_task_btf(), 0, 0);
+		if (to && to->cgid == id &&
+		    (to->gen & ~SANDBOX_CACHE_CLASSIFIED) == nc.gen) {
+			if (!(to->gen & SANDBOX_CACHE_CLASSIFIED))
+				*state = SANDBOX_NONE;
+			return NULL;
+		}
+	}
 	sb = bpf_map_lookup_elem(&sandboxes, &id);
 	if (sb) {
 		*snap = *sb;
-		if (snap->policy_id != SANDBOX_ENTRY_SANDBOX)
-			return NULL;	/* a watched directory, or outside */
+		if (snap->policy_id != SANDBOX_ENTRY_SANDBOX) {
+			/* a watched directory, or outside */
+			task_outside_put(task_cache, id, nc.gen | SANDBOX_CACHE_CLASSIFIED);
+			return NULL;
+		}
 		*state = SANDBOX_IN;
 		return sandbox_resolve(snap);
 	}
-	/* Read the generation before the walk: a sandbox added during it
-	 * bumps sandbox_gen after its entry exists, so a "none" cached from
-	 * a walk that missed it is stale on arrival. */
-	nc.gen = sandbox_gen;
 	c = bpf_map_lookup_elem(&cg_cache, &id);
 	if (c && (c->gen & ~SANDBOX_CACHE_CLASSIFIED) == nc.gen) {
 		if (!(c->gen & SANDBOX_CACHE_CLASSIFIED))
 			*state = SANDBOX_NONE;
+		task_outside_put(task_cache, id, c->gen);
 		return NULL;
 	}
 	/* bpf_get_current_ancestor_cgroup_id() returns 0 beyond the task's
@@ -154,6 +201,7 @@ static __always_inline struct sandbox *sandbox_lookup(__u64 *cgid,
 		else
 			*state = SANDBOX_NONE;
 		bpf_map_update_elem(&cg_cache, &id, &nc, BPF_ANY);
+		task_outside_put(task_cache, id, nc.gen);
 		return NULL;
 	}
 	*state = SANDBOX_IN;
@@ -172,7 +220,7 @@ static __always_inline struct sandbox *sandbox_current(__u64 *cgid,
 {
 	int state;
 
-	return sandbox_lookup(cgid, snap, &state);
+	return sandbox_lookup(cgid, snap, &state, true);
 }
 
 /* A record's type for a decision about sb (EV_TYPE_PENDING). */

@@ -40,7 +40,7 @@ static __always_inline struct sandbox *who_judges(__u64 *cgid,
 	__u8 one = 1;
 	int state;
 
-	sb = sandbox_lookup(cgid, snap, &state);
+	sb = sandbox_lookup(cgid, snap, &state, false);
 	pending = sb && (sb->slot & SANDBOX_SNAP_PENDING);
 	if (!watch) {
 		*skip = pending || state == SANDBOX_OUTSIDE;

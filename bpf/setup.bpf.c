@@ -40,7 +40,7 @@ int BPF_PROG(stk_setup_attach, struct cgroup *dst, const char *path,
 	 * $$ > cgroup.procs`, a probe's --cgroup) is the sandbox's first
 	 * process, judged from its first syscall; a runtime's init is moved
 	 * by its parent (runc) or by systemd. */
-	sb = sandbox_lookup(&cgid, &snap, &state);
+	sb = sandbox_lookup(&cgid, &snap, &state, true);
 	self = (__u32)BPF_CORE_READ(task, tgid) ==
 	       (__u32)(bpf_get_current_pid_tgid() >> 32);
 	if (!st)

@@ -134,6 +134,19 @@ struct sandbox {
 struct cg_cache_val {
 	__u64 gen;	/* | SANDBOX_CACHE_CLASSIFIED: an OUTSIDE entry said so */
 };
+/*
+ * Task storage `task_outside`: the same verdict, per task, with the
+ * cgroup it was reached in. The BPF-LSM and tracing programs look it up
+ * first, so an outsider pays one lookup (no hash, no LRU) on every hook;
+ * a task moved to another cgroup misses (cgid differs). The agent bumps
+ * sandbox_gen after every write of the sandboxes map (put or delete),
+ * which ends both caches' verdicts at once. In-sandbox and pending
+ * verdicts are never cached: an entry's copy is read each time.
+ */
+struct task_outside_val {
+	__u64 cgid;
+	__u64 gen;	/* as cg_cache_val.gen */
+};
 /* Cached "outside" because an OUTSIDE entry (or a WATCHED directory of its
  * own) says so, not because no entry was found: the cgroup programs deny
  * the second (attached, yet no policy: fail closed), never the first. */

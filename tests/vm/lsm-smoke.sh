@@ -150,4 +150,70 @@ if [ -d "$bpffs" ]; then
 	"$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
 fi
 rmdir "$cg" 2>/dev/null
+
+# stale-outside: the outsider cache (task storage `task_outside`, and
+# cg_cache) never outlives a write of the sandboxes map. One long-lived
+# shell, in a cgroup no policy selects, opens /etc/shadow itself (the
+# redirection of a builtin: no child, the same task every time) ten times
+# a second: allowed, and its "outside" verdict cached. A reload then
+# selects that cgroup, the task not moving (same cgroup id, so only the
+# generation can end its cached verdict): from then on every open is
+# refused, each with one record.
+so=$CGROUP_ROOT/lsm-smoke-late
+sobpf=/sys/fs/bpf/lsm-smoke-so
+sopol=$work/so-pol
+mkdir -p "$so" "$CGROUP_ROOT/lsm-smoke-a" "$sopol"
+made_shadow=
+[ -e /etc/shadow ] || { echo 'root:*:19000:0:99999:7:::' > /etc/shadow && made_shadow=1; }
+printf 'name: so-a\ncgroups: [/lsm-smoke-a]\nnetwork:\n  default: deny\n' > "$sopol/a.yaml"
+# shellcheck disable=SC2086
+"$STOCKADE" agent --policy "$sopol" --bpffs "$sobpf" --detach-on-exit \
+	${STOCKADE_AGENT_FLAGS:-} > "$work/so-agent.out" 2> "$work/so-agent.err" &
+agent=$!
+so_ready() { grep -q '"event": *"agent_ready"' "$work/so-agent.out" || ! agent_alive; }
+wait_for 60 so_ready
+if ! grep -q '"event": *"agent_ready"' "$work/so-agent.out"; then
+	t_fail lsm-smoke/stale-outside "agent not ready: $(tail -n 2 "$work/so-agent.err")"
+else
+	sh -c 'echo $$ > "$1/cgroup.procs" || exit 1
+		while :; do
+			if read -r l < /etc/shadow; then echo open; else echo refused; fi
+			sleep 0.1
+		done' sh "$so" > "$work/so.out" 2> /dev/null &
+	loop=$!
+	sleep 3
+	before=$(grep -c open "$work/so.out")
+	printf 'name: so-b\ncgroups: [/lsm-smoke-late]\nnetwork:\n  default: deny\n' > "$sopol/b.yaml"
+	if ! "$STOCKADE" reload --bpffs "$sobpf" > "$work/so-reload.out" 2>&1; then
+		t_fail lsm-smoke/stale-outside "stockade reload failed: $(cat "$work/so-reload.out")"
+	else
+		: > "$work/so.mark"
+		n0=$(wc -l < "$work/so.out")
+		sleep 3
+		kill "$loop"
+		wait "$loop"
+		sleep 0.5
+		after=$(tail -n +"$((n0 + 2))" "$work/so.out")
+		n_after=$(echo "$after" | grep -c .)
+		n_open=$(echo "$after" | grep -c open)
+		n_ref=$(grep -c refused "$work/so.out")
+		n_rec=$(grep '"event": *"deny"' "$work/so-agent.out" | grep -c "\"pid\": *$loop[^0-9]")
+		if [ "$before" -lt 10 ]; then
+			t_fail lsm-smoke/stale-outside "only $before allowed opens outside before the reload (the loop did not run?)"
+		elif [ "$n_after" -lt 10 ] || [ "$n_open" != 0 ]; then
+			t_fail lsm-smoke/stale-outside "after the reload selected its cgroup, $n_open of $n_after opens by the same task were allowed (a stale outside verdict)"
+		elif [ "$n_rec" != "$n_ref" ]; then
+			t_fail lsm-smoke/stale-outside "$n_ref refused opens, $n_rec deny records for pid $loop"
+		else
+			t_ok lsm-smoke/stale-outside
+		fi
+	fi
+	kill "$loop" 2> /dev/null
+	kill -TERM "$agent"
+	wait_for 10 agent_gone
+	wait "$agent"
+fi
+[ -z "$made_shadow" ] || rm -f /etc/shadow
+[ ! -d "$sobpf" ] || "$STOCKADE" detach --all --bpffs "$sobpf" > /dev/null 2>&1
+rmdir "$so" "$CGROUP_ROOT/lsm-smoke-a" 2>/dev/null
 exit 0
