@@ -175,11 +175,15 @@ wait_for 60 so_ready
 if ! grep -q '"event": *"agent_ready"' "$work/so-agent.out"; then
 	t_fail lsm-smoke/stale-outside "agent not ready: $(tail -n 2 "$work/so-agent.err")"
 else
+	# Stopped by a file, between two opens, never by a signal: a kill
+	# landing after a refused open but before its "refused" line would
+	# leave a record with no line to match.
+	rm -f "$work/so.stop"
 	sh -c 'echo $$ > "$1/cgroup.procs" || exit 1
-		while :; do
+		while [ ! -e "$2" ]; do
 			if read -r l < /etc/shadow; then echo open; else echo refused; fi
 			sleep 0.1
-		done' sh "$so" > "$work/so.out" 2> /dev/null &
+		done' sh "$so" "$work/so.stop" > "$work/so.out" 2> /dev/null &
 	loop=$!
 	sleep 3
 	before=$(grep -c open "$work/so.out")
@@ -190,8 +194,8 @@ else
 		: > "$work/so.mark"
 		n0=$(wc -l < "$work/so.out")
 		sleep 3
-		kill "$loop"
-		wait "$loop"
+		: > "$work/so.stop"
+		wait "$loop"	# within one turn of the loop
 		sleep 0.5
 		after=$(tail -n +"$((n0 + 2))" "$work/so.out")
 		n_after=$(echo "$after" | grep -c .)

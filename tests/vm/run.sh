@@ -36,7 +36,7 @@
 # on any failure, on no results at all, and on a guest that did not reach
 # `done` (crash, early exit of init, or VM_TIMEOUT), for any kernel.
 #
-# Env: VM_DIR (build/vm), VM_TIMEOUT (1800 s: two guests share the cores, with the host tests beside them in make test), VM_KVM=1 (use /dev/kvm: off by
+# Env: VM_DIR (build/vm), VM_TIMEOUT (2400 s: two guests share the cores, with the host tests beside them in make test), VM_KVM=1 (use /dev/kvm: off by
 # default because KVM hangs on some hosts, TCG always works),
 # VM_APPEND (more kernel command line), VM_KERNELS (test: "6.1 6.12"),
 # VM_KERNEL (shell, demo, bench: 6.1), QEMU (the qemu binary: the
@@ -45,7 +45,7 @@ set -u
 
 mode=${1:-test}
 vm_dir=${VM_DIR:-build/vm}
-timeout_s=${VM_TIMEOUT:-1800}
+timeout_s=${VM_TIMEOUT:-2400}
 
 # test: one child run (mode test-one) per kernel, in parallel; their
 # results are printed whole, one kernel after the other, then the total.

@@ -56,7 +56,7 @@ export STOCKADE_AGENT_FLAGS=""
 
 # The host passes its VM_TIMEOUT; leave the live tests enough of it that a
 # hang there is reported as such, with the results so far.
-vm_timeout=1800
+vm_timeout=2400
 only=
 live_all=
 for arg in $(cat /proc/cmdline); do
