@@ -282,7 +282,10 @@ static int open_skel(struct agent *a, bool with_lsm)
 			       a->pin_dir, why);
 		err = -ESTALE;	/* the message is out; not an LSM problem */
 	} else {
+		int64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
+
 		err = stockade__load(a->skel);
+		a->bpf_load_ns += clock_now_ns(CLOCK_MONOTONIC) - t0;
 	}
 	if (err) {
 		stockade__destroy(a->skel);
@@ -384,6 +387,9 @@ static void emit_ready(struct agent *a)
 	json_u64(&a->ev.j, "pid", (uint64_t)getpid());
 	json_str(&a->ev.j, "bpffs", a->pin_dir);
 	json_str(&a->ev.j, "pins", a->rep ? "replaced" : a->adopting ? "adopted" : "created");
+	json_u64(&a->ev.j, "startup_ms",
+		 (uint64_t)(clock_now_ns(CLOCK_MONOTONIC) - a->start_ns) / 1000000);
+	json_u64(&a->ev.j, "bpf_load_ms", (uint64_t)a->bpf_load_ns / 1000000);
 	events__emit(&a->ev);
 	/* After the record is written out (events__emit flushes): whoever
 	 * waits for READY=1 finds agent_ready in the log. */
@@ -947,6 +953,7 @@ int agent__run(const struct agent_opts *opt)
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
+	a->start_ns = clock_now_ns(CLOCK_MONOTONIC);
 	a->opt = *opt;
 	lsm__init(&a->lsm, opt->allow_degraded);
 	a->pin_dir = a->opt.bpffs;
