@@ -20,22 +20,24 @@ t_ok() {
 }
 
 # t_fail NAME DETAIL...: the detail is squeezed onto the marker's line.
+# (sh has no locals: the helpers' names start _tl_, so that a caller's
+# own _d or _n survives the call.)
 t_fail() {
-	_n=$1
+	_tl_n=$1
 	shift
-	_d=$(printf '%s' "$*" | tr '\n\r\t' '   ')
-	echo "@@STOCKADE fail $_n | ${_d:-failed}"
-	echo "fail $_n" >> "$RESULTS"
+	_tl_d=$(printf '%s' "$*" | tr '\n\r\t' '   ')
+	echo "@@STOCKADE fail $_tl_n | ${_tl_d:-failed}"
+	echo "fail $_tl_n" >> "$RESULTS"
 }
 
 # t_skip NAME REASON...: a case this kernel cannot run (a hook it lacks):
 # counted apart, neither passed nor failed, and the reason printed.
 t_skip() {
-	_n=$1
+	_tl_n=$1
 	shift
-	_d=$(printf '%s' "$*" | tr '\n\r\t' '   ')
-	echo "@@STOCKADE skip $_n | ${_d:-skipped}"
-	echo "skip $_n" >> "$RESULTS"
+	_tl_d=$(printf '%s' "$*" | tr '\n\r\t' '   ')
+	echo "@@STOCKADE skip $_tl_n | ${_tl_d:-skipped}"
+	echo "skip $_tl_n" >> "$RESULTS"
 }
 
 t_done() {
@@ -131,12 +133,12 @@ agent_kill() {
 
 # cg_remove DIR...: move each cgroup's processes to the root, remove it.
 cg_remove() {
-	for _d in "$@"; do
-		[ -d "$_d" ] || continue
-		while read -r _p; do
-			echo "$_p" > "$CGROUP_ROOT/cgroup.procs"
-		done < "$_d/cgroup.procs" 2>/dev/null
-		rmdir "$_d" 2>/dev/null
+	for _tl_c in "$@"; do
+		[ -d "$_tl_c" ] || continue
+		while read -r _tl_p; do
+			echo "$_tl_p" > "$CGROUP_ROOT/cgroup.procs"
+		done < "$_tl_c/cgroup.procs" 2>/dev/null
+		rmdir "$_tl_c" 2>/dev/null
 	done
 }
 
