@@ -117,6 +117,37 @@ static __always_inline struct sandbox *sandbox_resolve(struct sandbox *snap)
  * judged by the directory's candidate slot, as a sandbox of its own
  * (root_id: itself), and its copy's slot carries SANDBOX_SNAP_PENDING.
  */
+/*
+ * One level of sandbox_lookup()'s scan of the current task's ancestors,
+ * root first (bpf_loop() callback, 1 to stop): the deepest entry found is
+ * kept. A callback, not a loop, because the verifier checks a callback
+ * once, where a loop of SANDBOX_MAX_DEPTH levels is checked level by
+ * level in every program: about half of all the instructions verified at
+ * an agent's start, which is most of that start under an emulator.
+ * (unused: not every object that includes this header looks up.)
+ */
+struct anc_scan {
+	struct sandbox snap;
+	bool found;
+};
+
+static long __attribute__((unused)) anc_scan_step(__u32 level, void *ctx)
+{
+	struct anc_scan *c = ctx;
+	struct sandbox *sb;
+	__u64 anc = bpf_get_current_ancestor_cgroup_id((int)level);
+
+	/* 0 beyond the task's own level. */
+	if (!anc)
+		return 1;
+	sb = bpf_map_lookup_elem(&sandboxes, &anc);
+	if (sb) {
+		c->snap = *sb;
+		c->found = true;
+	}
+	return 0;
+}
+
 /* Remember "outside" (gen, | SANDBOX_CACHE_CLASSIFIED or not) for the
  * current task in cgroup id. No-op when storage cannot be had. */
 static __always_inline void task_outside_put(bool task_cache, __u64 id, __u64 gen)
@@ -143,10 +174,9 @@ static __always_inline struct sandbox *sandbox_lookup(__u64 *cgid,
 {
 	struct task_outside_val *to;
 	struct cg_cache_val *c, nc;
+	struct anc_scan scan = {};
 	struct sandbox *sb;
-	__u64 id = bpf_get_current_cgroup_id(), anc;
-	bool found = false;
-	int level;
+	__u64 id = bpf_get_current_cgroup_id();
 
 	*cgid = id;
 	*state = SANDBOX_OUTSIDE;
@@ -185,18 +215,11 @@ static __always_inline struct sandbox *sandbox_lookup(__u64 *cgid,
 	}
 	/* bpf_get_current_ancestor_cgroup_id() returns 0 beyond the task's
 	 * own level, so scan from the root down and keep the deepest hit. */
-	for (level = 0; level < SANDBOX_MAX_DEPTH; level++) {
-		anc = bpf_get_current_ancestor_cgroup_id(level);
-		if (!anc)
-			break;
-		sb = bpf_map_lookup_elem(&sandboxes, &anc);
-		if (sb) {
-			*snap = *sb;
-			found = true;
-		}
-	}
-	if (!found || snap->policy_id == SANDBOX_ENTRY_OUTSIDE) {
-		if (found)
+	bpf_loop(SANDBOX_MAX_DEPTH, anc_scan_step, &scan, 0);
+	if (scan.found)
+		*snap = scan.snap;
+	if (!scan.found || snap->policy_id == SANDBOX_ENTRY_OUTSIDE) {
+		if (scan.found)
 			nc.gen |= SANDBOX_CACHE_CLASSIFIED;
 		else
 			*state = SANDBOX_NONE;

@@ -734,15 +734,39 @@ static long anc_step(__u32 i, void *ctx)
 	return 0;
 }
 
+/* Is root one of the ancestors kept (bpf_loop() callback, 1 to stop)?
+ * A callback rather than a loop in mnt_step(): the verifier checks it
+ * once, where an unrolled loop of SETATTR_ANC steps inside each mount's
+ * step cost about 50,000 instructions of verification, at every agent
+ * start. */
+struct anc_match_ctx {
+	__u64 *anc;
+	__u32 n;
+	__u64 root;
+	bool hit;
+};
+
+static long anc_match(__u32 j, void *ctx)
+{
+	struct anc_match_ctx *mc = ctx;
+
+	if (j >= mc->n)
+		return 1;
+	if (mc->anc[j & (SETATTR_ANC - 1)] == mc->root) {
+		mc->hit = true;
+		return 1;
+	}
+	return 0;
+}
+
 /* Like walk_step(), the context's fields go to locals before any CO-RE
  * read: only the kernel's types may carry relocations. */
 static long mnt_step(__u32 i, void *ctx)
 {
 	struct setattr_ctx *c = ctx;
 	struct list_head *node = c->cur;
+	struct anc_match_ctx mc = { .anc = c->anc, .n = c->n };
 	struct mount *m;
-	struct dentry *root;
-	__u32 j;
 
 	if (!node || (void *)node == c->head)
 		return 1;
@@ -757,14 +781,11 @@ static long mnt_step(__u32 i, void *ctx)
 	}
 	if ((void *)BPF_CORE_READ(m, mnt_ns) != c->ns)
 		return 0;
-	root = BPF_CORE_READ(m, mnt.mnt_root);
-	for (j = 0; j < SETATTR_ANC; j++) {
-		if (j >= c->n)
-			break;
-		if (c->anc[j] == (__u64)root) {
-			c->found = m;
-			return 1;
-		}
+	mc.root = (__u64)BPF_CORE_READ(m, mnt.mnt_root);
+	bpf_loop(SETATTR_ANC, anc_match, &mc, 0);
+	if (mc.hit) {
+		c->found = m;
+		return 1;
 	}
 	return 0;
 }

@@ -73,6 +73,57 @@ static __always_inline struct lsm_scratch *scratch(void)
 }
 
 /*
+ * The nearest `sandboxes` entry of a cgroup, itself first, then its
+ * ancestors: nearest_entry() fills found, snap (a copy taken at the
+ * lookup), id (the entry's cgroup) and up (0: the cgroup's own entry).
+ * The scan is a bpf_loop() callback, not a loop, because the verifier
+ * checks a callback once, where SANDBOX_MAX_DEPTH unrolled levels were
+ * checked one by one in every program (sandbox_lookup()'s scan says
+ * more). The cgroup goes in as a number and back to a local before its
+ * CO-RE reads, like walk_step()'s fields.
+ */
+struct nearest {
+	__u64 cgrp;		/* struct cgroup * */
+	int level;
+	bool found;
+	__u32 up;
+	__u64 id;
+	struct sandbox snap;
+};
+
+static long nearest_step(__u32 i, void *ctx)
+{
+	struct nearest *c = ctx;
+	struct cgroup *cgrp = (void *)c->cgrp, *anc;
+	int level = c->level - (int)i;
+	struct sandbox *sb;
+	__u64 id;
+
+	if (level < 0)
+		return 1;
+	anc = BPF_CORE_READ(cgrp, ancestors[level]);
+	if (!anc)
+		return 1;
+	id = BPF_CORE_READ(anc, kn, id);
+	sb = bpf_map_lookup_elem(&sandboxes, &id);
+	if (!sb)
+		return 0;
+	c->snap = *sb;
+	c->id = id;
+	c->up = i;
+	c->found = true;
+	return 1;
+}
+
+static __always_inline void nearest_entry(struct cgroup *cgrp, struct nearest *c)
+{
+	c->cgrp = (__u64)cgrp;
+	c->level = BPF_CORE_READ(cgrp, level);
+	c->found = false;
+	bpf_loop(SANDBOX_MAX_DEPTH, nearest_step, c, 0);
+}
+
+/*
  * The sandbox root of any cgroup, 0 when it is in none: its own entry,
  * else its ancestors' (nearest first). A pending cgroup (nearest entry a
  * WATCHED directory: include/sandbox.h) is a sandbox of its own until the
@@ -80,26 +131,14 @@ static __always_inline struct lsm_scratch *scratch(void)
  */
 static __always_inline __u64 cgroup_root_of(struct cgroup *cgrp)
 {
-	struct sandbox *sb;
-	__u64 id;
-	int level, i;
+	struct nearest c;
 
-	level = BPF_CORE_READ(cgrp, level);
-	for (i = 0; i < SANDBOX_MAX_DEPTH; i++) {
-		struct cgroup *anc;
-
-		if (level - i < 0)
-			break;
-		anc = BPF_CORE_READ(cgrp, ancestors[level - i]);
-		id = BPF_CORE_READ(anc, kn, id);
-		sb = bpf_map_lookup_elem(&sandboxes, &id);
-		if (!sb)
-			continue;
-		if (sb->policy_id == SANDBOX_ENTRY_WATCHED)
-			return i ? BPF_CORE_READ(cgrp, kn, id) : 0;
-		return sb->root_id;	/* 0 for an OUTSIDE entry */
-	}
-	return 0;
+	nearest_entry(cgrp, &c);
+	if (!c.found)
+		return 0;
+	if (c.snap.policy_id == SANDBOX_ENTRY_WATCHED)
+		return c.up ? BPF_CORE_READ(cgrp, kn, id) : 0;
+	return c.snap.root_id;	/* 0 for an OUTSIDE entry */
 }
 
 static __always_inline __u64 task_root_of(struct task_struct *t)

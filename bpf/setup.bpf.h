@@ -54,40 +54,26 @@ static __always_inline struct setup_grant *grant_of(struct cgroup *dst,
 						    bool *inside)
 {
 	struct setup_grant *g;
-	struct sandbox *sb;
-	int level, i;
-	__u64 id;
+	struct nearest c;
 
 	*inside = false;
 	snap->policy_id = POLICY_ID_CONFLICT;
-	level = BPF_CORE_READ(dst, level);
-	for (i = 0; i < SANDBOX_MAX_DEPTH; i++) {
-		struct cgroup *anc;
-
-		if (level - i < 0)
-			break;
-		anc = BPF_CORE_READ(dst, ancestors[level - i]);
-		if (!anc)
-			break;
-		id = BPF_CORE_READ(anc, kn, id);
-		sb = bpf_map_lookup_elem(&sandboxes, &id);
-		if (!sb)
-			continue;
-		*snap = *sb;
-		/* An OUTSIDE mark, or a watched directory itself: outside. */
-		if (snap->policy_id == SANDBOX_ENTRY_OUTSIDE ||
-		    (snap->policy_id == SANDBOX_ENTRY_WATCHED && !i)) {
-			snap->policy_id = POLICY_ID_CONFLICT;
-			return NULL;
-		}
-		*inside = true;
-		sandbox_resolve(snap);
-		g = bpf_map_lookup_elem(&setup_grants, &id);
-		if (!g || !(g->flags & (i ? SETUP_GRANT_CHILDREN : SETUP_GRANT_SELF)))
-			return NULL;
-		return g;
+	nearest_entry(dst, &c);
+	if (!c.found)
+		return NULL;
+	*snap = c.snap;
+	/* An OUTSIDE mark, or a watched directory itself: outside. */
+	if (snap->policy_id == SANDBOX_ENTRY_OUTSIDE ||
+	    (snap->policy_id == SANDBOX_ENTRY_WATCHED && !c.up)) {
+		snap->policy_id = POLICY_ID_CONFLICT;
+		return NULL;
 	}
-	return NULL;
+	*inside = true;
+	sandbox_resolve(snap);
+	g = bpf_map_lookup_elem(&setup_grants, &c.id);
+	if (!g || !(g->flags & (c.up ? SETUP_GRANT_CHILDREN : SETUP_GRANT_SELF)))
+		return NULL;
+	return g;
 }
 
 /*
