@@ -253,6 +253,9 @@ static bool pin_has_cg_links(struct agent *a, uint64_t id)
 static void emit_attach(struct agent *a, const struct sandbox_cg *cg,
 			const char *parent, const char *how)
 {
+	const char *pass[2];
+	size_t n;
+
 	events__begin(&a->ev, "attach");
 	events__cgroup_fields(&a->ev, cg);
 	json_str(&a->ev.j, "via", cg->direct ? "selector" : "inherited");
@@ -260,6 +263,11 @@ static void emit_attach(struct agent *a, const struct sandbox_cg *cg,
 		json_str_raw(&a->ev.j, "parent", parent, strlen(parent));
 	if (how)
 		json_str(&a->ev.j, "links", how);
+	/* Who may begin a setup pass here: what a runtime's start in it
+	 * depends on. */
+	n = setup__granted(&a->setup, cg->id, pass);
+	if (n)
+		json_str_array(&a->ev.j, "setup_pass", pass, n);
 	if (cg->pending_us >= 0) {
 		/* Created below a watched directory while the agent ran. */
 		json_u64(&a->ev.j, "pending_ms", (uint64_t)cg->pending_us / 1000);

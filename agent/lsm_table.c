@@ -57,6 +57,11 @@ static const struct lsm_hook lsm_table[] = {
 	  { "file", LSM_ARG_SCALAR, LSM_ARG_SCALAR, LSM_ARG_SCALAR } },
 	{ "stk_file_mprotect", "file_mprotect", "exec_scope", NULL, false,
 	  { "vm_area_struct", LSM_ARG_SCALAR, LSM_ARG_SCALAR } },
+	/* Judges nothing: a setup pass that began during an exec learns
+	 * there whether the exec is a runtime's own clone (bpf/setup.bpf.h,
+	 * setup_bprm()); without it such a runtime's start is refused. */
+	{ "stk_bprm_check", "bprm_check_security", "exec_scope", NULL, false,
+	  { "linux_binprm" } },
 	/* Not LSM hooks (personality(2) reaches none; task_prctl is
 	 * prctl's only): fentry programs on the syscall's entry, which kill
 	 * a sandbox setting READ_IMPLIES_EXEC under anon_exec: deny. Probed

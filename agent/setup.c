@@ -98,6 +98,21 @@ int setup__grant_wd(const struct setup_ctx *s, const struct setup_dir *d)
 		   pass_applies(p, d->path, true) ? SETUP_GRANT_CHILDREN : 0, p);
 }
 
+size_t setup__granted(const struct setup_ctx *s, uint64_t id,
+		      const char *names[2])
+{
+	struct setup_grant g;
+	size_t n = 0;
+
+	if (bpf_map_lookup_elem(grants_fd(s), &id, &g))
+		return 0;
+	if (g.flags & SETUP_GRANT_SELF)
+		names[n++] = "self";
+	if (g.flags & SETUP_GRANT_CHILDREN)
+		names[n++] = "children";
+	return n;
+}
+
 void setup__revoke(const struct setup_ctx *s, uint64_t id)
 {
 	bpf_map_delete_elem(grants_fd(s), &id);

@@ -45,6 +45,11 @@ struct setup_ctx {
 /* Write (or remove) cg's grant, from its policy and cg->fresh (which the
  * daemon sets: it knows when each cgroup was made, agent/watch.c). */
 int setup__grant_cg(const struct setup_ctx *s, const struct sandbox_cg *cg);
+/* What id's grant in the kernel allows, read back from the map: "self"
+ * (a runtime's process moved into it), "children" (into a new cgroup
+ * below it). Returns how many of names it filled; 0: no grant. */
+size_t setup__granted(const struct setup_ctx *s, uint64_t id,
+		      const char *names[2]);
 /* The same for a watched directory, from its candidate slot. */
 int setup__grant_wd(const struct setup_ctx *s, const struct setup_dir *d);
 void setup__revoke(const struct setup_ctx *s, uint64_t id);

@@ -311,6 +311,18 @@ int BPF_PROG(stk_file_open, struct file *file)
 	return judge_file(file, EV_KIND_FILE, EV_OP_OPEN_READ);
 }
 
+/* The exec's binary once more, for a setup pass that began after its
+ * open (setup_bprm()). Judges nothing: file_open did. */
+SEC("lsm/bprm_check_security")
+int BPF_PROG(stk_bprm_check, struct linux_binprm *bprm)
+{
+	struct file *file = bprm->file;
+
+	setup_bprm(file, file_internal(file) ||
+		   is_foreign_mount(file->f_path.mnt));
+	return 0;
+}
+
 /*
  * Anonymous memory made executable: a JIT's code, or shellcode. Allowed
  * unless exec.anon_exec is deny.

@@ -124,8 +124,11 @@ runc_recs() {
 	[ -s "$work/$1.recs" ] || return 0
 	echo "; $(wc -l < "$work/$1.recs") deny record(s) for $1: $(head -n 3 "$work/$1.recs" |
 		sed 's/^.*"kind":"\([a-z_]*\)".*"uid":[0-9]*,/kind=\1 /; s/}$//' | tr '\n' ' ')"
-	echo "; setup records so far: $(grep '"event":"setup"' "$log" | tail -n 4 |
-		sed 's/^.*"policy"/"policy"/' | tr '\n' ' ')"
+	echo "; its setup records: $(grep '"event":"setup"' "$log" | grep -F "/$1\"" | tail -n 4 |
+		sed 's/^.*"cgroup_id"/"cgroup_id"/' | tr '\n' ' ')"
+	# Its attach record: when it was classified, and its setup_pass.
+	echo "; attach: $(grep '"event":"attach"' "$log" | grep -F "/$1\"" | tail -n 1 |
+		sed 's/^.*"cgroup"/"cgroup"/')"
 }
 
 # started NAME ID: runc exited 0 and the payload's first line came.
