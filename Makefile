@@ -304,7 +304,7 @@ bench: deps $(BIN) tools
 # Everything is built first, the VM's static binaries and initramfs
 # images included, by one make at a time (no two writing the same
 # objects). Then the VM suite, the longest part (its 6.12 guest takes
-# about 19 minutes under TCG), starts at once, and the host's parts run beside
+# about 17 minutes under TCG in make test), starts at once, and the host's parts run beside
 # it: the unit, ASan, fuzz and prog runs beside the host live tests (the
 # first are CPU-bound for about a minute and a half, the second mostly
 # wait for agents and probes), then the tiny bench. The host's output
