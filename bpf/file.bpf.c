@@ -311,16 +311,30 @@ int BPF_PROG(stk_file_open, struct file *file)
 	return judge_file(file, EV_KIND_FILE, EV_OP_OPEN_READ);
 }
 
-/* The exec's binary once more, for a setup pass that began after its
- * open (setup_bprm()). Judges nothing: file_open did. */
+/*
+ * The exec's binary once more, for a setup pass that began after its open
+ * (setup_bprm()): only the first round, whose file is the binary itself
+ * (later rounds have a #! or binfmt_misc interpreter, which file_open
+ * judged). When the pass ends here, the binary is judged here: its open
+ * was not (the task was outside, or its pass began within that open).
+ */
 SEC("lsm/bprm_check_security")
 int BPF_PROG(stk_bprm_check, struct linux_binprm *bprm)
 {
 	struct file *file = bprm->file;
+	struct policy_conf *conf;
+	struct sandbox *sb, sb_snap;
+	__u64 cgid;
 
-	setup_bprm(file, file_internal(file) ||
-		   is_foreign_mount(file->f_path.mnt));
-	return 0;
+	if (bprm->interp != bprm->filename)
+		return 0;
+	if (!setup_bprm(file, file_internal(file) ||
+			is_foreign_mount(file->f_path.mnt)))
+		return 0;
+	conf = lsm_current(&sb, &cgid, &sb_snap);
+	if (!conf)
+		return 0;
+	return judge_exec(sb, conf, cgid, file, EV_OP_EXEC, false);
 }
 
 /*

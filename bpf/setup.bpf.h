@@ -151,7 +151,7 @@ static __always_inline bool in_setup(struct task_struct *t)
  * which the kernel bumps only once the exec has succeeded, it does not
  * end the pass either.
  */
-static __always_inline void setup_exec(struct file *file, bool unattached)
+static __always_inline bool setup_exec(struct file *file, bool unattached)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct sandbox *sb, snap;
@@ -160,19 +160,20 @@ static __always_inline void setup_exec(struct file *file, bool unattached)
 
 	st = bpf_task_storage_get(&setup_tasks, t, 0, 0);
 	if (!st || !st->deadline_ns)
-		return;
+		return false;
 	xid = BPF_CORE_READ(t, self_exec_id);
 	if (mntns_of(t) == st->mntns && unattached) {
 		st->clone_xid = xid + 1;
-		return;
+		return false;
 	}
 	if (st->clone_xid == xid + 1)
-		return;	/* the interpreter of the clone's exec */
+		return false;	/* the interpreter of the clone's exec */
 	sb = sandbox_current(&cgid, &snap);
 	setup_end(st, sb ? sb->policy_id : POLICY_ID_CONFLICT, cgid,
 		  EV_OP_SETUP_EXEC,
 		  (const char *)BPF_CORE_READ(file, f_path.dentry, d_name.name),
 		  bpf_ktime_get_boot_ns());
+	return true;
 }
 
 /*
@@ -183,11 +184,12 @@ static __always_inline void setup_exec(struct file *file, bool unattached)
  * own clone): the pass began after the binary's open, and without this
  * the clone's ELF interpreter, the exec's next open, would end it. An
  * exec setup_exec() saw has ended the pass (the payload's) or marked the
- * clone already: nothing to do. A move after this point and before the
- * interpreter's open is still judged as the payload's exec: a refusal,
- * never a pass too long.
+ * clone already: nothing to do. Returns true when it ends the pass here:
+ * the payload's binary, which no file_open judged, is the caller's to
+ * judge. A move after this point and before the interpreter's open is
+ * still judged as the payload's exec there.
  */
-static __always_inline void setup_bprm(struct file *file, bool unattached)
+static __always_inline bool setup_bprm(struct file *file, bool unattached)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct setup_state *st;
@@ -195,8 +197,8 @@ static __always_inline void setup_bprm(struct file *file, bool unattached)
 	st = bpf_task_storage_get(&setup_tasks, t, 0, 0);
 	if (!st || !st->deadline_ns ||
 	    st->clone_xid == BPF_CORE_READ(t, self_exec_id) + 1)
-		return;
-	setup_exec(file, unattached);
+		return false;
+	return setup_exec(file, unattached);
 }
 
 /*
