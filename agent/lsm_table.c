@@ -57,9 +57,10 @@ static const struct lsm_hook lsm_table[] = {
 	  { "file", LSM_ARG_SCALAR, LSM_ARG_SCALAR, LSM_ARG_SCALAR } },
 	{ "stk_file_mprotect", "file_mprotect", "exec_scope", NULL, false,
 	  { "vm_area_struct", LSM_ARG_SCALAR, LSM_ARG_SCALAR } },
-	/* Judges nothing: a setup pass that began during an exec learns
-	 * there whether the exec is a runtime's own clone (bpf/setup.bpf.h,
-	 * setup_bprm()); without it such a runtime's start is refused. */
+	/* A setup pass that began during an exec learns there whether the
+	 * exec is a runtime's own clone, and a payload binary no open judged
+	 * is judged there (bpf/file.bpf.c); without it such a runtime's
+	 * start is refused. */
 	{ "stk_bprm_check", "bprm_check_security", "exec_scope", NULL, false,
 	  { "linux_binprm" } },
 	/* Not LSM hooks (personality(2) reaches none; task_prctl is

@@ -103,21 +103,6 @@ static __always_inline struct sandbox *sandbox_resolve(struct sandbox *snap)
 }
 
 /*
- * The sandbox the current task is in (include/sandbox.h): its own
- * cgroup's entry first (the agent inserts every cgroup it has seen, so
- * this is the common case), then the outsider cache, then its ancestors,
- * nearest entry wins, for a cgroup the agent has not classified yet.
- * Returns NULL when the task is outside every sandbox (*state says whether
- * an entry said so, or none was found), else snap, a copy of the entry
- * taken right at the lookup, its slot resolved to a policy id: a reload
- * replaces entries and flips slots while programs run, and the kernel may
- * reuse a replaced entry's memory for the next update at once
- * (preallocated hash), so a program must read the entry once and decide
- * by that copy. A pending cgroup (nearest entry a WATCHED directory) is
- * judged by the directory's candidate slot, as a sandbox of its own
- * (root_id: itself), and its copy's slot carries SANDBOX_SNAP_PENDING.
- */
-/*
  * One level of sandbox_lookup()'s scan of the current task's ancestors,
  * root first (bpf_loop() callback, 1 to stop): the deepest entry found is
  * kept. A callback, not a loop, because the verifier checks a callback
@@ -148,6 +133,21 @@ static long __attribute__((unused)) anc_scan_step(__u32 level, void *ctx)
 	return 0;
 }
 
+/*
+ * The sandbox the current task is in (include/sandbox.h): its own
+ * cgroup's entry first (the agent inserts every cgroup it has seen, so
+ * this is the common case), then the outsider cache, then its ancestors,
+ * nearest entry wins, for a cgroup the agent has not classified yet.
+ * Returns NULL when the task is outside every sandbox (*state says whether
+ * an entry said so, or none was found), else snap, a copy of the entry
+ * taken right at the lookup, its slot resolved to a policy id: a reload
+ * replaces entries and flips slots while programs run, and the kernel may
+ * reuse a replaced entry's memory for the next update at once
+ * (preallocated hash), so a program must read the entry once and decide
+ * by that copy. A pending cgroup (nearest entry a WATCHED directory) is
+ * judged by the directory's candidate slot, as a sandbox of its own
+ * (root_id: itself), and its copy's slot carries SANDBOX_SNAP_PENDING.
+ */
 /* Remember "outside" (gen, | SANDBOX_CACHE_CLASSIFIED or not) for the
  * current task in cgroup id. No-op when storage cannot be had. */
 static __always_inline void task_outside_put(bool task_cache, __u64 id, __u64 gen)

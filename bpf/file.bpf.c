@@ -312,11 +312,16 @@ int BPF_PROG(stk_file_open, struct file *file)
 }
 
 /*
- * The exec's binary once more, for a setup pass that began after its open
- * (setup_bprm()): only the first round, whose file is the binary itself
- * (later rounds have a #! or binfmt_misc interpreter, which file_open
- * judged). When the pass ends here, the binary is judged here: its open
- * was not (the task was outside, or its pass began within that open).
+ * The exec's binary once more, for a setup pass that began after its open:
+ * runc moves its init while the init re-executes its own clone, and the
+ * clone's ELF interpreter, the exec's next open, would end the pass.
+ * setup_exec() decides here as at the binary's open: an exec it saw there
+ * ended the pass or marked the clone already, and deciding again changes
+ * nothing. Only the first round, whose file is the binary itself (later
+ * rounds have a #! or binfmt_misc interpreter, which file_open judged).
+ * When the pass ends here, the binary is judged here: its open was not
+ * (the task was outside, or its pass began within that open). A move
+ * after this and before the interpreter's open ends the pass there.
  */
 SEC("lsm/bprm_check_security")
 int BPF_PROG(stk_bprm_check, struct linux_binprm *bprm)
@@ -328,7 +333,7 @@ int BPF_PROG(stk_bprm_check, struct linux_binprm *bprm)
 
 	if (bprm->interp != bprm->filename)
 		return 0;
-	if (!setup_bprm(file, file_internal(file) ||
+	if (!setup_exec(file, file_internal(file) ||
 			is_foreign_mount(file->f_path.mnt)))
 		return 0;
 	conf = lsm_current(&sb, &cgid, &sb_snap);

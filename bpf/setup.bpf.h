@@ -177,31 +177,6 @@ static __always_inline bool setup_exec(struct file *file, bool unattached)
 }
 
 /*
- * bprm_check_security of an exec by the current task, file its binary:
- * the exec's decision, when setup_exec() did not make it. That is an exec
- * the task began outside every sandbox, its binary opened before the
- * runtime moved it (runc moves its init while the init re-executes its
- * own clone): the pass began after the binary's open, and without this
- * the clone's ELF interpreter, the exec's next open, would end it. An
- * exec setup_exec() saw has ended the pass (the payload's) or marked the
- * clone already: nothing to do. Returns true when it ends the pass here:
- * the payload's binary, which no file_open judged, is the caller's to
- * judge. A move after this point and before the interpreter's open is
- * still judged as the payload's exec there.
- */
-static __always_inline bool setup_bprm(struct file *file, bool unattached)
-{
-	struct task_struct *t = bpf_get_current_task_btf();
-	struct setup_state *st;
-
-	st = bpf_task_storage_get(&setup_tasks, t, 0, 0);
-	if (!st || !st->deadline_ns ||
-	    st->clone_xid == BPF_CORE_READ(t, self_exec_id) + 1)
-		return false;
-	return setup_exec(file, unattached);
-}
-
-/*
  * lsm/task_alloc: a child inherits its parent's pass (same deadline: it
  * ends its own by its exec) and its mark. The parent is marked first if
  * it is in a sandbox and was never judged, so no child of a sandboxed task
