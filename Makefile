@@ -142,6 +142,12 @@ $(OUT)/tools/%: tools/%.c $(wildcard include/*.h tools/*.h) | $(OUT)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -lm -o $@
 
+# nop has no C library to link (tools/nop.c says why): its own flags.
+$(OUT)/tools/nop: tools/nop.c | $(OUT)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 $(WARN) -nostdlib -static -fno-stack-protector $< -o $@
+
 # benchhash times agent/exec_hash.c itself: linked with it.
 $(OUT)/tools/benchhash: tools/benchhash.c $(OUT)/obj/agent/exec_hash.o $(OUT)/obj/agent/exec.o \
 		$(OUT)/obj/agent/json.o $(OUT)/obj/agent/records.o $(OUT)/obj/agent/sandbox_table.o \

@@ -59,6 +59,13 @@
  *                                 pid and, refused, the errno); the parent
  *                                 peeks and pokes back a word of its text
  *   ptrace-attach-child           fork a sleeper, PTRACE_ATTACH it
+ * A storm of execs (tests/vm/exec-records.sh):
+ *   storm N PATH [ARGV...]        N times: vfork, execve(PATH), wait (an
+ *                                 exec and an exit record each in a
+ *                                 sandbox); OK when every child exited
+ *                                 0, else FAILED and how many did not.
+ *                                 vfork: no page tables copied, so under
+ *                                 TCG the records' cost is what is timed
  * --cgroup DIR joins that cgroup (writes cgroup.procs) before anything.
  * Output: "pid=N", then "OK" or the errno name. Exit status: 0 for OK, 1
  * otherwise, 2 for a usage or setup error (with a message on stderr).
@@ -277,6 +284,58 @@ static int ptrace_poke(void)
 	return st ? 1 : 0;
 }
 
+/* One vfork+execve+wait of PATH: the child's wait status, or -1 after
+ * a setup error (printed). Apart from the loop, so that vfork's return
+ * twice clobbers none of the loop's variables. */
+static int __attribute__((noinline)) spawn_wait(char *path, char **av)
+{
+	pid_t pid = vfork();
+	int st;
+
+	if (pid < 0) {
+		probe_setup_fail("vfork");
+		return -1;
+	}
+	if (pid == 0) {
+		execve(path, av, environ);
+		_exit(127);
+	}
+	if (waitpid(pid, &st, 0) != pid) {
+		probe_setup_fail("waitpid");
+		return -1;
+	}
+	return st;
+}
+
+/* storm: N vfork+execve+wait of PATH, each child's exit status judged. */
+static int exec_storm(const char *count, char *path, int argc, char **argv)
+{
+	char **av = argv_of(path, argc, argv);
+	unsigned long n, i, bad = 0;
+	char *end;
+	int st;
+
+	errno = 0;
+	n = strtoul(count, &end, 10);
+	if (errno || end == count || *end || !n) {
+		fprintf(stderr, "execprobe: storm: %s is not a count (1 or more)\n", count);
+		return 2;
+	}
+	for (i = 0; i < n; i++) {
+		st = spawn_wait(path, av);
+		if (st < 0)
+			return 2;
+		if (!WIFEXITED(st) || WEXITSTATUS(st))
+			bad++;
+	}
+	if (bad) {
+		printf("FAILED %lu of %lu\n", bad, n);
+		return 1;
+	}
+	printf("OK\n");
+	return 0;
+}
+
 static int ptrace_attach_child(void)
 {
 	pid_t pid = fork();
@@ -385,6 +444,8 @@ static int run(const char *op, int argc, char **argv)
 		}
 		return child_verdict(pid);
 	}
+	if (!strcmp(op, "storm") && argc >= 2)
+		return exec_storm(argv[0], argv[1], argc - 2, argv + 2);
 	if (!strcmp(op, "opath-exec") && argc >= 1) {
 		fd = open(argv[0], O_PATH | O_CLOEXEC);
 		if (fd < 0)
@@ -491,7 +552,8 @@ static int run(const char *op, int argc, char **argv)
 		"  opath-exec PATH [ARGV...]    procfd-memfd SRC [ARGV...]\n"
 		"  tmpfile-exec DIR SRC [ARGV...]    shmat-exec    shared-file-mprotect PATH\n"
 		"  devzero-exec    remap-shared-anon    file-rwx PATH    text-rwx    data-rwx\n"
-		"  cow-mprotect PATH    brk-exec    ptrace-poke    ptrace-attach-child\n");
+		"  cow-mprotect PATH    brk-exec    ptrace-poke    ptrace-attach-child\n"
+		"  storm N PATH [ARGV...]\n");
 	return 2;
 }
 

@@ -129,7 +129,7 @@ c=$(wc -l < "$work/pending.ms")
 if [ "$c" -gt 0 ]; then
 	echo "# burst: pending_ms median $(sed -n "$(( (c + 1) / 2 ))p" "$work/pending.ms") ms, p99 $(sed -n "$(( (c * 99 + 99) / 100 ))p" "$work/pending.ms") ms over $c"
 fi
-r=$(sed -n 's/.*"event":"map_retry".*"retries_total":\([0-9]*\).*/\1/p' "$log" | tail -n 1)
+r=$(sed -n '/"event":"map_retry"/s/.*"retries_total":\([0-9]*\).*/\1/p' "$log" | tail -n 1)
 echo "# burst: ${r:-0} map inserts retried after a transient ENOMEM (map_retry)"
 
 summary

@@ -17,6 +17,22 @@ RESULTS=${RESULTS:-/tmp/stockade-results}
 t_ok() {
 	echo "@@STOCKADE ok $1"
 	echo "ok $1" >> "$RESULTS"
+	t_time "$1"
+}
+
+# t_time NAME: when a result came, in $RESULTS.time (uptime, name), for
+# t_slowest at the end. read is a builtin: no process per result.
+t_time() {
+	read -r _tl_up _tl_x < /proc/uptime
+	echo "$_tl_up $1" >> "$RESULTS.time"
+}
+
+# t_slowest N: the N results that took longest since the one before them
+# (an agent start or a probe's wait shows up on the result after it), to
+# say where the suite's time goes.
+t_slowest() {
+	awk 'NR > 1 { printf "%8.1f s  %s\n", $1 - prev, substr($0, index($0, " ") + 1) }
+	     { prev = $1 }' "$RESULTS.time" 2>/dev/null | sort -rn | head -n "$1"
 }
 
 # t_fail NAME DETAIL...: the detail is squeezed onto the marker's line.
@@ -28,6 +44,7 @@ t_fail() {
 	_tl_d=$(printf '%s' "$*" | tr '\n\r\t' '   ')
 	echo "@@STOCKADE fail $_tl_n | ${_tl_d:-failed}"
 	echo "fail $_tl_n" >> "$RESULTS"
+	t_time "$_tl_n"
 }
 
 # t_skip NAME REASON...: a case this kernel cannot run (a hook it lacks):
@@ -38,6 +55,7 @@ t_skip() {
 	_tl_d=$(printf '%s' "$*" | tr '\n\r\t' '   ')
 	echo "@@STOCKADE skip $_tl_n | ${_tl_d:-skipped}"
 	echo "skip $_tl_n" >> "$RESULTS"
+	t_time "$_tl_n"
 }
 
 t_done() {
