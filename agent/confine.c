@@ -358,8 +358,13 @@ static void *reselect_one(struct scan_ctx *ctx, struct sandbox_cg *cg,
 		limits__counters_drop(a->lim, cg->id);
 		cg->direct = false;
 	}
-	if (direct != was_direct || strcmp(old_name, agent__policy_name(a, policy_id)))
+	if (direct != was_direct || strcmp(old_name, agent__policy_name(a, policy_id))) {
+		/* Its grant under the policy it has now before the record
+		 * that reads it back (setup_pass); setup__regrant() writes
+		 * the same again after the walk, with the directories'. */
+		setup__grant_cg(&a->setup, cg);
 		emit_attach(a, cg, parent ? parent->path : NULL, how);
+	}
 	return (void *)(uintptr_t)(cg - a->cgt.v + 1);
 }
 

@@ -307,7 +307,7 @@ int BPF_PROG(stk_file_open, struct file *file)
 	 * so the payload's own binary is judged. */
 	if (file_exec_open(file))
 		setup_exec(file, file_internal(file) ||
-			   is_foreign_mount(file->f_path.mnt));
+			   is_foreign_mount(file->f_path.mnt), false);
 	return judge_file(file, EV_KIND_FILE, EV_OP_OPEN_READ);
 }
 
@@ -320,7 +320,8 @@ int BPF_PROG(stk_file_open, struct file *file)
  * nothing. Only the first round, whose file is the binary itself (later
  * rounds have a #! or binfmt_misc interpreter, which file_open judged).
  * When the pass ends here, the binary is judged here: its open was not
- * (the task was outside, or its pass began within that open). A move
+ * (the task was outside, or its pass began within that open), or was
+ * taken for the interpreter of a clone's exec that had failed. A move
  * after this and before the interpreter's open ends the pass there.
  */
 SEC("lsm/bprm_check_security")
@@ -334,7 +335,7 @@ int BPF_PROG(stk_bprm_check, struct linux_binprm *bprm)
 	if (bprm->interp != bprm->filename)
 		return 0;
 	if (!setup_exec(file, file_internal(file) ||
-			is_foreign_mount(file->f_path.mnt)))
+			is_foreign_mount(file->f_path.mnt), true))
 		return 0;
 	conf = lsm_current(&sb, &cgid, &sb_snap);
 	if (!conf)

@@ -150,8 +150,16 @@ static __always_inline bool in_setup(struct task_struct *t)
  * interpreter (ld.so, a real file): known by the task's self_exec_id,
  * which the kernel bumps only once the exec has succeeded, it does not
  * end the pass either.
+ * binary: FILE is the exec's binary for certain (bprm_check_security's
+ * first round), never an interpreter: the mark does not hold for it. A
+ * clone's exec that failed after its open (ENOEXEC, or an
+ * AT_EXECVE_CHECK, which opens and returns) leaves its mark at the same
+ * self_exec_id, and the task's next exec, the payload's, would pass for
+ * that clone's interpreter at its binary's open: its bprm_check ends the
+ * pass then, and judges the binary.
  */
-static __always_inline bool setup_exec(struct file *file, bool unattached)
+static __always_inline bool setup_exec(struct file *file, bool unattached,
+				       bool binary)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct sandbox *sb, snap;
@@ -166,8 +174,9 @@ static __always_inline bool setup_exec(struct file *file, bool unattached)
 		st->clone_xid = xid + 1;
 		return false;
 	}
-	if (st->clone_xid == xid + 1)
+	if (st->clone_xid == xid + 1 && !binary)
 		return false;	/* the interpreter of the clone's exec */
+	st->clone_xid = 0;
 	sb = sandbox_current(&cgid, &snap);
 	setup_end(st, sb ? sb->policy_id : POLICY_ID_CONFLICT, cgid,
 		  EV_OP_SETUP_EXEC,

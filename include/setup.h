@@ -48,7 +48,9 @@ struct setup_state {
 	__u32 mntns;		/* the mover's mount namespace (inode number) */
 	__u32 flags;		/* SETUP_F_* */
 	/* 1 + the task's self_exec_id during an exec of the runtime's own
-	 * clone: the ELF interpreter that exec opens next is part of it. */
+	 * clone: the ELF interpreter that exec opens next is part of it.
+	 * Never trusted for an exec's binary (bprm_check): a failed clone
+	 * exec leaves it set for the next exec at the same id. */
 	__u64 clone_xid;
 };
 #define SETUP_F_SANDBOXED	(1u << 0)	/* judged in a sandbox: never a pass */

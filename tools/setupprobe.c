@@ -17,6 +17,10 @@
  *   memfd PATH       re-execs itself from a memfd copy in the mover's
  *                    mount namespace, as runc does (the pass goes on):
  *                    memfd-open=RES, then the payload as for open
+ *   memfd-fail PATH  an exec of a memfd that is no program, in the
+ *                    mover's mount namespace (opened as runc's clone
+ *                    would be, then ENOEXEC): failed-exec=RES, then the
+ *                    payload as for open, at the same self_exec_id
  *   deadline PATH MS sleeps MS milliseconds, then late-open=RES (no exec)
  *   fork PATH        forks: its child prints child-open=RES, then execs
  *                    the payload as for open
@@ -53,6 +57,7 @@ static const char *res(int rc)
 	case EPERM: return "EPERM";
 	case EACCES: return "EACCES";
 	case ENOENT: return "ENOENT";
+	case ENOEXEC: return "ENOEXEC";
 	default:
 		snprintf(buf, sizeof(buf), "errno%d", errno);
 		return buf;
@@ -106,6 +111,22 @@ static void exec_memfd(char **argv)
 	_exit(1);
 }
 
+/* An exec of a memfd holding no program: the kernel opens it as an
+ * exec's binary, finds no binary format, and returns ENOEXEC. */
+static int exec_garbage(void)
+{
+	static const char junk[] = "not a program\n";
+	char *av[] = { "junk", NULL };
+	int fd = memfd_create("junk", 0);
+
+	if (fd < 0 || write(fd, junk, sizeof(junk) - 1) != sizeof(junk) - 1 ||
+	    fchmod(fd, 0755))
+		return -1;
+	fexecve(fd, av, environ);
+	close(fd);
+	return -1;
+}
+
 static void child(int argc, char **argv)
 {
 	const char *mode = argv[2], *arg = argc > 3 ? argv[3] : "";
@@ -125,6 +146,9 @@ static void child(int argc, char **argv)
 		exec_memfd(av);
 	} else if (!strcmp(mode, "memfd-2")) {
 		step("memfd-open", try_open(arg));
+		exec_payload(arg, 1);
+	} else if (!strcmp(mode, "memfd-fail")) {
+		step("failed-exec", exec_garbage());
 		exec_payload(arg, 1);
 	} else if (!strcmp(mode, "deadline")) {
 		ms = argc > 4 ? atol(argv[4]) : 0;

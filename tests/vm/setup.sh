@@ -16,6 +16,11 @@
 #               exec, naming the payload's file
 #   memfd       a re-exec from a memfd copy in the mover's namespace (runc)
 #               keeps the pass: OK; the payload after it: EPERM
+#   memfd-fail  an exec of a memfd that is no program (opened as a
+#               runtime's clone, then ENOEXEC), then the payload's exec at
+#               the same self_exec_id: the failed exec's clone mark does
+#               not carry over, the payload's exec ends the pass: EPERM,
+#               and a setup record exec naming fileprobe
 #   same-ns     an exec of a real file in the mover's namespace ends it
 #   fork        the child's child inherits the pass, and ends its own by
 #               its exec: OK, then EPERM
@@ -171,6 +176,11 @@ runtime memfd memfd /etc/shadow
 expect memfd memfd-open OK
 no_deny memfd "$child"
 payload memfd
+
+runtime memfd-fail memfd-fail /etc/shadow
+expect memfd-fail failed-exec ENOEXEC
+payload memfd-fail
+rec memfd-fail exec "$child" '"path":"fileprobe"'
 
 runtime same-ns same-ns /etc/shadow
 expect same-ns setup-open OK
