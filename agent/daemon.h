@@ -146,7 +146,7 @@ struct agent {
 	uint64_t last_walk_ms;	/* CLOCK_MONOTONIC of the last full walk */
 	/* agent_ready's startup_ms and bpf_load_ms: where a start's time
 	 * goes (the BPF-LSM programs' verification under TCG, say). */
-	int64_t start_ns, bpf_load_ns;
+	int64_t start_ns, bpf_load_ns, lsm_attach_ns;
 	/* Names arrived for a tracked container judged without them: the
 	 * next scan judges every tracked cgroup again (rejudge()). */
 	bool rejudge;

@@ -166,7 +166,10 @@ agrees() {
 # record; a pipe has no path, so it is no preexisting_fd either); the
 # pipe's writer ends within a second of the stop file. Under TCG an
 # unpaced loop, with a busybox `sleep` forked every 20 attempts, took
-# most of the guest's one CPU from the agent starts it runs across.
+# most of the guest's one CPU from the agent starts it runs across. (A
+# shell whose `read` has no fractional -t, dash, fails it at once: the
+# loop then runs unpaced, its results the same. It runs only where
+# BPF-LSM does: in the VM, busybox ash, which has it.)
 loop_start() {
 	rm -f "$work/stop"
 	"$probe" --netns --cgroup "$cga" connect tcp 127.0.0.1 9999 --listen \
@@ -187,7 +190,7 @@ loop_start() {
 				else
 					d=$((d + 1))
 				fi
-				read -t 0.002 _
+				read -t 0.002 _ 2>/dev/null
 			done
 			echo "attempts=$a ok=$o failed=$d"' sh "$cga" "$work/stop" \
 			> "$work/oloop.out" 2>&1 &
@@ -328,16 +331,13 @@ ologged=0
 if [ "$lsm" = 1 ]; then
 	ologged=$(grep '"event":"deny"' "$work/all.log" | grep "\"pid\":$oloop_proc," | seq_of | sort -un | wc -l)
 fi
-# The open loop forks nothing (it waits with `read -t`), but other
-# processes of the sandboxes may exec: their exec and exit records share
-# the loss counter. Then every denial must be logged or among the lost,
-# and the lost beyond the denials no more than the exec and exit records
-# (of which xall were logged).
+# Nothing execs in the sandboxes meanwhile (the open loop waits with
+# `read -t`, no fork), so the ring's losses are the loops' denials: every
+# denial logged or lost, exactly. (xall: exec and exit records logged,
+# for the message; any would be a process this test did not start.)
 xall=$(grep -c '"event":"\(exec\|exit\)"' "$work/all.log")
-excess=$((logged + ologged + lost - attempts - oattempts))
-if [ "$excess" = 0 ] ||
-   { [ "$xall" -gt 0 ] && [ "$excess" -gt 0 ] && [ "$excess" -le "$xall" ]; }; then
-	ok "SIGKILL and restart: $attempts + $oattempts denials = $logged + $ologged logged + $lost lost ($xall exec and exit records logged)"
+if [ "$((logged + ologged + lost))" = "$((attempts + oattempts))" ]; then
+	ok "SIGKILL and restart: $attempts + $oattempts denials = $logged + $ologged logged + $lost lost"
 else
 	not_ok "SIGKILL and restart: denials accounted for" "$attempts connect + $oattempts open attempts, $logged + $ologged logged, $lost lost, $xall exec and exit records logged"
 fi

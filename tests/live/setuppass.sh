@@ -74,8 +74,10 @@ reload() {
 		not_ok "reload to $1" "$(cat "$work/reload.out")"
 		return 1
 	fi
-	wait_for "\"policy\":\"$1\".*\"cgroup\":\"/stockade-setuppass\"" "$log" ||
-		wait_for "\"cgroup\":\"/stockade-setuppass\".*\"policy\":\"$1\"" "$log" 20
+	if ! wait_for "\"event\":\"attach\",\"policy\":\"$1\",\"cgroup\":\"/stockade-setuppass\"" "$log"; then
+		not_ok "reload to $1" "no attach record of /stockade-setuppass under $1: $(grep '"event":"attach"' "$log" | tail -n 2)"
+		return 1
+	fi
 }
 
 if reload live-sp-off off; then

@@ -61,8 +61,9 @@ run lifecycle tests/live/lifecycle.sh
 # (three that flip the policy a cgroup leaves) instead of 20.
 # Reloads are the agent's own work (a plan, fresh ids, one slot flip) on
 # programs both kernels run alike: here on 6.1 (and on the host, make
-# live-test); on the slower 6.12 guest they would put make test further
-# past its budget. VM_APPEND=stockade.live=all runs them on every kernel.
+# live-test); 6.12 runs the evidence scripts instead, so that the guests
+# take about as long. VM_APPEND=stockade.live=all runs them on every
+# kernel.
 if [ -n "${LIVE_ALL:-}" ] || [ "$(uname -r | cut -d. -f1,2)" = 6.1 ]; then
 	HAMMER_US=2000 MOVES=6 SIGHUP_STARTS=1 run reload tests/live/reload.sh
 else

@@ -87,7 +87,7 @@ case $ready in
 esac
 # Where an agent's start goes under TCG (how much of the suite's time
 # goes to agents starting): on the console, for the VM's budget.
-echo "lsm-smoke: agent_ready after $(echo "$ready" | sed -n 's/.*"startup_ms": *\([0-9]*\).*/\1/p') ms, $(echo "$ready" | sed -n 's/.*"bpf_load_ms": *\([0-9]*\).*/\1/p') ms of them loading the BPF object"
+echo "lsm-smoke: agent_ready after $(echo "$ready" | sed -n 's/.*"startup_ms": *\([0-9]*\).*/\1/p') ms, $(echo "$ready" | sed -n 's/.*"bpf_load_ms": *\([0-9]*\).*/\1/p') ms of them loading the BPF object, $(echo "$ready" | sed -n 's/.*"lsm_attach_ms": *\([0-9]*\).*/\1/p') ms linking its BPF-LSM programs"
 
 # Inside: the shell joins the sandbox, then exec keeps its pid for the probe.
 timeout 20 sh -c 'echo $$ > "$1/cgroup.procs" && echo $$ > "$2" && exec "$3" socket packet' \
