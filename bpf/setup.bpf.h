@@ -176,7 +176,6 @@ static __always_inline bool setup_exec(struct file *file, bool unattached,
 	}
 	if (st->clone_xid == xid + 1 && !binary)
 		return false;	/* the interpreter of the clone's exec */
-	st->clone_xid = 0;
 	sb = sandbox_current(&cgid, &snap);
 	setup_end(st, sb ? sb->policy_id : POLICY_ID_CONFLICT, cgid,
 		  EV_OP_SETUP_EXEC,

@@ -252,8 +252,7 @@ touch "$work/stop"
 wait "$storm_pid"
 storm_pid=
 denied=$(sed -n 's/^failed=\([0-9]*\) .*/\1/p' "$work/storm.out" | awk '{ s += $1 } END { print s + 0 }')
-lost=$(sed -n '/"event":"lost"/s/.*"count":\([0-9]*\),.*/\1/p' "$log" |
-	awk '{ s += $1 } END { print s + 0 }')
+lost=$(lost_sum "$log")
 hz=$(getconf CLK_TCK)
 echo "# storm: $denied datagrams refused, $lost records lost; the agent used $(awk -v c=$((cpu1 - cpu0)) -v hz="$hz" -v t=$((t_cpu1 - t_cpu0)) 'BEGIN { printf "%.0f", 100 * c / hz / (t / 1e9) }')% of a core meanwhile"
 if [ "$denied" -gt 0 ] || [ "${STORM:-1}" = 0 ]; then

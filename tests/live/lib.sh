@@ -23,6 +23,7 @@
 #   agent_end [SIGNAL] signal the agent $agent_pid (SIGTERM, or SIGNAL:
 #                      -9), wait for it, detach what $bpffs still pins
 #   lost_sum FILE      the records the agent counted lost in its log FILE
+#   seq_of             the seq of each record on stdin, one a line
 # A script may still define any of these itself after sourcing: its own
 # definition wins. It sets `here` (its own directory) before sourcing.
 
@@ -104,6 +105,8 @@ agent_end() {
 	[ -n "$agent_pid" ] && kill ${1:+"$1"} "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
 	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
 }
+
+seq_of() { awk -F'"seq":' 'NF > 1 { split($2, a, ","); print a[1] }'; }
 
 lost_sum() {
 	grep '"event":"lost"' "$1" | sed -n 's/.*"count":\([0-9]*\),.*/\1/p' |

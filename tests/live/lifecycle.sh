@@ -322,7 +322,6 @@ loop_stop "SIGKILL and restart"
 # stderr, write fds held from before they joined (preexisting_fd).
 sleep 0.3
 cat "$work/agent1.log" "$work/agent2.log" > "$work/all.log"
-seq_of() { awk -F'"seq":' 'NF > 1 { split($2, a, ","); print a[1] }'; }
 logged=$(grep '"event":"deny"' "$work/all.log" | grep "\"pid\":$loop_proc," | seq_of | sort -un | wc -l)
 lost=$(lost_sum "$work/all.log")
 # With BPF-LSM the open loop's denials are records too; both loops

@@ -177,7 +177,6 @@ done
 	ok "each of the $n_ok reopened files starts with its log_reopen record" ||
 	not_ok "log_reopen first" "$starts of $((files - 1)) files start with one; $n_ok rotations succeeded"
 
-seq_of() { awk -F'"seq":' 'NF > 1 { split($2, a, ","); print a[1] }'; }
 seq_of < "$work/all.jsonl" | sort -n > "$work/seqs"
 dups=$(uniq -d "$work/seqs" | wc -l)
 first=$(head -n 1 "$work/seqs")

@@ -311,7 +311,7 @@ if grep -q '"event":"lost"' "$log"; then
 else
 	ok "no lost records"
 fi
-seqs=$(awk -F'"seq":' 'NF > 1 { split($2, a, ","); print a[1] }' "$log" | sort -n)
+seqs=$(seq_of < "$log" | sort -n)
 first=$(echo "$seqs" | head -n 1)
 last=$(echo "$seqs" | tail -n 1)
 count=$(echo "$seqs" | wc -l)
@@ -351,14 +351,13 @@ if wait_ready "$log"; then
 	wait "$agent_pid"
 	agent_pid=
 	logged=$(recs | grep -c .)
-	lost=$(sed -n '/"event":"lost"/s/.*"count":\([0-9]*\),.*/\1/p' "$log" |
-		awk '{ s += $1 } END { print s + 0 }')
+	lost=$(lost_sum "$log")
 	if [ "$denied" = "$storm" ] && [ $((logged + lost)) -eq "$storm" ]; then
 		ok "storm: $storm denied = $logged logged + $lost lost"
 	else
 		not_ok "storm" "denied=$denied logged=$logged lost=$lost (of $storm)"
 	fi
-	seqs=$(awk -F'"seq":' 'NF > 1 { split($2, a, ","); print a[1] }' "$log" | sort -n)
+	seqs=$(seq_of < "$log" | sort -n)
 	first=$(echo "$seqs" | head -n 1)
 	last=$(echo "$seqs" | tail -n 1)
 	count=$(echo "$seqs" | wc -l)
