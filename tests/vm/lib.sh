@@ -27,6 +27,16 @@ t_time() {
 	echo "$_tl_up $1" >> "$RESULTS.time"
 }
 
+# t_at: "N s (idle M s)", the guest's uptime and, from /proc/uptime's
+# second field, how much of it its one vCPU spent idle. Under TCG an idle
+# guest costs the host nothing: a section's busy time (its time less its
+# idle) is what it takes from the two cores that make test shares, its
+# idle time only waits (sleeps, timeouts).
+t_at() {
+	read -r _tl_up _tl_idle < /proc/uptime
+	echo "$_tl_up s (idle $_tl_idle s)"
+}
+
 # t_slowest N: the N results that took longest since the one before them
 # (an agent start or a probe's wait shows up on the result after it), to
 # say where the suite's time goes.

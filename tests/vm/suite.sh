@@ -148,12 +148,12 @@ anchor
 
 # ---- 2. BPF-LSM smoke test ----
 if want lsm-smoke; then
-echo "suite: lsm-smoke at $(cut -d' ' -f1 /proc/uptime) s"
+echo "suite: lsm-smoke at $(t_at)"
 sh tests/vm/lsm-smoke.sh
 fi
 # Hooks probed by BTF: a missing one named in degraded (tests/vm/lsm-probe.sh).
 if want lsm-probe; then
-echo "suite: lsm-probe at $(cut -d' ' -f1 /proc/uptime) s"
+echo "suite: lsm-probe at $(t_at)"
 timeout -s KILL 150 sh tests/vm/lsm-probe.sh
 rc=$?
 if [ $rc = 137 ]; then
@@ -174,7 +174,7 @@ budget=$((vm_timeout - up - 60))
 [ "$budget" -le 240 ] || budget=240
 [ "$budget" -ge 30 ] || budget=30
 if want file-scope; then
-echo "suite: file-scope at $(cut -d' ' -f1 /proc/uptime) s (timeout ${budget}s)"
+echo "suite: file-scope at $(t_at) (timeout ${budget}s)"
 timeout -s KILL "$budget" sh tests/vm/file-scope.sh
 rc=$?
 # It ends with exit 0: anything else is a shell that died on the way (a
@@ -196,7 +196,7 @@ fi
 # pins, /sys/fs/bpf/NAME: a killed agent leaves them, and so its
 # enforcement, behind.
 vm_script() {
-	echo "suite: $1 at $(cut -d' ' -f1 /proc/uptime) s"
+	echo "suite: $1 at $(t_at)"
 	timeout -s KILL "$2" sh "tests/vm/$1.sh"
 	rc=$?
 	if [ $rc = 137 ]; then
@@ -225,7 +225,7 @@ fi
 # Least privilege (tests/vm/priv.sh): capabilities, kernel code, host
 # state, kernel logs, perf, notify marks, userfaultfd.
 if want priv; then
-echo "suite: priv at $(cut -d' ' -f1 /proc/uptime) s"
+echo "suite: priv at $(t_at)"
 timeout -s KILL 120 sh tests/vm/priv.sh
 [ $? != 137 ] || t_fail priv/run "killed after 120 s; the results above are partial"
 left=$(pidof stockade privprobe)
@@ -236,7 +236,7 @@ fi
 
 # Resource limits and counting (tests/vm/limits.sh), bounded like above.
 if want limits; then
-echo "suite: limits at $(cut -d' ' -f1 /proc/uptime) s"
+echo "suite: limits at $(t_at)"
 timeout -s KILL 150 sh tests/vm/limits.sh
 [ $? != 137 ] || t_fail limits/run "killed after 150 s; the results above are partial"
 left=$(pidof stockade hog)
@@ -245,7 +245,7 @@ left=$(pidof stockade hog)
 [ ! -d /sys/fs/bpf/limits ] ||
 	"$STOCKADE" detach --all --bpffs /sys/fs/bpf/limits > /dev/null 2>&1
 # A reload re-applies limits (tests/vm/limits-reload.sh): short.
-echo "suite: limits-reload at $(cut -d' ' -f1 /proc/uptime) s"
+echo "suite: limits-reload at $(t_at)"
 timeout -s KILL 90 sh tests/vm/limits-reload.sh
 [ $? != 137 ] || t_fail limits-reload/run "killed after 90 s; the results above are partial"
 left=$(pidof stockade)
@@ -256,7 +256,7 @@ fi
 
 # A modest real workload under a default policy (tests/vm/workload.sh).
 if want workload; then
-echo "suite: workload at $(cut -d' ' -f1 /proc/uptime) s"
+echo "suite: workload at $(t_at)"
 timeout -s KILL 120 sh tests/vm/workload.sh
 [ $? != 137 ] || t_fail workload/run "killed after 120 s; the results above are partial"
 left=$(pidof stockade python3)
@@ -268,7 +268,7 @@ fi
 # Issue 11's network control plane: netlink, ingress, socket options
 # (tests/vm/netctl.sh).
 if want netctl; then
-echo "suite: netctl at $(cut -d' ' -f1 /proc/uptime) s"
+echo "suite: netctl at $(t_at)"
 timeout -s KILL 120 sh tests/vm/netctl.sh
 [ $? != 137 ] || t_fail netctl/run "killed after 120 s; the results above are partial"
 left=$(pidof stockade netprobe)
@@ -280,7 +280,7 @@ fi
 # Keys, SysV IPC, POSIX queues and SIGIO across the edge (issue 11,
 # tests/vm/ipc.sh), bounded like above.
 if want ipc; then
-echo "suite: ipc at $(cut -d' ' -f1 /proc/uptime) s"
+echo "suite: ipc at $(t_at)"
 timeout -s KILL 120 sh tests/vm/ipc.sh
 [ $? != 137 ] || t_fail ipc/run "killed after 120 s; the results above are partial"
 left=$(pidof stockade ipcprobe)
@@ -291,7 +291,7 @@ fi
 
 # Zero window (tests/live/zerowin.sh) with BPF-LSM: files and network.
 if want zerowin; then
-echo "suite: zerowin at $(cut -d' ' -f1 /proc/uptime) s"
+echo "suite: zerowin at $(t_at)"
 : > /tmp/zerowin.out
 # The network cycles run 1,000 times on the host (make live-test); here 20,
 # then the 200 file-and-network cycles only BPF-LSM can run; half of each
@@ -317,7 +317,7 @@ fi
 
 # The setup pass: a runtime's own setup in a new cgroup (tests/vm/setup.sh).
 if want setup; then
-echo "suite: setup at $(cut -d' ' -f1 /proc/uptime) s"
+echo "suite: setup at $(t_at)"
 timeout -s KILL 120 sh tests/vm/setup.sh
 [ $? != 137 ] || t_fail setup/run "killed after 120 s; the results above are partial"
 left=$(pidof stockade setupprobe)
@@ -329,7 +329,7 @@ fi
 # Exec and exit records, fds from before confinement
 # (tests/vm/exec-records.sh).
 if want exec-records; then
-echo "suite: exec-records at $(cut -d' ' -f1 /proc/uptime) s"
+echo "suite: exec-records at $(t_at)"
 timeout -s KILL 450 sh tests/vm/exec-records.sh
 [ $? != 137 ] || t_fail exec-records/run "killed after 450 s; the results above are partial"
 left=$(pidof stockade)
@@ -342,7 +342,7 @@ fi
 # (tests/vm/runc.sh). A killed run leaves containers behind: deleted here
 # (runc's state is in /run/runc), their cgroups with them.
 if want runc; then
-echo "suite: runc at $(cut -d' ' -f1 /proc/uptime) s"
+echo "suite: runc at $(t_at)"
 timeout -s KILL 120 sh tests/vm/runc.sh
 [ $? != 137 ] || t_fail runc/run "killed after 120 s; the results above are partial"
 for id in $(/usr/sbin/runc list -q 2>/dev/null); do
@@ -362,7 +362,7 @@ fi
 # container and pod selectors (tests/vm/containers.sh): runc again, its
 # leftovers deleted here as above.
 if want containers; then
-echo "suite: containers at $(cut -d' ' -f1 /proc/uptime) s"
+echo "suite: containers at $(t_at)"
 timeout -s KILL 150 sh tests/vm/containers.sh
 [ $? != 137 ] || t_fail containers/run "killed after 150 s; the results above are partial"
 for id in $(/usr/sbin/runc list -q 2>/dev/null); do
@@ -388,7 +388,7 @@ live_script() {
 	up=$(cut -d. -f1 /proc/uptime)
 	budget=$((vm_timeout - up - 15))
 	[ "$budget" -ge 20 ] || budget=20
-	echo "suite: running $live at $(cut -d' ' -f1 /proc/uptime) s (timeout ${budget}s)"
+	echo "suite: running $live at $(t_at) (timeout ${budget}s)"
 	# Output goes to a file, streamed by tail -f: through a pipe, an agent
 	# that a killed test left behind would hold the pipe open forever.
 	: > /tmp/live.out
@@ -478,13 +478,13 @@ if want lifecycle; then
 up=$(cut -d. -f1 /proc/uptime)
 budget=$((vm_timeout - up - 10))
 [ "$budget" -ge 20 ] || budget=20
-echo "suite: lifecycle at $(cut -d' ' -f1 /proc/uptime) s (timeout ${budget}s)"
+echo "suite: lifecycle at $(t_at) (timeout ${budget}s)"
 LIVE_ALL=$live_all timeout -s KILL "$budget" sh tests/vm/lifecycle.sh
 [ $? != 137 ] || t_fail lifecycle/run "killed after ${budget}s; the results above are partial"
 left=$(pidof stockade stockade-variant stockade-variant-layout netprobe)
 [ -z "$left" ] || kill -9 $left 2>/dev/null
 fi
 
-echo "suite: finished at $(cut -d' ' -f1 /proc/uptime) s; the slowest steps:"
+echo "suite: finished at $(t_at); the slowest steps:"
 t_slowest 40 | sed 's/^/suite:   /'
 t_done
