@@ -12,6 +12,12 @@
 # VMLINUX_BTF=/path/to/btf.
 
 OUT		?= build
+# BPF_OUT: where the BPF half goes (vmlinux.h, the objects, the skeleton).
+# The VM's static build (mk/vm.mk) points it at the normal build's: a BPF
+# object does not depend on how the userspace half links, and building it
+# again for each of the three static binaries cost CPU that make test's
+# guests share.
+BPF_OUT		?= $(OUT)
 # The agent binary; the VM build links a static one elsewhere (mk/vm.mk).
 BIN		?= stockade
 CLANG		?= clang
@@ -29,7 +35,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 WARN		:= -Wall -Wextra -Werror -Wmissing-field-initializers -Werror=undef
-INCLUDES	:= -Iinclude -Ipolicy -Iagent -I$(OUT)
+INCLUDES	:= -Iinclude -Ipolicy -Iagent -I$(BPF_OUT)
 CDEBUG		?= -g
 CFLAGS		?= $(CDEBUG) -O2
 # DEFS: -D flags for both halves (make variant-layout).
@@ -54,10 +60,10 @@ LDFLAGS		+= -static
 LDLIBS		+= -lzstd
 endif
 BPF_CFLAGS	:= -g -O2 -target bpf -D__TARGET_ARCH_x86 -mcpu=v3 $(WARN) \
-		   -Wno-unused-parameter -Iinclude -I$(OUT) $(BPF_EXTRA) $(DEFS)
+		   -Wno-unused-parameter -Iinclude -I$(BPF_OUT) $(BPF_EXTRA) $(DEFS)
 
 BPF_SRCS	:= $(wildcard bpf/*.bpf.c)
-BPF_OBJS	:= $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
+BPF_OBJS	:= $(patsubst bpf/%.bpf.c,$(BPF_OUT)/bpf/%.bpf.o,$(BPF_SRCS))
 POLICY_SRCS	:= $(wildcard policy/*.c)
 # Userspace code with no BPF skeleton dependency: the unit tests link it.
 LIB_SRCS	:= $(POLICY_SRCS) agent/json.c agent/net_rules.c agent/file_rules.c agent/exec.c agent/exec_hash.c agent/preexist_judge.c \
@@ -107,22 +113,23 @@ deps:
 			apt-get install -y -q --no-install-recommends npm; \
 	fi
 
-$(OUT)/vmlinux.h: | $(OUT)
+$(BPF_OUT)/vmlinux.h:
 	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)test -r $(VMLINUX_BTF) || { echo "no BTF at $(VMLINUX_BTF): set VMLINUX_BTF=" >&2; exit 1; }
 	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
 
-$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(OUT)/vmlinux.h $(wildcard include/*.h bpf/*.h) | $(OUT)
+$(BPF_OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(BPF_OUT)/vmlinux.h $(wildcard include/*.h bpf/*.h)
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
 	$(Q)$(LLVM_STRIP) -g $@.tmp -o $@ && rm -f $@.tmp
 
-$(OUT)/stockade.bpf.o: $(BPF_OBJS)
+$(BPF_OUT)/stockade.bpf.o: $(BPF_OBJS)
 	$(call msg,LINK-BPF,$@)
 	$(Q)$(BPFTOOL) gen object $@ $^
 
-$(OUT)/stockade.skel.h: $(OUT)/stockade.bpf.o
+$(BPF_OUT)/stockade.skel.h: $(BPF_OUT)/stockade.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name stockade > $@
 
@@ -131,7 +138,7 @@ $(OUT)/obj/%.o: %.c $(wildcard include/*.h policy/*.h agent/*.h) | $(OUT)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(AGENT_OBJS): $(OUT)/stockade.skel.h
+$(AGENT_OBJS): $(BPF_OUT)/stockade.skel.h
 
 $(BIN): $(AGENT_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)
@@ -157,7 +164,7 @@ $(OUT)/tools/benchhash: tools/benchhash.c $(OUT)/obj/agent/exec_hash.o $(OUT)/ob
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) -lnettle -lm -o $@
 
 # storm reads the pinned .bss with the skeleton's struct stockade__bss.
-$(OUT)/tools/storm $(OUT)/tools/evcount: $(OUT)/stockade.skel.h
+$(OUT)/tools/storm $(OUT)/tools/evcount: $(BPF_OUT)/stockade.skel.h
 
 tools: $(TOOL_BINS)
 
@@ -180,9 +187,9 @@ $(OUT)/tests/asan-test_%: tests/unit/test_%.c tests/unit/test.h $(ASAN_OBJS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(ASAN_FLAGS) $(filter-out %.h,$^) -lyaml -lnettle -ljson-c -lcmocka -o $@
 
-unit-test: $(UNIT_BINS) $(OUT)/stockade.skel.h
+unit-test: $(UNIT_BINS) $(BPF_OUT)/stockade.skel.h
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
-	@sh tools/map-owners.sh $(OUT)/stockade.skel.h
+	@sh tools/map-owners.sh $(BPF_OUT)/stockade.skel.h
 	@python3 tools/promcheck.py --self-test
 
 unit-test-asan: $(UNIT_ASAN)
@@ -210,7 +217,7 @@ k8s-test: $(BIN) $(K8S_MODULES)/.installed
 # tests/prog: bpf_prog_test_run_opts on the skeleton's cgroup programs;
 # a program type this kernel cannot test-run is skipped, and says why.
 $(OUT)/tests/prog/test_prog: tests/prog/test_prog.c tests/unit/test.h \
-		$(OUT)/stockade.skel.h $(wildcard include/*.h)
+		$(BPF_OUT)/stockade.skel.h $(wildcard include/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit $< -lbpf -lelf -lz -lcmocka -o $@
@@ -267,7 +274,7 @@ fuzz-run: $(FUZZ_BINS)
 # TEST_VARIANT_MARK): the upgrade tests switch between the two builds.
 VARIANT		:= $(OUT)/variant/stockade
 variant:
-	$(Q)$(MAKE) --no-print-directory OUT=$(OUT)/variant BIN=$(VARIANT) \
+	$(Q)$(MAKE) --no-print-directory OUT=$(OUT)/variant BPF_OUT=$(BPF_OUT)/variant BIN=$(VARIANT) \
 		BPF_EXTRA=-DSTOCKADE_TEST_VARIANT $(VARIANT)
 
 # The same agent with pinned maps that do not fit (include/lifecycle.h,
@@ -275,7 +282,7 @@ variant:
 # DEFS reaches both halves: the layout version is shared.
 VARIANT_LAYOUT	:= $(OUT)/variant-layout/stockade
 variant-layout:
-	$(Q)$(MAKE) --no-print-directory OUT=$(OUT)/variant-layout BIN=$(VARIANT_LAYOUT) \
+	$(Q)$(MAKE) --no-print-directory OUT=$(OUT)/variant-layout BPF_OUT=$(BPF_OUT)/variant-layout BIN=$(VARIANT_LAYOUT) \
 		DEFS=-DSTOCKADE_TEST_LAYOUT $(VARIANT_LAYOUT)
 
 # ---- live tests on this machine's kernel (root) ----

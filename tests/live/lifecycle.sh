@@ -29,7 +29,8 @@
 # when unset), STOCKADE_AGENT_FLAGS (default --allow-degraded),
 # STOCKADE_VARIANT (the variant build; its checks are skipped without it),
 # STOCKADE_VARIANT_LAYOUT (make variant-layout; likewise),
-# STOCKADE_REPLACE_QUICK=1 (2b: one replacement only, for the VM's budget).
+# STOCKADE_REPLACE_QUICK=1 (2b: one replacement only, for the VM's budget),
+# LOOP_US (the probe loops' pause after each attempt, default 2000 us).
 # Prints `ok NAME` / `not ok NAME: DETAIL` and `N passed, N failed`.
 set -u
 
@@ -38,6 +39,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 STOCKADE_VARIANT=${STOCKADE_VARIANT:-}
 STOCKADE_VARIANT_LAYOUT=${STOCKADE_VARIANT_LAYOUT:-}
 STOCKADE_REPLACE_QUICK=${STOCKADE_REPLACE_QUICK:-0}
+LOOP_US=${LOOP_US:-2000}
+# read -t takes seconds: 2000 -> 0.002.
+loop_s=$(awk -v u="$LOOP_US" 'BEGIN { printf "%.6f", u / 1000000 }')
 probe=$TOOLS/netprobe
 query=$TOOLS/bpfquery
 
@@ -161,7 +165,7 @@ agrees() {
 # loop_start / loop_stop NAME: the probe loops in a; every attempt denied.
 # The open loop is a shell in the sandbox opening a protected file with a
 # builtin (no fork per attempt); it runs only where BPF-LSM confines opens.
-# It waits 2 ms after each attempt, as netprobe's loop does, with `read
+# It waits LOOP_US after each attempt, as netprobe's loop does, with `read
 # -t` on a pipe that no one writes to (a builtin: no process, no exec
 # record; a pipe has no path, so it is no preexisting_fd either); the
 # pipe's writer ends within a second of the stop file. Under TCG an
@@ -173,7 +177,7 @@ agrees() {
 loop_start() {
 	rm -f "$work/stop"
 	"$probe" --netns --cgroup "$cga" connect tcp 127.0.0.1 9999 --listen \
-		--until "$work/stop" > "$work/loop.out" 2>&1 &
+		--until "$work/stop" --every-us "$LOOP_US" > "$work/loop.out" 2>&1 &
 	loop_pid=$!
 	if [ "$lsm" = 1 ]; then
 		# shellcheck disable=SC2016
@@ -190,9 +194,9 @@ loop_start() {
 				else
 					d=$((d + 1))
 				fi
-				read -t 0.002 _ 2>/dev/null
+				read -t "$3" _ 2>/dev/null
 			done
-			echo "attempts=$a ok=$o failed=$d"' sh "$cga" "$work/stop" \
+			echo "attempts=$a ok=$o failed=$d"' sh "$cga" "$work/stop" "$loop_s" \
 			> "$work/oloop.out" 2>&1 &
 		oloop_pid=$!
 	fi
@@ -322,39 +326,41 @@ loop_stop "SIGKILL and restart"
 # stderr, write fds held from before they joined (preexisting_fd).
 sleep 0.3
 cat "$work/agent1.log" "$work/agent2.log" > "$work/all.log"
-logged=$(grep '"event":"deny"' "$work/all.log" | grep "\"pid\":$loop_proc," | seq_of | sort -un | wc -l)
 lost=$(lost_sum "$work/all.log")
 # With BPF-LSM the open loop's denials are records too; both loops
 # share the lost count, so they are judged together.
 ologged=0
 if [ "$lsm" = 1 ]; then
-	ologged=$(grep '"event":"deny"' "$work/all.log" | grep "\"pid\":$oloop_proc," | seq_of | sort -un | wc -l)
+	set -- $(deny_logged "$work/all.log" "$loop_proc" "$oloop_proc")
+	logged=$1 ologged=$2
+else
+	logged=$(deny_logged "$work/all.log" "$loop_proc")
 fi
 # Nothing execs in the sandboxes meanwhile (the open loop waits with
 # `read -t`, no fork), so the ring's losses are the loops' denials: every
 # denial logged or lost, exactly. (xall: exec and exit records logged,
 # for the message; any would be a process this test did not start.)
-xall=$(grep -c '"event":"\(exec\|exit\)"' "$work/all.log")
 if [ "$((logged + ologged + lost))" = "$((attempts + oattempts))" ]; then
 	ok "SIGKILL and restart: $attempts + $oattempts denials = $logged + $ologged logged + $lost lost"
 else
+	xall=$(grep -c '"event":"\(exec\|exit\)"' "$work/all.log")
 	not_ok "SIGKILL and restart: denials accounted for" "$attempts connect + $oattempts open attempts, $logged + $ologged logged, $lost lost, $xall exec and exit records logged"
 fi
 # The downtime's denials came out of the pinned ring through agent 2,
 # before anything agent 2 numbered itself.
 first2=$(grep '"event":"policy"' "$work/agent2.log" | head -n 1 | seq_of)
-down=$(grep "\"pid\":$loop_proc," "$work/agent2.log" | seq_of |
-	awk -v f="$first2" '$1 < f' | wc -l)
+down=$(awk -v p="\"pid\":$loop_proc," -v f="$first2" 'index($0, p) &&
+	(i = index($0, "\"seq\":")) { split(substr($0, i + 6), a, ","); if (a[1] + 0 < f + 0) n++ }
+	END { print n + 0 }' "$work/agent2.log")
 if [ "$down" -gt 0 ]; then
 	ok "the downtime's denials arrive after the restart ($down)"
 else
 	not_ok "the downtime's denials arrive after the restart" "no record of pid $loop_proc numbered before $first2 in agent 2's log"
 fi
 # One sequence across both agents: every gap explained by lost records.
-seqs=$(seq_of < "$work/all.log" | sort -un)
-first=$(echo "$seqs" | head -n 1)
-last=$(echo "$seqs" | tail -n 1)
-count=$(echo "$seqs" | wc -l)
+read -r first last count _ <<EOF
+$(seq_span "$work/all.log")
+EOF
 if [ $((last - first + 1 - count)) -eq "$lost" ]; then
 	ok "seq $first..$last across the restart: gaps ($((last - first + 1 - count))) = lost ($lost)"
 else
@@ -580,9 +586,13 @@ if [ -n "$STOCKADE_VARIANT_LAYOUT" ] && [ -x "$STOCKADE_VARIANT_LAYOUT" ]; then
 	# Every denial of the loop logged or counted lost; during an overlap
 	# both builds' programs judge, and both log.
 	cat "$work"/agent*.log > "$work/all.log"
-	logged=$(grep '"event":"deny"' "$work/all.log" | grep "\"pid\":$loop_proc," | seq_of | sort -un | wc -l)
 	ologged=0
-	[ "$lsm" = 1 ] && ologged=$(grep '"event":"deny"' "$work/all.log" | grep "\"pid\":$oloop_proc," | seq_of | sort -un | wc -l)
+	if [ "$lsm" = 1 ]; then
+		set -- $(deny_logged "$work/all.log" "$loop_proc" "$oloop_proc")
+		logged=$1 ologged=$2
+	else
+		logged=$(deny_logged "$work/all.log" "$loop_proc")
+	fi
 	lost=$(lost_sum "$work/all.log")
 	if [ "$((logged + ologged + lost))" -ge "$((attempts + oattempts))" ]; then
 		ok "replacements: $attempts + $oattempts denials, $logged + $ologged logged, $lost lost"
@@ -726,18 +736,18 @@ fi
 # The whole stream, agents and detach commands: gaps are losses, or
 # numbers a replacement reserved and says it left unused.
 cat "$work"/agent*.log "$work"/detach-*.out > "$work/all.log"
-seqs=$(seq_of < "$work/all.log" | sort -un)
-first=$(echo "$seqs" | head -n 1)
-last=$(echo "$seqs" | tail -n 1)
-count=$(echo "$seqs" | wc -l)
+read -r first last count _ <<EOF
+$(seq_span "$work/all.log")
+EOF
 lost=$(lost_sum "$work/all.log")
-unused=$(grep '"event":"pin_replace"' "$work/all.log" | sed -n 's/.*"seq_unused":\([0-9]*\).*/\1/p' |
-	awk '{ s += $1 } END { print s + 0 }')
+unused=$(awk 'index($0, "\"event\":\"pin_replace\"") && match($0, /"seq_unused":[0-9]+/) {
+	s += substr($0, RSTART + 13, RLENGTH - 13) } END { print s + 0 }' "$work/all.log")
 if [ $((last - first + 1 - count)) -eq "$((lost + unused))" ]; then
 	ok "seq $first..$last over every agent and command: gaps = lost ($lost) + unused by replacements ($unused)"
 else
 	# The first numbers missing, and the records next to the first one.
 	# Each gap (first-last), and the records around the small ones.
+	seqs=$(seq_of < "$work/all.log" | sort -un)
 	gaps=$(echo "$seqs" | awk 'NR > 1 && $1 != p + 1 { printf "%d-%d ", p + 1, $1 - 1 } { p = $1 }' | cut -c 1-600)
 	near=
 	for g in $(echo "$seqs" | awk 'NR > 1 && $1 == p + 2 { print p + 1 } { p = $1 }' | head -n 3); do

@@ -395,10 +395,9 @@ rc=$?
 agent_pid=
 [ "$rc" = 0 ] && ok "SIGTERM: exit 0" || not_ok "SIGTERM" "exit $rc"
 lost=$(lost_sum "$log")
-seqs=$(seq_of < "$log" | sort -un)
-first=$(echo "$seqs" | head -n 1)
-last=$(echo "$seqs" | tail -n 1)
-count=$(echo "$seqs" | wc -l)
+read -r first last count _ <<EOF
+$(seq_span "$log")
+EOF
 if [ $((last - first + 1 - count)) -eq "$lost" ]; then
 	ok "seq $first..$last: gaps = lost ($lost)"
 else

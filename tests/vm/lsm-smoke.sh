@@ -13,14 +13,17 @@
 
 . tests/vm/lib.sh
 
-policy=tests/live/lsm-smoke.yaml
+# The policy directory, outside the sandbox's write scope: stale-outside
+# adds a policy to it and reloads.
+pol=/tmp/lsm-smoke-pol
 # Private pins, removed when the agent stops (--detach-on-exit).
 bpffs=/sys/fs/bpf/lsm-smoke
 cg=$CGROUP_ROOT/lsm-smoke
 work=/tmp/lsm-smoke
 probe=$TOOLS/netprobe
-rm -rf "$work"
-mkdir -p "$work"
+rm -rf "$work" "$pol"
+mkdir -p "$work" "$pol"
+cp tests/live/lsm-smoke.yaml "$pol/lsm-smoke.yaml"
 
 # Lines of the agent's stdout that record this probe pid's AF_PACKET deny.
 deny_lines() {
@@ -55,7 +58,7 @@ fi
 mkdir -p "$cg" || { t_fail lsm-smoke/agent-ready "cannot create $cg"; not_run "no cgroup"; exit 0; }
 
 # shellcheck disable=SC2086
-"$STOCKADE" agent --policy "$policy" --bpffs "$bpffs" --detach-on-exit \
+"$STOCKADE" agent --policy "$pol" --bpffs "$bpffs" --detach-on-exit \
 	${STOCKADE_AGENT_FLAGS:-} \
 	> "$work/agent.out" 2> "$work/agent.err" &
 agent=$!
@@ -133,6 +136,58 @@ else
 	t_fail lsm-smoke/deny-logged-once "no probe pid to look for"
 fi
 
+# stale-outside: the outsider cache (task storage `task_outside`, and
+# cg_cache) never outlives a write of the sandboxes map. One long-lived
+# shell, in a cgroup no policy selects, opens /etc/shadow itself (the
+# redirection of a builtin: no child, the same task every time) ten times
+# a second: allowed, and its "outside" verdict cached. A reload of the
+# agent above then selects that cgroup, the task not moving (same cgroup
+# id, so only the generation can end its cached verdict): from then on
+# every open is refused, each with one record.
+so=$CGROUP_ROOT/lsm-smoke-late
+mkdir -p "$so"
+made_shadow=
+[ -e /etc/shadow ] || { echo 'root:*:19000:0:99999:7:::' > /etc/shadow && made_shadow=1; }
+# Stopped by a file, between two opens, never by a signal: a kill
+# landing after a refused open but before its "refused" line would
+# leave a record with no line to match.
+rm -f "$work/so.stop"
+sh -c 'echo $$ > "$1/cgroup.procs" || exit 1
+	while [ ! -e "$2" ]; do
+		if read -r l < /etc/shadow; then echo open; else echo refused; fi
+		sleep 0.1
+	done' sh "$so" "$work/so.stop" > "$work/so.out" 2> /dev/null &
+loop=$!
+sleep 3
+before=$(grep -c open "$work/so.out")
+printf 'name: so-b\ncgroups: [/lsm-smoke-late]\nnetwork:\n  default: deny\n' > "$pol/b.yaml"
+if ! "$STOCKADE" reload --bpffs "$bpffs" > "$work/so-reload.out" 2>&1; then
+	t_fail lsm-smoke/stale-outside "stockade reload failed: $(cat "$work/so-reload.out")"
+else
+	n0=$(wc -l < "$work/so.out")
+	sleep 3
+	: > "$work/so.stop"
+	wait "$loop"	# within one turn of the loop
+	sleep 0.5
+	after=$(tail -n +"$((n0 + 2))" "$work/so.out")
+	n_after=$(echo "$after" | grep -c .)
+	n_open=$(echo "$after" | grep -c open)
+	n_ref=$(grep -c refused "$work/so.out")
+	n_rec=$(grep '"event": *"deny"' "$work/agent.out" | grep -c "\"pid\": *$loop[^0-9]")
+	if [ "$before" -lt 10 ]; then
+		t_fail lsm-smoke/stale-outside "only $before allowed opens outside before the reload (the loop did not run?)"
+	elif [ "$n_after" -lt 10 ] || [ "$n_open" != 0 ]; then
+		t_fail lsm-smoke/stale-outside "after the reload selected its cgroup, $n_open of $n_after opens by the same task were allowed (a stale outside verdict)"
+	elif [ "$n_rec" != "$n_ref" ]; then
+		t_fail lsm-smoke/stale-outside "$n_ref refused opens, $n_rec deny records for pid $loop"
+	else
+		t_ok lsm-smoke/stale-outside
+	fi
+fi
+kill "$loop" 2> /dev/null
+wait "$loop" 2> /dev/null
+[ -z "$made_shadow" ] || rm -f /etc/shadow
+
 kill -TERM "$agent"
 if wait_for 10 agent_gone; then
 	wait "$agent"
@@ -152,75 +207,7 @@ if [ -d "$bpffs" ]; then
 	t_fail lsm-smoke/unpinned "$bpffs still exists after SIGTERM with --detach-on-exit"
 	"$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
 fi
-rmdir "$cg" 2>/dev/null
-
-# stale-outside: the outsider cache (task storage `task_outside`, and
-# cg_cache) never outlives a write of the sandboxes map. One long-lived
-# shell, in a cgroup no policy selects, opens /etc/shadow itself (the
-# redirection of a builtin: no child, the same task every time) ten times
-# a second: allowed, and its "outside" verdict cached. A reload then
-# selects that cgroup, the task not moving (same cgroup id, so only the
-# generation can end its cached verdict): from then on every open is
-# refused, each with one record.
-so=$CGROUP_ROOT/lsm-smoke-late
-sobpf=/sys/fs/bpf/lsm-smoke-so
-sopol=$work/so-pol
-mkdir -p "$so" "$CGROUP_ROOT/lsm-smoke-a" "$sopol"
-made_shadow=
-[ -e /etc/shadow ] || { echo 'root:*:19000:0:99999:7:::' > /etc/shadow && made_shadow=1; }
-printf 'name: so-a\ncgroups: [/lsm-smoke-a]\nnetwork:\n  default: deny\n' > "$sopol/a.yaml"
-# shellcheck disable=SC2086
-"$STOCKADE" agent --policy "$sopol" --bpffs "$sobpf" --detach-on-exit \
-	${STOCKADE_AGENT_FLAGS:-} > "$work/so-agent.out" 2> "$work/so-agent.err" &
-agent=$!
-so_ready() { grep -q '"event": *"agent_ready"' "$work/so-agent.out" || ! agent_alive; }
-wait_for 60 so_ready
-if ! grep -q '"event": *"agent_ready"' "$work/so-agent.out"; then
-	t_fail lsm-smoke/stale-outside "agent not ready: $(tail -n 2 "$work/so-agent.err")"
-else
-	# Stopped by a file, between two opens, never by a signal: a kill
-	# landing after a refused open but before its "refused" line would
-	# leave a record with no line to match.
-	rm -f "$work/so.stop"
-	sh -c 'echo $$ > "$1/cgroup.procs" || exit 1
-		while [ ! -e "$2" ]; do
-			if read -r l < /etc/shadow; then echo open; else echo refused; fi
-			sleep 0.1
-		done' sh "$so" "$work/so.stop" > "$work/so.out" 2> /dev/null &
-	loop=$!
-	sleep 3
-	before=$(grep -c open "$work/so.out")
-	printf 'name: so-b\ncgroups: [/lsm-smoke-late]\nnetwork:\n  default: deny\n' > "$sopol/b.yaml"
-	if ! "$STOCKADE" reload --bpffs "$sobpf" > "$work/so-reload.out" 2>&1; then
-		t_fail lsm-smoke/stale-outside "stockade reload failed: $(cat "$work/so-reload.out")"
-	else
-		: > "$work/so.mark"
-		n0=$(wc -l < "$work/so.out")
-		sleep 3
-		: > "$work/so.stop"
-		wait "$loop"	# within one turn of the loop
-		sleep 0.5
-		after=$(tail -n +"$((n0 + 2))" "$work/so.out")
-		n_after=$(echo "$after" | grep -c .)
-		n_open=$(echo "$after" | grep -c open)
-		n_ref=$(grep -c refused "$work/so.out")
-		n_rec=$(grep '"event": *"deny"' "$work/so-agent.out" | grep -c "\"pid\": *$loop[^0-9]")
-		if [ "$before" -lt 10 ]; then
-			t_fail lsm-smoke/stale-outside "only $before allowed opens outside before the reload (the loop did not run?)"
-		elif [ "$n_after" -lt 10 ] || [ "$n_open" != 0 ]; then
-			t_fail lsm-smoke/stale-outside "after the reload selected its cgroup, $n_open of $n_after opens by the same task were allowed (a stale outside verdict)"
-		elif [ "$n_rec" != "$n_ref" ]; then
-			t_fail lsm-smoke/stale-outside "$n_ref refused opens, $n_rec deny records for pid $loop"
-		else
-			t_ok lsm-smoke/stale-outside
-		fi
-	fi
-	kill "$loop" 2> /dev/null
-	kill -TERM "$agent"
-	wait_for 10 agent_gone
-	wait "$agent"
-fi
-[ -z "$made_shadow" ] || rm -f /etc/shadow
-[ ! -d "$sobpf" ] || "$STOCKADE" detach --all --bpffs "$sobpf" > /dev/null 2>&1
-rmdir "$so" "$CGROUP_ROOT/lsm-smoke-a" 2>/dev/null
+rmdir "$cg" "$so" 2>/dev/null
+rm -rf "$pol"
 exit 0
+
