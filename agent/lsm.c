@@ -186,12 +186,102 @@ static bool is_fentry(const struct bpf_program *prog)
 }
 
 /*
+ * The kernel's bpf_lsm_* functions, found in one pass over its BTF and
+ * sorted by name. btf__find_by_name_kind walks every type (over 100,000
+ * in a distribution kernel) for each name, and a start asks for about 80
+ * hooks: most of a second of every agent start under the test VM's
+ * emulation. Other names (the fentry rows), or no table (out of memory),
+ * take btf__find_by_name_kind's walk: the same answer either way.
+ */
+#define HOOK_PREFIX	"bpf_lsm_"
+
+struct hook_func {
+	const char *name;
+	__u32 id;
+};
+
+struct hook_funcs {
+	const struct btf *btf;
+	struct hook_func *v;
+	size_t n;
+};
+
+/* By name, then id: of two functions of one name, the lower id first,
+ * the one btf__find_by_name_kind would return. */
+static int hook_func_cmp(const void *a, const void *b)
+{
+	const struct hook_func *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : (x->id > y->id) - (x->id < y->id);
+}
+
+static void hook_funcs_init(struct hook_funcs *hf, const struct btf *btf)
+{
+	__u32 id, n = btf__type_cnt(btf);
+	size_t cap = 0;
+
+	*hf = (struct hook_funcs){ .btf = btf };
+	for (id = 1; id < n; id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+		const char *name = t && btf_is_func(t) ?
+				   btf__name_by_offset(btf, t->name_off) : NULL;
+		struct hook_func *v;
+
+		if (!name || strncmp(name, HOOK_PREFIX, strlen(HOOK_PREFIX)))
+			continue;
+		if (hf->n == cap) {
+			cap = cap ? 2 * cap : 512;
+			v = realloc(hf->v, cap * sizeof(*v));
+			if (!v) {
+				free(hf->v);
+				*hf = (struct hook_funcs){ .btf = btf };
+				return;
+			}
+			hf->v = v;
+		}
+		hf->v[hf->n++] = (struct hook_func){ .name = name, .id = id };
+	}
+	if (hf->n)
+		qsort(hf->v, hf->n, sizeof(*hf->v), hook_func_cmp);
+}
+
+static void hook_funcs_free(struct hook_funcs *hf)
+{
+	free(hf->v);
+	hf->v = NULL;
+	hf->n = 0;
+}
+
+/* The id of the BTF function name, or a negative errno: the first of
+ * the sorted entries not below name (the lowest id of that name). */
+static int hook_func_id(const struct hook_funcs *hf, const char *name)
+{
+	size_t lo = 0, hi = hf->n;
+
+	if (!hf->v || strncmp(name, HOOK_PREFIX, strlen(HOOK_PREFIX)))
+		return btf__find_by_name_kind(hf->btf, name, BTF_KIND_FUNC);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(hf->v[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < hf->n && !strcmp(hf->v[lo].name, name))
+		return (int)hf->v[lo].id;
+	return -ENOENT;
+}
+
+/*
  * Is bpf_lsm_<hook> in this kernel, shaped as row expects? Returns 0, or
  * -ENOENT (no such hook) or -EPROTO (another prototype) with why set.
  */
-static int hook_fits(const struct btf *btf, const char *hook,
+static int hook_fits(const struct hook_funcs *hf, const char *hook,
 		     const struct lsm_hook *row, char *why, size_t len)
 {
+	const struct btf *btf = hf->btf;
 	const struct btf_param *p;
 	const struct btf_type *fn, *proto, *t;
 	char name[128];
@@ -199,7 +289,7 @@ static int hook_fits(const struct btf *btf, const char *hook,
 	int i = 0, fid;
 
 	btf_func_of(hook, name, sizeof(name));
-	fid = btf__find_by_name_kind(btf, name, BTF_KIND_FUNC);
+	fid = hook_func_id(hf, name);
 	if (fid < 0) {
 		snprintf(why, len, "this kernel has no LSM hook %s (no %s in its BTF)",
 			 hook, name);
@@ -277,7 +367,7 @@ static const char *hook_of(const struct bpf_program *prog)
  * prototype (each with its row); the one that does not fit is then no
  * loss. Judged by BTF alone, before any autoload is changed.
  */
-static bool twin_fits(const struct btf *btf, struct stockade *skel,
+static bool twin_fits(const struct hook_funcs *hf, struct stockade *skel,
 		      const struct bpf_program *self, const char *hook)
 {
 	struct bpf_program *prog;
@@ -289,7 +379,7 @@ static bool twin_fits(const struct btf *btf, struct stockade *skel,
 		if (prog == self || bpf_program__type(prog) != BPF_PROG_TYPE_LSM ||
 		    !h || strcmp(h, hook))
 			continue;
-		if (!hook_fits(btf, hook, lsm__hook(bpf_program__name(prog)), why,
+		if (!hook_fits(hf, hook, lsm__hook(bpf_program__name(prog)), why,
 			       sizeof(why)))
 			return true;
 	}
@@ -345,6 +435,7 @@ bool lsm__is_ours(const struct bpf_program *prog)
 
 int lsm__set_autoload(struct lsm_state *ls, struct stockade *skel, bool on)
 {
+	struct hook_funcs hf = {};
 	struct bpf_program *prog;
 	struct btf *btf = NULL;
 	bool lost = false;
@@ -357,6 +448,8 @@ int lsm__set_autoload(struct lsm_state *ls, struct stockade *skel, bool on)
 			/* CO-RE needs it too: the load fails and says so. */
 			pr_warn("agent", "reading the kernel's BTF failed (%s): BPF-LSM hooks are not probed",
 				strerror(errno));
+		} else {
+			hook_funcs_init(&hf, btf);
 		}
 	}
 	bpf_object__for_each_program(prog, skel->obj) {
@@ -384,7 +477,7 @@ int lsm__set_autoload(struct lsm_state *ls, struct stockade *skel, bool on)
 				 hook);
 			err = -ENOENT;
 		} else {
-			err = hook_fits(btf, hook, row, why, sizeof(why));
+			err = hook_fits(&hf, hook, row, why, sizeof(why));
 		}
 		bpf_program__set_autoload(prog, !err);
 		if (!err)
@@ -396,7 +489,7 @@ int lsm__set_autoload(struct lsm_state *ls, struct stockade *skel, bool on)
 			err = 0;
 			continue;
 		}
-		if (err == -EPROTO && twin_fits(btf, skel, prog, hook)) {
+		if (err == -EPROTO && twin_fits(&hf, skel, prog, hook)) {
 			pr_debug("agent", "%s: %s not loaded; its twin for this prototype is",
 				 why, bpf_program__name(prog));
 			err = 0;
@@ -406,8 +499,8 @@ int lsm__set_autoload(struct lsm_state *ls, struct stockade *skel, bool on)
 		if (!ls->allow_degraded) {
 			pr_err("agent", "%s. Refusing to start: that loses '%s'. Run a kernel with this hook, or pass --allow-degraded to run without it",
 			       why, lsm__guarantee(bpf_program__name(prog), hook));
-			btf__free(btf);
-			return -EOPNOTSUPP;
+			err = -EOPNOTSUPP;
+			goto out;
 		}
 		lost = true;
 		lose(ls, lsm__guarantee(bpf_program__name(prog), hook));
@@ -417,6 +510,8 @@ int lsm__set_autoload(struct lsm_state *ls, struct stockade *skel, bool on)
 	}
 	if (lost)
 		pr_warn("agent", "running DEGRADED (--allow-degraded): some BPF-LSM hooks are missing on this kernel");
+out:
+	hook_funcs_free(&hf);
 	btf__free(btf);
 	return err;
 }

@@ -100,25 +100,27 @@ kase() {
 	# shellcheck disable=SC2086
 	_out=$(timeout 40 "$probe" $cgarg "$@" 2>&1)
 	_rc=$?
-	_pid=$(echo "$_out" | sed -n 's/^pid=\([0-9][0-9]*\)$/\1/p' | head -n 1)
-	_det="exit $_rc: $(echo "$_out" | tail -n 4 | tr '\n|' ' /')"
-	echo "$_n|${_pid:-none}|$_want|$(echo "$_out" | tail -n 1)|$_f|$_det" >> "$cases"
+	probe_parse "$_out"
+	_det="exit $_rc: $_tail"
+	echo "$_n|${_pid:-none}|$_want|$_got|$_f|$_det" >> "$cases"
 }
 
 # verdict NAME PID FIELDS: what is wrong with PID's records (echoed; empty
 # when nothing is): FIELDS empty or outside, none at all; else exactly
 # one, holding every field.
 verdict() {
-	own_records "$2" > "$work/recs"
-	set -- "$1" "$2" "$3" "$(wc -l < "$work/recs")" "$(head -n 2 "$work/recs" | cut -c 1-400 | tr '\n' ' ')"
+	_cnt=$(own_records_to "$work/recs" "$2")
 	if [ "$phase" = outside ] || [ -z "$3" ]; then
-		[ "$4" = 0 ] || echo "$4 record(s) for pid $2, want none: $5"
-	elif [ "$4" != 1 ]; then
-		echo "$4 record(s) for pid $2, want exactly one with $3: $5"
-	elif ! has_all "$(cat "$work/recs")" "$base \"pid\":$2, $3"; then
-		echo "no $_miss in $5"
+		[ "$_cnt" = 0 ] || echo "$_cnt record(s) for pid $2, want none: $(recs_shown)"
+	elif [ "$_cnt" != 1 ]; then
+		echo "$_cnt record(s) for pid $2, want exactly one with $3: $(recs_shown)"
+	else
+		IFS= read -r _rec < "$work/recs"
+		has_all "$_rec" "$base \"pid\":$2, $3" || echo "no $_miss in $(recs_shown)"
 	fi
 }
+# recs_shown: the first two of them, for a message.
+recs_shown() { head -n 2 "$work/recs" | cut -c 1-400 | tr '\n' ' '; }
 
 # Judge every case of the phase, once the log has settled.
 judge() {
