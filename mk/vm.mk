@@ -15,8 +15,9 @@
 #                                                in the VM (stockade.demo=1)
 #
 # Static binaries are built by a sub-make with OUT=$(VM_STATIC) STATIC=1
-# BIN=...: their objects stay apart from the normal build, and the
-# developer's dynamic ./stockade is never replaced.
+# BIN=...: their userspace objects stay apart from the normal build, and
+# the developer's dynamic ./stockade is never replaced; their BPF half is
+# the normal build's (BPF_OUT, below).
 
 VM_DIR		:= build/vm
 VM_STATIC	:= build/static
@@ -52,8 +53,9 @@ vm-kernel:
 # BPF objects keep theirs, BTF needs it): seconds off the 3 minutes.
 # BPF_OUT=$(OUT): the BPF objects and skeletons are the normal build's
 # (and build/variant's, build/variant-layout's): built once, not again
-# for the static binaries.
-vm-static:
+# for the static binaries. Built first, as prerequisites, so that within
+# one make (make -j2 all vm-test) no two sub-makes write them at once.
+vm-static: $(OUT)/stockade.skel.h variant variant-layout
 	$(Q)$(MAKE) --no-print-directory -j$(VM_JOBS) STATIC=1 CDEBUG= OUT=$(VM_STATIC) \
 		BPF_OUT=$(OUT) BIN=$(VM_STATIC)/stockade $(VM_STATIC)/stockade tools
 	$(Q)$(MAKE) --no-print-directory -j$(VM_JOBS) STATIC=1 CDEBUG= OUT=$(VM_STATIC) \

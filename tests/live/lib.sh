@@ -136,15 +136,17 @@ seq_span() {
 }
 
 # deny_logged FILE PID...: for each PID, in order, how many deny records
-# of it FILE holds, each seq counted once.
+# of it FILE holds, each seq counted once. An empty PID counts 0, in its
+# place (split at each space, not at runs of them: "$*" joins by one).
 deny_logged() {
 	_dl_f=$1
 	shift
-	awk -v pids="$*" 'BEGIN { n = split(pids, p, " ") }
+	awk -v pids="$*" 'BEGIN { n = split(pids, p, / /) }
 	index($0, "\"event\":\"deny\"") && (i = index($0, "\"seq\":")) {
 		split(substr($0, i + 6), a, ","); v = a[1] + 0
 		for (k = 1; k <= n; k++)
-			if (index($0, "\"pid\":" p[k] ",") && !((k, v) in seen)) {
+			if (p[k] != "" && index($0, "\"pid\":" p[k] ",") &&
+			    !((k, v) in seen)) {
 				seen[k, v] = 1
 				c[k]++
 			}

@@ -266,7 +266,9 @@ probe_parse() {
 				gsub(/\|/, "/", l)
 				t = t l " "
 			}
-			printf "%s\n%s\n%s", pid, line[NR], t
+			# The | after the tail keeps an empty one from
+			# losing its newline to $(...).
+			printf "%s\n%s\n%s|", pid, line[NR], t
 		}' <<EOF
 $1
 EOF
@@ -275,6 +277,7 @@ EOF
 	_pp=${_pp#*"$_nl"}
 	_got=${_pp%%"$_nl"*}
 	_tail=${_pp#*"$_nl"}
+	_tail=${_tail%|}
 }
 
 # kase NAME WANT FIELDS EXTRA PROBE-ARGS...

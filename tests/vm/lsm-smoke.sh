@@ -45,7 +45,7 @@ ready_or_dead() {
 }
 # Everything after the agent depends on it; say so instead of going quiet.
 not_run() {
-	for t in packet-denied-in-sandbox deny-logged-once packet-allowed-outside agent-stops; do
+	for t in packet-denied-in-sandbox deny-logged-once packet-allowed-outside stale-outside agent-stops; do
 		t_fail "lsm-smoke/$t" "not run: $1"
 	done
 }
