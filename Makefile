@@ -319,7 +319,7 @@ bench: deps $(BIN) tools
 # objects), each with TEST_JOBS jobs: the host's part takes about 2
 # minutes so, 3 min 50 s with one. (Building it beside the guests
 # instead made make test 4 minutes longer: they share the two cores.)
-# Then the VM suite, the longest part (each guest about 17 minutes under
+# Then the VM suite, the longest part (each guest about 15 minutes under
 # TCG in make test), starts at once, and the host's parts run beside
 # it: the unit, ASan, fuzz and prog runs beside the host live tests (the
 # first are CPU-bound for about a minute and a half, the second mostly
