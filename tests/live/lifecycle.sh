@@ -257,6 +257,21 @@ lsm_once() {
 	fi
 }
 
+# loop_logged: logged and ologged, the two loops' deny records in
+# $work/all.log, each seq once (no open loop without BPF-LSM: 0).
+loop_logged() {
+	set -- $(deny_logged "$work/all.log" "$loop_proc" "${oloop_proc:-}")
+	logged=$1 ologged=$2
+}
+
+# numbered_before FILE PID SEQ: how many of PID's records in FILE are numbered
+# below SEQ (the downtime's, drained by the agent that wrote FILE).
+numbered_before() {
+	awk -v p="\"pid\":$2," -v f="$3" 'index($0, p) &&
+		(i = index($0, "\"seq\":")) { split(substr($0, i + 6), a, ","); if (a[1] + 0 < f + 0) n++ }
+		END { print n + 0 }' "$1"
+}
+
 # ---- 1. SIGKILL and restart under a probe loop ----
 t_start=$(date +%s)
 lsm=0
@@ -329,13 +344,7 @@ cat "$work/agent1.log" "$work/agent2.log" > "$work/all.log"
 lost=$(lost_sum "$work/all.log")
 # With BPF-LSM the open loop's denials are records too; both loops
 # share the lost count, so they are judged together.
-ologged=0
-if [ "$lsm" = 1 ]; then
-	set -- $(deny_logged "$work/all.log" "$loop_proc" "$oloop_proc")
-	logged=$1 ologged=$2
-else
-	logged=$(deny_logged "$work/all.log" "$loop_proc")
-fi
+loop_logged
 # Nothing execs in the sandboxes meanwhile (the open loop waits with
 # `read -t`, no fork), so the ring's losses are the loops' denials: every
 # denial logged or lost, exactly. (xall: exec and exit records logged,
@@ -349,9 +358,7 @@ fi
 # The downtime's denials came out of the pinned ring through agent 2,
 # before anything agent 2 numbered itself.
 first2=$(grep '"event":"policy"' "$work/agent2.log" | head -n 1 | seq_of)
-down=$(awk -v p="\"pid\":$loop_proc," -v f="$first2" 'index($0, p) &&
-	(i = index($0, "\"seq\":")) { split(substr($0, i + 6), a, ","); if (a[1] + 0 < f + 0) n++ }
-	END { print n + 0 }' "$work/agent2.log")
+down=$(numbered_before "$work/agent2.log" "$loop_proc" "$first2")
 if [ "$down" -gt 0 ]; then
 	ok "the downtime's denials arrive after the restart ($down)"
 else
@@ -515,7 +522,7 @@ if [ -n "$STOCKADE_VARIANT_LAYOUT" ] && [ -x "$STOCKADE_VARIANT_LAYOUT" ]; then
 	lp=$(sed -n 's/^pid=//p' "$work/loop.out")
 	first5=$(grep '"event":"policy"' "$work/agent5.log" | head -n 1 | seq_of)
 	if [ "${n:-0}" -gt 0 ] && [ -n "$lp" ] &&
-	   grep "\"pid\":$lp," "$work/agent5.log" | seq_of | awk -v f="$first5" '$1 < f' | grep -q .; then
+	   [ "$(numbered_before "$work/agent5.log" "$lp" "$first5")" -gt 0 ]; then
 		ok "layout variant: the downtime's denials drained from the old ring ($n)"
 	else
 		not_ok "layout variant: the old ring drained" "records_drained '$n'"
@@ -586,13 +593,7 @@ if [ -n "$STOCKADE_VARIANT_LAYOUT" ] && [ -x "$STOCKADE_VARIANT_LAYOUT" ]; then
 	# Every denial of the loop logged or counted lost; during an overlap
 	# both builds' programs judge, and both log.
 	cat "$work"/agent*.log > "$work/all.log"
-	ologged=0
-	if [ "$lsm" = 1 ]; then
-		set -- $(deny_logged "$work/all.log" "$loop_proc" "$oloop_proc")
-		logged=$1 ologged=$2
-	else
-		logged=$(deny_logged "$work/all.log" "$loop_proc")
-	fi
+	loop_logged
 	lost=$(lost_sum "$work/all.log")
 	if [ "$((logged + ologged + lost))" -ge "$((attempts + oattempts))" ]; then
 		ok "replacements: $attempts + $oattempts denials, $logged + $ologged logged, $lost lost"

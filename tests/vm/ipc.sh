@@ -176,8 +176,7 @@ sigio_case() {
 	_out=$("$probe" fifo-write /tmp/ipc/task/fifo 2>&1)
 	_pid=$(echo "$_out" | sed -n 's/^pid=\([0-9][0-9]*\)$/\1/p')
 	log_settle "$log"
-	own_records "$_pid" > "$work/recs"
-	_cnt=$(wc -l < "$work/recs")
+	_cnt=$(own_records_to "$work/recs" "$_pid")
 	_err=
 	[ "$(echo "$_out" | tail -n 1)" = OK ] ||
 		_err="the write failed: $_out (armer: $(tr '\n' ' ' < "$work/arm.out"), $(alive "$_arm" && echo alive || echo gone))"

@@ -323,15 +323,11 @@ kase_extra() {
 	return 1
 }
 
-# own_records PID: the records of a probe's own calls in $log. Not its
-# exec and exit records, nor the agent's report of fds it held from before
-# confinement (agent/preexist.c): every probe has those.
-own_records() {
-	grep "\"pid\":$1," "$log" | grep -v '"event":"\(exec\|exit\|preexisting_fd\)"'
-}
-
-# own_records_to FILE PID: own_records PID written to FILE, and how many
-# there are: one awk for the grep | grep and the wc judge_cases ran.
+# own_records_to FILE PID: the records of a probe's own calls in $log,
+# written to FILE, and how many there are (printed). Not its exec and exit
+# records, nor the agent's report of fds it held from before confinement
+# (agent/preexist.c): every probe has those. One awk, where grep | grep
+# and a wc were three processes per case.
 own_records_to() {
 	: > "$1"
 	awk -v p="\"pid\":$2," -v f="$1" 'index($0, p) &&
