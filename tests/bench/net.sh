@@ -230,8 +230,50 @@ while [ "$pr" -le "$prof_rounds" ]; do
 	done
 	pr=$((pr + 1))
 done
+# The outsider's calls: every program of the agent's (any stk_ name,
+# whatever its type: on a BPF-LSM kernel the global lsm/ programs too),
+# run counts around one benchnet run outside every sandbox, per round.
+# The per-call programs (every type but the cgroup-event tracepoints, which
+# see the measuring process join its cgroup) must not have run at all for
+# the "outside" ratio to be the agent's presence alone, not its programs.
+all_snap() {
+	bpftool -j prog show | tr '{' '\n' | awk '/"name":"stk_/ {
+		i = t = n = ""; c = 0
+		if (match($0, /"id":[0-9]+/)) i = substr($0, RSTART + 5, RLENGTH - 5)
+		if (match($0, /"type":"[^"]*"/)) t = substr($0, RSTART + 8, RLENGTH - 9)
+		if (match($0, /"name":"[^"]*"/)) n = substr($0, RSTART + 8, RLENGTH - 9)
+		if (match($0, /"run_cnt":[0-9]+/)) c = substr($0, RSTART + 10, RLENGTH - 10)
+		print i, t, n, c }' | sort
+}
+: > "$RAW/prof-out.deltas"
+pr=1
+while [ "$pr" -le "$prof_rounds" ]; do
+	all_snap > "$RAW/stats-out.before"
+	measure 0 out
+	all_snap > "$RAW/stats-out.after"
+	join "$RAW/stats-out.before" "$RAW/stats-out.after" |
+		awk '$7 > $4 { print $2, $3, $7 - $4 }' >> "$RAW/prof-out.deltas"
+	pr=$((pr + 1))
+done
 sysctl -qw kernel.bpf_stats_enabled="$stats_old"
 bench_agent_stop || bench_die "stopping the agent failed"
+[ -s "$RAW/stats-out.after" ] || bench_die "bpftool listed none of the agent's programs"
+out_calls=$((prof_rounds * (nb + 1) * (tcpb + udpb + sendb)))
+set -- $(awk '
+	{ if ($1 == "raw_tracepoint" || $1 == "tracing" || $1 == "tracepoint") ev[$2] += $3
+	  else { run += $3; per[$2] += $3 } }
+	END {
+		o = ""
+		for (p in per) o = o (o == "" ? "" : ", ") p " " per[p]
+		e = ""
+		for (p in ev) e = e (e == "" ? "" : ", ") p " " ev[p]
+		printf "%d %s|%s\n", run, (o == "" ? "none" : o), (e == "" ? "none" : e) }' "$RAW/prof-out.deltas")
+out_runs=$1
+shift
+out_note="$*"
+bench_value "bpf_stats: stockade's programs run for an outsider's calls" "$out_runs" count '<=0' \
+	"$out_calls calls outside every sandbox over $prof_rounds rounds; per-call programs that ran: ${out_note%%|*}; cgroup-event programs (its cgroup join): ${out_note#*|}" ||
+	bench_die "benchstat failed"
 # Round 0 was the profile's: not a sample.
 for op in tcp udpconn sendto; do
 	grep -v '^0 ' "$RAW/$op.samples" > "$RAW/$op.tmp" && mv "$RAW/$op.tmp" "$RAW/$op.samples"
@@ -268,4 +310,4 @@ bench_ratio "bpf_stats: sendmsg4, 10k rules vs 1 rule" "$RAW/prof-stk_sendmsg4.s
 	bench_die "benchstat failed on the profile samples"
 
 bench_check "net: valid measurements (calls allowed, counted, checked)" "$valid" \
-	$((rounds * 5 + prof_rounds * 3)) "each call succeeded; inside: EPERM on port $check_port, sb_count = calls made; outside: port open"
+	$((rounds * 5 + prof_rounds * 4)) "each call succeeded; inside: EPERM on port $check_port, sb_count = calls made; outside: port open"
