@@ -73,8 +73,10 @@ LIB_SRCS	:= $(POLICY_SRCS) agent/json.c agent/net_rules.c agent/file_rules.c age
 AGENT_SRCS	:= $(filter-out $(LIB_SRCS),$(wildcard agent/*.c))
 LIB_OBJS	:= $(patsubst %.c,$(OUT)/obj/%.o,$(LIB_SRCS))
 AGENT_OBJS	:= $(patsubst %.c,$(OUT)/obj/%.o,$(AGENT_SRCS))
+# JSON_CHECK_KEYS: agent/json.c aborts on a key that would need escaping
+# (keys are written as they are: agent/json.h).
 ASAN_FLAGS	:= -fsanitize=address,undefined -fno-omit-frame-pointer \
-		   -fno-sanitize-recover=all
+		   -fno-sanitize-recover=all -DJSON_CHECK_KEYS
 ASAN_OBJS	:= $(patsubst %.c,$(OUT)/asan/%.o,$(LIB_SRCS))
 UNIT_SRCS	:= $(wildcard tests/unit/test_*.c)
 UNIT_BINS	:= $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))

@@ -195,7 +195,7 @@ static void ts_field(struct json *j, int64_t real_ns)
 		buf[i] = (char)('0' + ns % 10);
 		ns /= 10;
 	}
-	json_str(j, "ts", buf);
+	json_name(j, "ts", buf);
 }
 
 static void write_line(struct events *ev)
@@ -233,7 +233,7 @@ static void common_fields_j(struct json *j, int64_t real_ns, uint64_t seq,
 	json_begin(j);
 	ts_field(j, real_ns);
 	json_u64(j, "seq", seq);
-	json_str(j, "event", event);
+	json_name(j, "event", event);
 }
 
 static void common_fields(struct events *ev, int64_t real_ns, uint64_t seq,
@@ -273,9 +273,7 @@ void events__cgroup_fields(struct events *ev, const struct sandbox_cg *cg)
 
 static void addr_fields(struct json *j, const struct event *e)
 {
-	char buf[INET6_ADDRSTRLEN];
-
-	json_str(j, "family", e->family == 4 ? "ipv4" :
+	json_name(j, "family", e->family == 4 ? "ipv4" :
 			      e->family == 6 ? "ipv6" :
 			      e->family == 17 ? "packet" : "other");
 	if (e->family == 255)
@@ -285,13 +283,11 @@ static void addr_fields(struct json *j, const struct event *e)
 	} else {
 		bool local = e->kind == EV_KIND_BIND || e->kind == EV_KIND_LISTEN;
 
-		inet_ntop(e->family == 4 ? AF_INET : AF_INET6, e->daddr, buf,
-			  sizeof(buf));
 		/* bind and listen: the sandbox's own address and port */
-		json_str(j, local ? "laddr" : "daddr", buf);
+		records__addr(j, local ? "laddr" : "daddr", e->family == 4, e->daddr);
 		json_u64(j, local ? "lport" : "dport", e->dport);
 	}
-	json_str(j, "proto", e->proto == 6 ? "tcp" : e->proto == 17 ? "udp" :
+	json_name(j, "proto", e->proto == 6 ? "tcp" : e->proto == 17 ? "udp" :
 			     e->proto == 1 ? "icmp" : e->proto == 58 ? "icmpv6" :
 			     e->proto == 255 ? "raw" : "other");
 	json_u64(j, "proto_nr", e->proto);
@@ -427,7 +423,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 	common_fields(ev, (int64_t)e->ts_boot_ns + ev->boot_to_real_ns, e->seq,
 		      setup ? "setup" :
 		      (e->type & ~EV_TYPE_PENDING) == EV_AUDIT ? "audit" : "deny");
-	json_str(&ev->j, "kind", setup ? "setup" : limits_kind_name(e->kind) ?: "unknown");
+	json_name(&ev->j, "kind", setup ? "setup" : limits_kind_name(e->kind) ?: "unknown");
 	json_str(&ev->j, "policy", names__policy_name(ev->cfg.names, e->policy_id));
 	cg = names__cg(ev->cfg.names, e->cgroup_id);
 	/* A cgroup created since the last scan: name it by id only; records
@@ -453,7 +449,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 		lsm_fields(&ev->j, data);
 	else
 		addr_fields(&ev->j, e);
-	json_str(&ev->j, "reason", NAME(reason_names, e->reason));
+	json_name(&ev->j, "reason", NAME(reason_names, e->reason));
 	if (e->type & EV_TYPE_PENDING)
 		json_bool(&ev->j, "pending", true);
 end:

@@ -42,6 +42,7 @@
 #include "events.h"
 #include "events_agent.h"
 #include "log.h"
+#include "records.h"
 #include "loop.h"
 #include "names.h"
 #include "policy.h"
@@ -271,12 +272,8 @@ static bool scan_pid(struct preexist *P, const struct sandbox_cg *cg,
 		holder_fields(ev, cg, pid, comm);
 		json_u64(&ev->j, "fd", (uint64_t)fd);
 		if (peer) {
-			char addr[INET6_ADDRSTRLEN];
-
-			inet_ntop(peer->family == 4 ? AF_INET : AF_INET6, peer->addr,
-				  addr, sizeof(addr));
 			json_str(&ev->j, "family", peer->family == 4 ? "ipv4" : "ipv6");
-			json_str(&ev->j, "daddr", addr);
+			records__addr(&ev->j, "daddr", peer->family == 4, peer->addr);
 			json_u64(&ev->j, "dport", peer->port);
 			json_str(&ev->j, "proto", proto == NET_PROTO_TCP ? "tcp" : "udp");
 		} else {

@@ -9,6 +9,7 @@
 #ifndef STOCKADE_RECORDS_H
 #define STOCKADE_RECORDS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "json.h"
@@ -21,6 +22,9 @@ void events__json_begin(struct json *j, uint64_t seq, const char *event);
  * "(conflict)"; reason: not_selected, cgroup_removed, detach_command... */
 void records__detach(struct json *j, const char *policy, const char *cgroup,
 		     uint64_t cgroup_id, const char *reason);
+/* An address member (daddr, laddr): v4, the first 4 bytes of addr, in
+ * dotted decimal; else the 16 bytes as IPv6. */
+void records__addr(struct json *j, const char *key, bool v4, const uint8_t *addr);
 /* lost: count records lost since the last report, total in all; state:
  * NULL, or "replaced" for the losses of a replaced state. */
 void records__lost(struct json *j, uint64_t count, uint64_t total,

@@ -59,7 +59,7 @@
 
 struct ring_ent {
 	char *line;
-	size_t len;
+	size_t len, cap;	/* cap: line's allocation */
 	uint64_t seq;
 };
 
@@ -110,12 +110,21 @@ static void rfc3339_now(char *buf, size_t len)
 
 /* The seq of a record line: common_fields() writes it second, after the
  * fixed-format ts, so it is near the start; none found: 0 and false. */
+/* Where ts_field()'s fixed 30-byte form puts it: looked at there first,
+ * because a memmem() per record was a twentieth of the logger's time. */
+#define SEQ_AT	(sizeof("{\"ts\":\"YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ\"") - 1)
+
 static bool line_seq(const char *line, size_t len, uint64_t *seq)
 {
-	const char *p = memmem(line, len < 64 ? len : 64, "\"seq\":", 6);
-	const char *end = line + len;
+	static const char key[] = ",\"seq\":";
+	const char *end = line + len, *p;
 	uint64_t v = 0;
 
+	if (len > SEQ_AT + sizeof(key) - 1 &&
+	    !memcmp(line + SEQ_AT, key, sizeof(key) - 1))
+		p = line + SEQ_AT + 1;
+	else
+		p = memmem(line, len < 64 ? len : 64, "\"seq\":", 6);
 	if (!p)
 		return false;
 	for (p += 6; p < end && *p >= '0' && *p <= '9'; p++)
@@ -124,28 +133,48 @@ static bool line_seq(const char *line, size_t len, uint64_t *seq)
 	return true;
 }
 
+/*
+ * Keep a copy of the line, dropping the oldest as the bounds require. The
+ * oldest line's buffer takes the new one when it fits and is not much
+ * larger (so the held memory stays within twice WATCH_RING_BYTES, plus a
+ * minimum per record): a full ring, every record of a storm, then
+ * allocates nothing; a malloc and a free per record were a twentieth of
+ * the logger's time.
+ */
+#define RING_MIN_ALLOC	512
+
 static void ring_push(struct watch_server *ws, const char *line, size_t len)
 {
+	size_t cap = 0, fit = len < RING_MIN_ALLOC / 2 ? RING_MIN_ALLOC : 2 * len;
 	struct ring_ent *e;
-	char *copy;
+	char *copy = NULL;
 
 	if (len > WATCH_RING_BYTES)
 		return;
-	copy = malloc(len);
-	if (!copy)
-		return;	/* only the replay is poorer: the log has it */
-	memcpy(copy, line, len);
 	while (ws->n && (ws->n == WATCH_RING_RECORDS ||
 			 ws->bytes + len > WATCH_RING_BYTES)) {
 		e = &ws->ring[ws->head];
 		ws->bytes -= e->len;
-		free(e->line);
+		if (!copy && e->cap >= len && e->cap <= fit) {
+			copy = e->line;
+			cap = e->cap;
+		} else {
+			free(e->line);
+		}
 		ws->head = (ws->head + 1) % WATCH_RING_RECORDS;
 		ws->n--;
 	}
+	if (!copy) {
+		cap = len < RING_MIN_ALLOC ? RING_MIN_ALLOC : len;
+		copy = malloc(cap);
+		if (!copy)
+			return;	/* only the replay is poorer: the log has it */
+	}
+	memcpy(copy, line, len);
 	e = &ws->ring[(ws->head + ws->n) % WATCH_RING_RECORDS];
 	e->line = copy;
 	e->len = len;
+	e->cap = cap;
 	if (!line_seq(line, len, &e->seq))
 		e->seq = 0;
 	ws->n++;

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* The JSON writer: escaping of quotes, control bytes and invalid UTF-8. */
 
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "test.h"
 #include "json.h"
+#include "records.h"
 
 static const char *line_of(struct json *j, void (*fill)(struct json *))
 {
@@ -136,6 +141,77 @@ static void test_growth(void **state)
 	DONE();
 }
 
+static void fill_names(struct json *j)
+{
+	json_name(j, "family", "ipv4");
+	json_str_raw(j, "a_key_of_sixty_bytes_or_more_whose_hex_sibling_must_still_fit", "\xff", 1);
+	json_name(j, "reason", "");
+}
+
+/* json_name() writes its value as it is; a long key's _hex sibling is
+ * cut to fit, not overrun. */
+static void test_names(void **state)
+{
+	struct json j;
+
+	(void)state;
+	json_init(&j);
+	EXPECT_STR(line_of(&j, fill_names),
+		   "{\"family\":\"ipv4\","
+		   "\"a_key_of_sixty_bytes_or_more_whose_hex_sibling_must_still_fit\":\"\\ufffd\","
+		   "\"a_key_of_sixty_bytes_or_more_whose_hex_sibling_must_still_f_hex\":\"ff\","
+		   "\"reason\":\"\"}\n");
+	json_free(&j);
+	DONE();
+}
+
+/* records__addr() against inet_ntop(): every octet's digit-count edges
+ * in every position, then random addresses, and IPv6 as the library's. */
+static void expect_addr(struct json *j, bool v4, const uint8_t *a)
+{
+	char want[INET6_ADDRSTRLEN + 32], txt[INET6_ADDRSTRLEN];
+
+	inet_ntop(v4 ? AF_INET : AF_INET6, a, txt, sizeof(txt));
+	snprintf(want, sizeof(want), "{\"daddr\":\"%s\"}\n", txt);
+	json_begin(j);
+	records__addr(j, "daddr", v4, a);
+	json_end(j);
+	EXPECT_STR(j->buf, want);
+}
+
+static void test_addr(void **state)
+{
+	static const uint8_t edge[] = { 0, 1, 9, 10, 11, 99, 100, 101, 199, 200, 255 };
+	const size_t ne = sizeof(edge);
+	uint8_t a[16] = { 0 };
+	struct json j;
+	size_t i, k;
+
+	(void)state;
+	json_init(&j);
+	for (i = 0; i < ne * ne * ne * ne; i++) {
+		a[0] = edge[i % ne];
+		a[1] = edge[i / ne % ne];
+		a[2] = edge[i / ne / ne % ne];
+		a[3] = edge[i / ne / ne / ne];
+		expect_addr(&j, true, a);
+	}
+	srand(18);
+	for (i = 0; i < 20000; i++) {
+		for (k = 0; k < 16; k++)
+			a[k] = (uint8_t)rand();
+		expect_addr(&j, true, a);
+		expect_addr(&j, false, a);
+	}
+	memset(a, 0, sizeof(a));
+	expect_addr(&j, false, a);		/* :: */
+	a[10] = a[11] = 0xff;
+	a[12] = 127, a[15] = 1;
+	expect_addr(&j, false, a);		/* ::ffff:127.0.0.1 */
+	json_free(&j);
+	DONE();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -144,6 +220,8 @@ int main(void)
 		cmocka_unit_test(test_objects),
 		cmocka_unit_test(test_numbers),
 		cmocka_unit_test(test_growth),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_addr),
 	};
 
 	return cmocka_run_group_tests_name("json", tests, NULL, NULL);
