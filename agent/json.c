@@ -168,15 +168,23 @@ bool json_escape(struct json *j, const char *str, size_t n)
  * puts, was a sixth of the logger's time per record (about 20 keys each);
  * json.h's inline wrappers pass the length, a constant for a literal.
  */
+static inline void own_text(const char *s, size_t n)
+{
+#ifdef JSON_CHECK_KEYS
+	for (size_t i = 0; i < n; i++)
+		if (!plain[(unsigned char)s[i]])
+			abort();
+#else
+	(void)s;
+	(void)n;
+#endif
+}
+
 static void key_(struct json *j, const char *key, size_t n)
 {
 	char *p;
 
-#ifdef JSON_CHECK_KEYS
-	for (size_t i = 0; i < n; i++)
-		if (!plain[(unsigned char)key[i]])
-			abort();
-#endif
+	own_text(key, n);
 	if ((j->oom || j->len + n + 5 > j->cap) && !grow(j, n + 4))
 		return;
 	p = j->buf + j->len;
@@ -196,11 +204,7 @@ void json_name_k(struct json *j, const char *key, size_t kn, const char *name,
 		 size_t n)
 {
 	key_(j, key, kn);
-#ifdef JSON_CHECK_KEYS
-	for (size_t i = 0; i < n; i++)
-		if (!plain[(unsigned char)name[i]])
-			abort();
-#endif
+	own_text(name, n);
 	if ((j->oom || j->len + n + 3 > j->cap) && !grow(j, n + 2))
 		return;
 	j->buf[j->len++] = '"';
