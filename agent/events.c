@@ -195,7 +195,7 @@ static void ts_field(struct json *j, int64_t real_ns)
 		buf[i] = (char)('0' + ns % 10);
 		ns /= 10;
 	}
-	json_name(j, "ts", buf);
+	json_name_k(j, "ts", sizeof("ts") - 1, buf, 30);
 }
 
 static void write_line(struct events *ev)
