@@ -52,9 +52,8 @@ else
 METRICS_HTTP	?= 1
 endif
 CFLAGS		+= -DSTOCKADE_METRICS_HTTP=$(METRICS_HTTP)
-ifeq ($(METRICS_HTTP),1)
-LDLIBS		+= -lmicrohttpd
-endif
+# (Not linked: agent/metrics_http.c loads libmicrohttpd.so.12 when
+# --metrics-listen asks for it, so GnuTLS is not in every agent's memory.)
 ifeq ($(STATIC),1)
 LDFLAGS		+= -static
 LDLIBS		+= -lzstd

@@ -25,7 +25,70 @@
 #include "metrics_http.h"
 
 #if STOCKADE_METRICS_HTTP
+#include <dlfcn.h>
 #include <microhttpd.h>
+
+/*
+ * libmicrohttpd is loaded when --metrics-listen asks for it, not linked:
+ * it brings GnuTLS and p11-kit with it, which an agent that serves no HTTP
+ * need not carry (about 2 MiB of its idle RSS: README "Performance",
+ * scale), nor run the constructors of, as root. The soname is Debian's
+ * (libmicrohttpd12, bookworm and trixie alike); the header, of the same
+ * package, gives every pointer its type.
+ */
+#define MHD_SONAME	"libmicrohttpd.so.12"
+
+static struct {
+	void *lib;
+	__typeof__(MHD_start_daemon) *start_daemon;
+	__typeof__(MHD_stop_daemon) *stop_daemon;
+	__typeof__(MHD_run) *run;
+	__typeof__(MHD_get_timeout) *get_timeout;
+	__typeof__(MHD_get_daemon_info) *get_daemon_info;
+	__typeof__(MHD_queue_response) *queue_response;
+	__typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
+	__typeof__(MHD_destroy_response) *destroy_response;
+	__typeof__(MHD_add_response_header) *add_response_header;
+} mhd;
+
+/* Load the library once, every function or none. */
+static int mhd_load(const char *spec)
+{
+	const char *missing = NULL;
+	void *lib;
+
+	if (mhd.lib)
+		return 0;
+	lib = dlopen(MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		pr_err("metrics", "--metrics-listen %s: loading the HTTP server library failed (%s): install Debian's libmicrohttpd12, or use --metrics FILE",
+		       spec, dlerror());
+		return -ENOENT;
+	}
+#define MHD_SYM(f) do {							\
+		if (!missing && !(*(void **)&mhd.f = dlsym(lib, "MHD_" #f)))	\
+			missing = "MHD_" #f;					\
+	} while (0)
+	MHD_SYM(start_daemon);
+	MHD_SYM(stop_daemon);
+	MHD_SYM(run);
+	MHD_SYM(get_timeout);
+	MHD_SYM(get_daemon_info);
+	MHD_SYM(queue_response);
+	MHD_SYM(create_response_from_buffer);
+	MHD_SYM(destroy_response);
+	MHD_SYM(add_response_header);
+#undef MHD_SYM
+	if (missing) {
+		pr_err("metrics", "--metrics-listen %s: %s has no %s: not the libmicrohttpd this stockade was built for; install Debian's libmicrohttpd12, or use --metrics FILE",
+		       spec, MHD_SONAME, missing);
+		dlclose(lib);
+		memset(&mhd, 0, sizeof(mhd));
+		return -ENOENT;
+	}
+	mhd.lib = lib;
+	return 0;
+}
 
 /*
  * Bounds for a slow or hostile client. A scrape is one short request and
@@ -97,14 +160,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	}
 	/* Answered at the first call, before any body: a request with one
 	 * (not GET /metrics) gets its error, and the connection is closed. */
-	return MHD_queue_response(c, code, r);
+	return mhd.queue_response(c, code, r);
 }
 
 static int rearm(struct metrics_http *h)
 {
 	MHD_UNSIGNED_LONG_LONG ms;
 
-	if (MHD_get_timeout(h->d, &ms) != MHD_YES)
+	if (mhd.get_timeout(h->d, &ms) != MHD_YES)
 		return loop__timer_off(h->timer);
 	return loop__timer_in(h->timer, (uint64_t)ms * 1000);
 }
@@ -115,7 +178,7 @@ static int run(struct metrics_http *h)
 
 	/* A failure here is the endpoint's, not the agent's: said once, and
 	 * the loop goes on (enforcement and records do not depend on it). */
-	if (MHD_run(h->d) != MHD_YES && !h->run_failed_said) {
+	if (mhd.run(h->d) != MHD_YES && !h->run_failed_said) {
 		pr_warn("metrics", "serving %s failed: %s; the endpoint may not answer until the agent restarts",
 			h->addr, h->last_msg[0] ? h->last_msg : "libmicrohttpd gave no reason");
 		h->run_failed_said = true;
@@ -182,12 +245,12 @@ static int listen_on(const struct sockaddr_storage *ss, unsigned int len,
 
 static struct MHD_Response *static_response(const char *text)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text),
+	struct MHD_Response *r = mhd.create_response_from_buffer(strlen(text),
 			(void *)text, MHD_RESPMEM_PERSISTENT);
 
-	if (r && MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+	if (r && mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
 					 "text/plain; charset=utf-8") != MHD_YES) {
-		MHD_destroy_response(r);
+		mhd.destroy_response(r);
 		r = NULL;
 	}
 	return r;
@@ -217,6 +280,9 @@ int metrics_http__open(struct metrics_http **out, const char *spec,
 	if (!loopback)
 		pr_warn("metrics", "--metrics-listen %s: serving beyond loopback (--metrics-allow-remote), without TLS or authentication: whoever reaches the port reads every policy and cgroup name",
 			spec);
+	err = mhd_load(spec);
+	if (err)
+		return err;
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
@@ -225,14 +291,14 @@ int metrics_http__open(struct metrics_http **out, const char *spec,
 	h->r404 = static_response(not_found);
 	h->r405 = static_response(not_allowed);
 	if (!h->r404 || !h->r405 ||
-	    MHD_add_response_header(h->r405, MHD_HTTP_HEADER_ALLOW, "GET") != MHD_YES)
+	    mhd.add_response_header(h->r405, MHD_HTTP_HEADER_ALLOW, "GET") != MHD_YES)
 		goto fail;
 	fd = listen_on(&ss, len, spec);
 	if (fd < 0) {
 		err = fd;
 		goto fail;
 	}
-	h->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
+	h->d = mhd.start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
 				(ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 				0, NULL, NULL, on_request, h,
 				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
@@ -268,7 +334,7 @@ int metrics_http__loop_add(struct metrics_http *h, struct loop *l)
 
 	if (!h)
 		return 0;
-	info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD);
+	info = mhd.get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD);
 	if (!info || info->epoll_fd < 0) {
 		pr_err("metrics", "libmicrohttpd gave no epoll fd for the main loop; this build of it lacks epoll support");
 		return -EINVAL;
@@ -289,18 +355,18 @@ void metrics_http__publish(void *ctx, char *text, size_t len)
 	struct metrics_http *h = ctx;
 	struct MHD_Response *r;
 
-	r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+	r = mhd.create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
 	if (!r) {
 		free(text);
 		return;	/* the previous text stays served */
 	}
-	if (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE) != MHD_YES) {
-		MHD_destroy_response(r);
+	if (mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE) != MHD_YES) {
+		mhd.destroy_response(r);
 		return;
 	}
 	/* A response still being sent holds its own reference. */
 	if (h->cur)
-		MHD_destroy_response(h->cur);
+		mhd.destroy_response(h->cur);
 	h->cur = r;
 }
 
@@ -311,13 +377,13 @@ void metrics_http__free(struct metrics_http *h)
 	/* The loop's sources are the loop's to free (loop__free()); the
 	 * daemon goes first, as its epoll fd is one of them. */
 	if (h->d)
-		MHD_stop_daemon(h->d);
+		mhd.stop_daemon(h->d);
 	if (h->cur)
-		MHD_destroy_response(h->cur);
+		mhd.destroy_response(h->cur);
 	if (h->r404)
-		MHD_destroy_response(h->r404);
+		mhd.destroy_response(h->r404);
 	if (h->r405)
-		MHD_destroy_response(h->r405);
+		mhd.destroy_response(h->r405);
 	free(h);
 }
 
