@@ -53,7 +53,11 @@ METRICS_HTTP	?= 1
 endif
 CFLAGS		+= -DSTOCKADE_METRICS_HTTP=$(METRICS_HTTP)
 # (Not linked: agent/metrics_http.c loads libmicrohttpd.so.12 when
-# --metrics-listen asks for it, so GnuTLS is not in every agent's memory.)
+# --metrics-listen asks for it, so GnuTLS is not in every agent's memory;
+# -ldl for a glibc before 2.34, where dlopen is not in libc.)
+ifeq ($(METRICS_HTTP),1)
+LDLIBS		+= -ldl
+endif
 ifeq ($(STATIC),1)
 LDFLAGS		+= -static
 LDLIBS		+= -lzstd

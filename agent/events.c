@@ -169,23 +169,28 @@ static const char *const reason_names[] = {
  */
 static void ts_field(struct json *j, int64_t real_ns)
 {
-	static time_t cached_sec = -1;
+	static time_t cached_sec;
+	static bool cached;	/* buf holds cached_sec's 30-byte form */
 	static char buf[32];	/* "YYYY-MM-DDTHH:MM:SS" ".nnnnnnnnnZ" */
 	time_t sec = real_ns / 1000000000;
 	long ns = (long)(real_ns % 1000000000);
 	int i;
 
-	if (sec != cached_sec) {
+	if (!cached || sec != cached_sec) {
 		struct tm tm;
 
+		cached = false;
 		gmtime_r(&sec, &tm);
-		/* 19 bytes up to year 9999; anything else is not cached. */
-		if (strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm) != 19) {
+		/* 19 bytes from 1970 up to year 9999; anything else (a clock
+		 * set before 1970 too: its ns would be negative) is the
+		 * seconds as digits, and not cached. */
+		if (real_ns < 0 ||
+		    strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm) != 19) {
 			snprintf(buf, sizeof(buf), "%lld", (long long)sec);
-			cached_sec = -1;
 			json_str(j, "ts", buf);
 			return;
 		}
+		cached = true;
 		cached_sec = sec;
 		buf[19] = '.';
 		buf[29] = 'Z';

@@ -109,9 +109,9 @@ static void rfc3339_now(char *buf, size_t len)
 }
 
 /* The seq of a record line: common_fields() writes it second, after the
- * fixed-format ts, so it is near the start; none found: 0 and false. */
-/* Where ts_field()'s fixed 30-byte form puts it: looked at there first,
- * because a memmem() per record was a twentieth of the logger's time. */
+ * ts, so it is looked for where ts_field()'s fixed 30-byte form puts it
+ * first (a memmem() per record was a twentieth of the logger's time), then
+ * near the start; none found: 0 and false. */
 #define SEQ_AT	(sizeof("{\"ts\":\"YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ\"") - 1)
 
 static bool line_seq(const char *line, size_t len, uint64_t *seq)
@@ -139,7 +139,8 @@ static bool line_seq(const char *line, size_t len, uint64_t *seq)
  * larger (so the held memory stays within twice WATCH_RING_BYTES, plus a
  * minimum per record): a full ring, every record of a storm, then
  * allocates nothing; a malloc and a free per record were a twentieth of
- * the logger's time.
+ * the logger's time. A malloc that fails after the evictions loses them
+ * and the new line alike: only the replay is poorer, the log has them.
  */
 #define RING_MIN_ALLOC	512
 
