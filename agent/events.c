@@ -14,7 +14,6 @@
  * SIGKILL can do is make a few records appear twice (same seq), never
  * vanish.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
