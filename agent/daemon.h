@@ -226,7 +226,7 @@ struct sub_ctx {
 
 /* agent/cgattach.c */
 int attach_cg(struct agent *a, struct sandbox_cg *cg, const char **how);
-int attach_links(struct agent *a, uint64_t id, const char *rel, struct bpf_program **progs, int n, struct bpf_link **links, const char **how);
+int attach_links(struct agent *a, uint64_t id, const char *rel, struct bpf_program **progs, int n, struct bpf_link **links, int *fds, const char **how);
 int cg_link_path(struct agent *a, uint64_t id, const struct bpf_program *prog, char *path, size_t len);
 void cg_progs(struct agent *a, struct bpf_program *progs[SANDBOX_N_LINKS]);
 void close_cg(struct sandbox_cg *cg);

@@ -40,6 +40,8 @@ struct sandbox_cg *sandbox_table__add(struct sandbox_table *t, const char *rel,
 	if (!cg->path)
 		return NULL;
 	cg->id = id;
+	for (size_t k = 0; k < SANDBOX_N_LINKS; k++)
+		cg->link_fd[k] = -1;
 	cg->wd = -1;
 	cg->pwd = -1;
 	cg->pending_us = -1;

@@ -18,7 +18,6 @@
 
 struct container_info;
 
-struct bpf_link;
 struct limits_cg;
 
 /* The cgroup programs attached to each directly selected cgroup. */
@@ -39,7 +38,9 @@ struct sandbox_cg {
 	int pwd;		/* a directly selected one's: on its parent
 				 * (its removal), or -1 */
 	unsigned int seen;	/* scan generation that last saw it */
-	struct bpf_link *links[SANDBOX_N_LINKS];
+	/* Its links' fds (-1: none); their pins keep them attached. Fds,
+	 * not libbpf's struct bpf_link: that holds the pin path too. */
+	int link_fd[SANDBOX_N_LINKS];
 	struct limits_cg *lim;	/* limits, watches, run time: agent/limits.c */
 	/* The policy id + 1 its processes' held fds were last checked
 	 * under (agent/preexist.c); 0: not yet. */
@@ -61,8 +62,8 @@ struct sandbox_table {
 
 /* The entry of id, or NULL. */
 struct sandbox_cg *sandbox_table__find(struct sandbox_table *t, uint64_t id);
-/* A new, zeroed entry for rel and id (wd -1, pending_us -1), or NULL
- * when memory ran out (nothing added). */
+/* A new, zeroed entry for rel and id (wd, pwd and link_fd -1, pending_us
+ * -1), or NULL when memory ran out (nothing added). */
 struct sandbox_cg *sandbox_table__add(struct sandbox_table *t, const char *rel,
 				      uint64_t id);
 /* Remove entry i (its path freed): the last one takes its place. */

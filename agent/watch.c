@@ -409,7 +409,7 @@ static int arm_wd(struct agent *a, struct watch_dir *w)
 	if (w->top && !w->links[0] && !covered(a, w, a->wd_fallback)) {
 		w_progs(a, progs);
 		err = attach_links(a, w->id, w->path, progs, WATCH_N_LINKS,
-				   w->links, &how);
+				   w->links, NULL, &how);
 		if (err) {
 			pr_err("cgroup", "attaching the watch programs to %s failed: %s",
 			       w->path[0] ? w->path : "/", strerror(-err));

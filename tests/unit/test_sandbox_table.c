@@ -18,7 +18,9 @@ static void test_add_find(void **state)
 	EXPECT_EQ(cg->id, 7);
 	EXPECT_EQ(cg->wd, -1);
 	EXPECT_EQ(cg->pending_us, -1);
-	EXPECT(!cg->direct && !cg->links[0] && !cg->lim);
+	EXPECT(!cg->direct && !cg->lim);
+	for (int k = 0; k < SANDBOX_N_LINKS; k++)
+		EXPECT_EQ(cg->link_fd[k], -1);	/* 0 is an fd */
 	EXPECT(sandbox_table__add(&t, "/a/b", 8) != NULL);
 	EXPECT(sandbox_table__find(&t, 7) == &t.v[0]);
 	EXPECT(sandbox_table__find(&t, 8) == &t.v[1]);
