@@ -188,7 +188,6 @@ int attach_links(struct agent *a, uint64_t id, const char *rel,
 int attach_cg(struct agent *a, struct sandbox_cg *cg, const char **how)
 {
 	struct bpf_program *progs[SANDBOX_N_LINKS];
-
 	struct bpf_link *links[SANDBOX_N_LINKS] = { NULL };
 
 	cg_progs(a, progs);
