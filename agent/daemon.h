@@ -304,6 +304,7 @@ void policy_watches_free(void);
 void rcu_sync(struct agent *a);
 size_t policy_maps__sweep(struct agent *a);
 void retire_ids(struct agent *a, const bool *retired);
+void file_gen_bump(struct agent *a);
 int slot_put(struct agent *a, uint32_t slot, uint32_t id);
 /* agent/confine.c, owner of the sandboxes map */
 int sandbox_entry_put(struct agent *a, uint64_t id, const struct sandbox *sb);

@@ -60,6 +60,7 @@ static void delete_keys(struct agent *a, struct file_cg_key *k, size_t n)
 	qsort(k, n, sizeof(*k), by_len_asc);
 	for (i = 0; i < n; i++)
 		bpf_map_delete_elem(scope_fd(a), &k[i]);
+	file_gen_bump(a);
 }
 
 /*
@@ -125,6 +126,7 @@ static int write_scope(struct agent *a, const struct policy *p,
 	}
 	*written = true;
 out:
+	file_gen_bump(a);
 	free(keys);
 	file_compiled__free(&fc);
 	for (i = 0; i < n_homes; i++)
@@ -257,4 +259,5 @@ void file_scope__retire(struct agent *a, const bool *retired)
 {
 	retire_keys(scope_fd(a), sizeof(struct file_cg_key),
 		    offsetof(struct file_cg_key, policy_id), retired, POLICY_MAX);
+	file_gen_bump(a);
 }

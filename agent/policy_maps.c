@@ -194,6 +194,18 @@ static int fill_conflict(struct agent *a, bool keep)
 }
 
 /*
+ * After every write of file_rules, file_cg_rules (agent/file_scope.c) or
+ * policies, never before: an allow the BPF-LSM programs cached
+ * (file_dcache, include/file.h) was judged under the generation read
+ * before their lookups, so one that saw the old rules is stale once the
+ * bump lands.
+ */
+void file_gen_bump(struct agent *a)
+{
+	__atomic_fetch_add(&a->skel->data->file_gen, 1, __ATOMIC_SEQ_CST);
+}
+
+/*
  * What `stockade manifest` reads of p that the pins do not hold (its
  * rules' reasons, the file scopes and overrides, category, file, run
  * time): DIR/policies/<hash>.policy, DIR the --state file's directory
@@ -353,6 +365,8 @@ int fill_policies(struct agent *a, const bool *only)
 		net_compiled__free(&c);
 	}
 cleanup:
+	/* Written or half written: either way not what was cached. */
+	file_gen_bump(a);
 	for (i = 0; i < n_homes; i++)
 		free(homes[i]);
 	free(homes);
@@ -466,6 +480,7 @@ size_t policy_maps__sweep(struct agent *a)
 	n_rules += sweep_keys(bpf_map__fd(a->skel->maps.unix_allow), &a->keys_unix,
 			      bpf_map__key_size(a->skel->maps.unix_allow));
 	sweep_ids(a);
+	file_gen_bump(a);
 	key_set_free(&a->keys_allow);
 	key_set_free(&a->keys_exact);
 	key_set_free(&a->keys_meta);
@@ -500,6 +515,7 @@ void retire_ids(struct agent *a, const bool *retired)
 		bpf_map_update_elem(bpf_map__fd(a->skel->maps.policy_names), &id, &unused,
 				    BPF_ANY);
 	}
+	file_gen_bump(a);
 }
 
 int slot_put(struct agent *a, uint32_t slot, uint32_t id)

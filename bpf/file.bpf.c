@@ -236,13 +236,166 @@ static __always_inline bool file_exec_open(struct file *file)
 	return (file->f_mode | file->f_flags) & FMODE_EXEC;
 }
 
+/* ---- the decision cache (include/file.h, struct file_dcache_key) ---- */
+
+#define CAP_DAC_READ_SEARCH	2
+#define S_IFREG			0100000
+#define EXT4_SUPER_MAGIC	0xEF53
+#define XFS_SUPER_MAGIC		0x58465342
+#define BTRFS_SUPER_MAGIC	0x9123683E
+#define TMPFS_MAGIC		0x01021994
+#define RAMFS_MAGIC		0x858458f6
+#define OVERLAYFS_SUPER_MAGIC	0x794c7630
+
+/* Bumped by the agent after it writes file_rules, file_cg_rules or
+ * policies (agent/policy_maps.c, file_gen_bump()). */
+__u64 file_gen = 1;
+
+/* The kernel's seqlocks over dcache moves and mount trees: typeless
+ * ksyms, resolved from /proc/kallsyms; 0 where it does not list them. */
+extern const void rename_lock __ksym __weak;
+extern const void mount_lock __ksym __weak;
+
+struct file_dcache_val {
+	struct bpf_spin_lock lock;
+	__u32 flags;			/* the entry's FILE_*; 0: none yet */
+	struct file_dcache_key key;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_INODE_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct file_dcache_val);
+} file_dcache SEC(".maps");
+
+/* The mount namespace's own sequence number: mnt_namespace.seq up to
+ * 6.17, ns_common.ns_id after; neither is ever reused. 0: unknown. */
+struct mnt_namespace___seq {
+	__u64 seq;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u64 mntns_seq(struct mnt_namespace *ns)
+{
+	if (bpf_core_field_exists(struct mnt_namespace___seq, seq))
+		return BPF_CORE_READ((struct mnt_namespace___seq *)ns, seq);
+	if (bpf_core_field_exists(ns->ns.ns_id))
+		return BPF_CORE_READ(ns, ns.ns_id);
+	return 0;
+}
+
+/* A seqlock's sequence (its first word), if no writer holds it. */
+static __always_inline bool seq_even(const void *lock, __u64 *out)
+{
+	__u32 v;
+
+	if (!lock || bpf_probe_read_kernel(&v, sizeof(v), lock) || (v & 1))
+		return false;
+	*out = v;
+	return true;
+}
+
+static __always_inline bool dcache_fs(unsigned long magic)
+{
+	return magic == EXT4_SUPER_MAGIC || magic == XFS_SUPER_MAGIC ||
+	       magic == BTRFS_SUPER_MAGIC || magic == TMPFS_MAGIC ||
+	       magic == RAMFS_MAGIC || magic == OVERLAYFS_SUPER_MAGIC;
+}
+
+/*
+ * The key of this open of file by sb, when the cache may answer it
+ * (include/file.h says which opens may). Read before the path is
+ * resolved: a move or a rule written meanwhile then leaves a key that no
+ * later open will match.
+ */
+static __always_inline bool dcache_key(struct file *file, const struct sandbox *sb,
+				       const struct policy_conf *conf,
+				       struct file_dcache_key *k)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct dentry *d = file->f_path.dentry;
+	struct inode *ino = d->d_inode;
+	struct mnt_namespace *ns;
+	struct mount *nsroot;
+
+	if (sb->slot & SANDBOX_SNAP_PENDING)
+		return false;
+	if (conf->caps & (1ULL << CAP_DAC_READ_SEARCH))
+		return false;
+	if (!ino || (ino->i_mode & S_IFMT) != S_IFREG || ino->i_nlink != 1)
+		return false;
+	if (d->d_parent == d || !dcache_fs(d->d_sb->s_magic))
+		return false;
+	/* Only a task at its namespace's root: d_path() is relative to the
+	 * task's root, and a chroot moves no sequence. */
+	ns = t->nsproxy->mnt_ns;
+	nsroot = ns->root;
+	if ((__u64)t->fs->root.mnt != (__u64)&nsroot->mnt ||
+	    (__u64)t->fs->root.dentry != (__u64)nsroot->mnt.mnt_root)
+		return false;
+	k->ns_seq = mntns_seq(ns);
+	if (!k->ns_seq)
+		return false;
+	k->gen = file_gen;
+	k->mnt = (__u64)file->f_path.mnt;
+	k->dentry = (__u64)d;
+	k->root_id = sb->root_id;
+	k->policy_id = sb->policy_id;
+	k->pad = 0;
+	return seq_even(&rename_lock, &k->rename_seq) &&
+	       seq_even(&mount_lock, &k->mount_seq);
+}
+
+/* The flags cached for key k on file's inode, or 0. */
+static __always_inline __u32 dcache_get(struct file *file,
+					const struct file_dcache_key *k)
+{
+	struct file_dcache_val *v;
+	struct file_dcache_key c;
+	__u32 flags;
+
+	v = bpf_inode_storage_get(&file_dcache, file->f_path.dentry->d_inode, 0, 0);
+	if (!v)
+		return 0;
+	bpf_spin_lock(&v->lock);
+	flags = v->flags;
+	c = v->key;
+	bpf_spin_unlock(&v->lock);
+	if (c.rename_seq != k->rename_seq || c.mount_seq != k->mount_seq ||
+	    c.ns_seq != k->ns_seq || c.gen != k->gen || c.mnt != k->mnt ||
+	    c.dentry != k->dentry || c.root_id != k->root_id ||
+	    c.policy_id != k->policy_id)
+		return 0;
+	return flags;
+}
+
+static __always_inline void dcache_put(struct file *file,
+				       const struct file_dcache_key *k, __u32 flags)
+{
+	struct file_dcache_val *v;
+
+	v = bpf_inode_storage_get(&file_dcache, file->f_path.dentry->d_inode, 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!v)
+		return;		/* no memory: the next open goes the whole way */
+	bpf_spin_lock(&v->lock);
+	v->flags = flags;
+	v->key = *k;
+	bpf_spin_unlock(&v->lock);
+}
+
 /* An opened (or received) file, judged by the access it was opened for. */
 static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 {
 	struct policy_conf *conf;
 	struct lsm_scratch *s;
 	struct sandbox *sb, sb_snap;
+	struct file_dcache_key dk;
+	struct file_rule r_copy = {};
+	struct file_rule *r;
 	unsigned int mode, flags;
+	bool foreign, cacheable;
+	__u32 cached;
 	long len;
 	__u8 reason, op;
 	__u64 cgid;
@@ -278,11 +431,21 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 	 * opened for exec (binfmt_misc's open-binary) is named so. */
 	op = want & WANT_WRITE ? EV_OP_OPEN_WRITE :
 	     ((mode | flags) & FMODE_EXEC) ? EV_OP_EXEC : op_r;
+	/* A regular file on a filesystem the cache takes is never a block
+	 * device nor cgroupfs: the checks below cannot refuse a hit. */
+	foreign = is_foreign_mount(file->f_path.mnt);
+	cacheable = !foreign && dcache_key(file, sb, conf, &dk);
+	if (cacheable) {
+		cached = dcache_get(file, &dk);
+		r_copy.flags = (__u16)cached;
+		if (cached && !rule_verdict(&r_copy, 0, want, false))
+			return 0;
+	}
 	len = dpath((struct path *)&file->f_path, s->buf[0]);
 	if (len < 0)
 		return lsm_deny(sb, conf, cgid, kind, op, EV_REASON_PATH_TOO_LONG,
 				NULL, NULL, 0, 0);
-	if (is_foreign_mount(file->f_path.mnt))
+	if (foreign)
 		return lsm_deny(sb, conf, cgid, kind, op, EV_REASON_DETACHED_MOUNT,
 				s->buf[0], NULL, 0, 0);
 	/* A block device holds every file of its filesystem: reading it
@@ -294,9 +457,14 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 		return lsm_deny(sb, conf, cgid, EV_KIND_CGROUP,
 				EV_OP_CGROUP_MIGRATE, EV_REASON_CGROUP_ESCAPE,
 				s->buf[0], NULL, 0, 0);
-	reason = judge_dpath(s, sb, conf, len & MASK, want);
-	if (!reason)
+	/* Judged where bpf_d_path() wrote it: no copy (file_lookup()). */
+	r = file_lookup(s, sb, conf, s->buf[0], len & MASK, true);
+	reason = rule_verdict(r, len & MASK, want, false);
+	if (!reason) {
+		if (cacheable && r)
+			dcache_put(file, &dk, r->flags);
 		return 0;
+	}
 	return lsm_deny(sb, conf, cgid, kind, op, reason, s->buf[0], NULL, 0, 0);
 }
 

@@ -26,7 +26,7 @@
  * front of it: a file_cg_key from hdr[0] and a file_key from hdr[2] (the
  * cgroup lookup is made first, so the file_key's header may then overwrite
  * its cgroup id). A path that bpf_d_path() wrote at buf[0] is looked up
- * where it lies, with no copy (judge_dpath()); a walked path ends the
+ * where it lies, with no copy (judge_file()); a walked path ends the
  * buffer, so it is copied into key or cg_key.
  */
 struct lsm_scratch {
@@ -430,18 +430,15 @@ file_lookup(struct lsm_scratch *s, const struct sandbox *sb,
 }
 
 /*
- * Judge the path (len bytes, no NUL; in_place: at s->buf[0], as
- * bpf_d_path() wrote it) for sb and return the reason to deny, or 0.
- * moving: the path is being renamed away, so a directory with a deny or
- * protected path below it is refused too.
+ * The verdict of the entry r that decides a path of len bytes (NULL: none
+ * did): the reason to deny, or 0. moving: the path is being renamed away,
+ * so a directory with a deny or protected path below it is refused too.
+ * judge_at() judges a path (len bytes, no NUL; in_place: at s->buf[0], as
+ * bpf_d_path() wrote it) for sb by the entry it finds.
  */
-static __always_inline __u8 judge_at(struct lsm_scratch *s, const struct sandbox *sb,
-				     const struct policy_conf *conf,
-				     const char *path, __u64 len, int want,
-				     bool moving, bool in_place)
+static __always_inline __u8 rule_verdict(const struct file_rule *r, __u64 len,
+					 int want, bool moving)
 {
-	struct file_rule *r = file_lookup(s, sb, conf, path, len, in_place);
-
 	if (!r)
 		return EV_REASON_OUTSIDE_SCOPE;	/* no "/" entry: fail closed */
 	if (r->flags & FILE_PROTECTED)
@@ -461,6 +458,15 @@ static __always_inline __u8 judge_at(struct lsm_scratch *s, const struct sandbox
 	return 0;
 }
 
+static __always_inline __u8 judge_at(struct lsm_scratch *s, const struct sandbox *sb,
+				     const struct policy_conf *conf,
+				     const char *path, __u64 len, int want,
+				     bool moving, bool in_place)
+{
+	return rule_verdict(file_lookup(s, sb, conf, path, len, in_place),
+			    len, want, moving);
+}
+
 /* A path anywhere in the scratch (a walked one: its end), copied into the
  * keys. */
 static __always_inline __u8 judge_ex(struct lsm_scratch *s, const struct sandbox *sb,
@@ -477,15 +483,6 @@ static __always_inline __u8 judge(struct lsm_scratch *s, const struct sandbox *s
 				  const char *path, __u64 len, int want)
 {
 	return judge_at(s, sb, conf, path, len, want, false, false);
-}
-
-/* The path bpf_d_path() wrote at s->buf[0] (len bytes, no NUL), judged
- * where it lies: no copy into a key. */
-static __always_inline __u8 judge_dpath(struct lsm_scratch *s, const struct sandbox *sb,
-					const struct policy_conf *conf,
-					__u64 len, int want)
-{
-	return judge_at(s, sb, conf, s->buf[0], len, want, false, true);
 }
 
 #endif /* STOCKADE_LSM_BPF_H */

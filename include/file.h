@@ -122,6 +122,54 @@ struct file_cg_key {
 	char path[FILE_CG_KEY_PATH];
 };
 
+/*
+ * The decision cache (`file_dcache`, inode storage; bpf/file.bpf.c). An
+ * allowed open of a regular file records, on the inode of the dentry it
+ * opened, what it was judged by: the matched entry's flags, under a key of
+ * everything the path and its verdict depend on. A later open whose key
+ * is equal is judged by those flags without resolving the path or looking
+ * it up; any other open goes the whole way. Only allows are cached (a
+ * refusal goes the whole way, and writes its one record), and the cached
+ * flags are judged against each open's own access.
+ *
+ * What d_path() gives for (dentry, mount, the task's root) can only change
+ *   - by a move in the dcache (rename, exchange, a directory spliced into
+ *     place): each writes the kernel's rename_lock, whose sequence is in
+ *     the key;
+ *   - by a change to any mount tree (mount, bind, move, umount, lazy or
+ *     expiring, pivot_root, a namespace torn down): each writes
+ *     mount_lock, whose sequence is in the key;
+ *   - by another root: the key holds the task's mount namespace (its
+ *     never reused sequence number), and only a task whose root is its
+ *     namespace's root uses the cache (a chroot does not);
+ * and the verdict by the rules: the key holds the policy id and the
+ * selected cgroup (root_id), and file_gen, which the agent bumps after
+ * every write to file_rules, file_cg_rules and policies. A pointer in the
+ * key (dentry, mount) can only be reused after a free, and a mount's free
+ * writes mount_lock. A dentry's can be reused without either sequence
+ * moving when its inode has other names (a hard link, or a dentry not
+ * connected to the tree, as open_by_handle_at() makes), so only a file
+ * with exactly one link, opened through a connected dentry, is cached,
+ * never in a policy that grants DAC_READ_SEARCH, and only on filesystems
+ * where every move goes through the dcache (ext4, xfs, btrfs, tmpfs,
+ * ramfs, overlayfs; not procfs, sysfs, cgroupfs, FUSE or network
+ * filesystems, whose names can change under a dentry with no move).
+ * Concurrent writers of one inode's entry are serialised by its spin lock.
+ * Where the kernel does not show rename_lock and mount_lock in
+ * /proc/kallsyms (CONFIG_KALLSYMS_ALL off), nothing is cached.
+ */
+struct file_dcache_key {
+	__u64 rename_seq;	/* rename_lock's sequence, even */
+	__u64 mount_seq;	/* mount_lock's sequence, even */
+	__u64 ns_seq;		/* the task's mount namespace */
+	__u64 gen;		/* file_gen */
+	__u64 mnt;		/* struct vfsmount * */
+	__u64 dentry;		/* struct dentry * */
+	__u64 root_id;
+	__u32 policy_id;
+	__u32 pad;
+};
+
 /* unix_allow: exact match on (policy, sun_path bytes as the kernel holds
  * them: a leading NUL for an abstract name). */
 struct unix_key {

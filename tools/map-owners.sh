@@ -30,6 +30,7 @@ key_owner -
 ipc_owner -
 fowner -
 cap_last -
+file_dcache -
 rodata_str1_1 -
 agent_meta events.c
 rb events.c

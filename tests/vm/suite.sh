@@ -222,6 +222,12 @@ if want folders; then
 	vm_script folders 150 fileprobe
 fi
 
+# The file decision cache (tests/vm/dcache.sh): no change to a path, a
+# mount, a root or the rules lets a cached allow outlive it.
+if want dcache; then
+	vm_script dcache 150 fileprobe
+fi
+
 # Least privilege (tests/vm/priv.sh): capabilities, kernel code, host
 # state, kernel logs, perf, notify marks, userfaultfd.
 if want priv; then

@@ -1,0 +1,183 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#
+# The file decision cache (include/file.h, `file_dcache`; issue 18) in the
+# test VM: every case first makes the cache hold an allow (the same file
+# opened twice from the sandbox), then changes what that file's path or
+# its verdict is, from outside the sandbox the way a host or a reload
+# would, and opens it again from the sandbox by its new name: that open
+# must be refused, with exactly one deny record naming the new path, as
+# it would be with no cache at all. A case the cache answered from a
+# stale entry would get OK and no record.
+#
+#   rename-dir     the file's directory moved out of the read scope
+#                  (rename_lock's sequence)
+#   rename-file    the file itself moved out of it
+#   bind-mount     the file's directory bind-mounted outside the scope:
+#                  the same dentry under another mount
+#   move-mount     a mount moved out of the scope: the same dentry and
+#                  the same mount, only mount_lock's sequence tells
+#   hard-link      a second name outside the scope for the same inode
+#   chroot         a task whose root is not its namespace's: the same
+#                  dentry and mount, judged as "/in/..." from there
+#   other-ns       a task in a new mount namespace reaching the cached
+#                  file through the mount of the namespace it came from
+#                  (/proc/PID/root): a detached mount, refused
+#   reload         the policy no longer reads the file (a fresh policy
+#                  id, file_gen)
+# Each case also checks that the cached file still opens where it should
+# (the allow stays an allow), and the last that the sandbox's records
+# lost none.
+#
+# Env (tests/vm/suite.sh): STOCKADE, TOOLS, CGROUP_ROOT.
+
+. tests/vm/lib.sh
+
+T=dcache
+probe=$TOOLS/fileprobe
+sbx=$CGROUP_ROOT/dcache-sbx
+work=/tmp/dcache
+log=$work/agent.log
+bpffs=/sys/fs/bpf/dcache
+cases=$work/cases
+pol=$work/policies/dcache.yaml
+FP='"comm":"fileprobe"'
+agent=
+helper_pid=
+
+if [ "$(hostname)" != stockade-vm ] || [ ! -f /init ]; then
+	t_fail $T/guest "refusing to run outside the test VM: this script mounts over /dc"
+	exit 0
+fi
+
+cleanup() {
+	[ -n "$helper_pid" ] && kill -9 "$helper_pid" 2>/dev/null
+	if [ -n "$agent" ]; then
+		kill -TERM "$agent" 2>/dev/null
+		wait_for 20 eval '! alive "$agent"' || kill -9 "$agent" 2>/dev/null
+		wait "$agent" 2>/dev/null
+	fi
+	[ ! -d "$bpffs" ] || "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
+	for m in /dc/secret/b /dc/secret/t /dc/in/t /dc/cg; do
+		umount "$m" 2>/dev/null
+	done
+	cg_remove "$sbx"
+	rm -rf /dc
+}
+trap cleanup EXIT
+
+rm -rf "$work" /dc
+mkdir -p "$work/policies" /dc/in /dc/secret /dc/in2
+: > "$log"
+set -f
+
+policy() {	# policy READ-LIST
+	cat > "$pol.tmp" <<EOF
+name: dcache
+mode: enforce
+cgroups: [/dcache-sbx]
+network:
+  default: deny
+files:
+  read: [$1]
+EOF
+	mv "$pol.tmp" "$pol"
+}
+policy "/dc/in, /opt/stockade"
+mkdir -p "$sbx"
+
+# Fixtures, each case its own file (tmpfs: the initramfs's rootfs).
+mkdir -p /dc/in/r /dc/in/b /dc/in/t
+for f in r/f f2 b/f h f3; do
+	echo data > "/dc/in/$f"
+done
+
+"$STOCKADE" agent --policy "$work/policies" --bpffs "$bpffs" --detach-on-exit \
+	--log "$log" > /dev/null 2> "$work/agent.err" &
+agent=$!
+agent_ready_or_fail $T/agent-ready "$log" "$agent" "$work/agent.err" || exit 0
+
+phase=enforce
+phase_in "$sbx" deny dcache "$FP"
+OUT='"reason":"outside_scope"'
+
+# warm NAME PATH: two allowed opens from the sandbox, no record: the
+# second is the cache's if the first was cacheable.
+warm() {
+	kase "$1-warm-1" OK '' '' open-read "$2"
+	kase "$1-warm-2" OK '' '' open-read "$2"
+}
+
+warm rename-dir /dc/in/r/f
+mv /dc/in/r /dc/secret/r
+kase rename-dir EPERM "\"op\":\"open_read\" \"path\":\"/dc/secret/r/f\" $OUT" '' open-read /dc/secret/r/f
+
+warm rename-file /dc/in/f2
+mv /dc/in/f2 /dc/secret/f2
+kase rename-file EPERM "\"path\":\"/dc/secret/f2\" $OUT" '' open-read /dc/secret/f2
+
+# Mounted before the allow is cached: only the mount in the key tells
+# the two names apart.
+mkdir -p /dc/secret/b
+mount --bind /dc/in/b /dc/secret/b
+warm bind-mount /dc/in/b/f
+kase bind-mount EPERM "\"path\":\"/dc/secret/b/f\" $OUT" '' open-read /dc/secret/b/f
+kase bind-mount-origin OK '' '' open-read /dc/in/b/f
+
+mount -t tmpfs dc-t /dc/in/t
+echo data > /dc/in/t/f
+warm move-mount /dc/in/t/f
+mkdir -p /dc/secret/t
+mount --move /dc/in/t /dc/secret/t
+kase move-mount EPERM "\"path\":\"/dc/secret/t/f\" $OUT" '' open-read /dc/secret/t/f
+
+warm hard-link /dc/in/h
+ln /dc/in/h /dc/secret/h2
+kase hard-link EPERM "\"path\":\"/dc/secret/h2\" $OUT" '' open-read /dc/secret/h2
+kase hard-link-origin OK '' '' open-read /dc/in/h
+
+# chroot: with /dc as its root, the probe opens the cached file through
+# the very mount and dentry the cache holds, as "/in/f3". The cgroup tree
+# it joins through is mounted before the allow is cached: no sequence
+# moves between the two, only the task's root differs.
+mkdir -p /dc/cg /dc/bin
+cp "$probe" /dc/bin/fileprobe
+mount -t cgroup2 none /dc/cg 2> /dev/null || mount --bind "$CGROUP_ROOT" /dc/cg
+warm chroot /dc/in/f3
+_probe=$probe _flags=$probe_flags _cgarg=$cgarg
+probe=chroot probe_flags="/dc /bin/fileprobe" cgarg="--cgroup /cg/dcache-sbx"
+kase chroot EPERM "\"path\":\"/in/f3\" $OUT" '' open-read /in/f3
+probe=$_probe probe_flags=$_flags cgarg=$_cgarg
+umount /dc/cg 2> /dev/null
+
+# other-ns: a sandboxed helper in this namespace, whose root a sandboxed
+# probe in a new one (made by unshare outside the sandbox) opens the
+# cached file through: that is a mount of another namespace.
+warm other-ns /dc/in/f3
+"$probe" --cgroup "$sbx" --wait "$work/never" open-read /dc/in/f3 > "$work/helper.out" 2>&1 &
+helper_pid=$!
+if wait_for 5 grep -q '^pid=' "$work/helper.out"; then
+	probe_flags="-m -- $probe" probe=unshare
+	kase other-ns EPERM '"reason":"detached_mount"' '' \
+		open-read "/proc/$helper_pid/root/dc/in/f3"
+	kase other-ns-own OK '' '' open-read /dc/in/f3
+	probe=$_probe probe_flags=$_flags
+else
+	t_fail $T/enforce/other-ns "the helper did not start: $(cat "$work/helper.out")"
+fi
+kill -9 "$helper_pid" 2>/dev/null
+wait "$helper_pid" 2>/dev/null
+helper_pid=
+
+warm reload /dc/in/f3
+policy "/dc/in2, /opt/stockade"
+if "$STOCKADE" reload --bpffs "$bpffs" > "$work/reload.out" 2>&1; then
+	t_ok $T/reload-applied
+else
+	t_fail $T/reload-applied "$(head -n 3 "$work/reload.out")"
+fi
+kase reload EPERM "\"path\":\"/dc/in/f3\" $OUT" '' open-read /dc/in/f3
+
+judge_cases
+t_no_lost
+exit 0
