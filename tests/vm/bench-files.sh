@@ -54,8 +54,10 @@
 # with the agent running; the logger's own cost is the events section's.
 # In the last round, after the timed part, kernel.bpf_stats_enabled is set
 # for a separate pass that reads each program's own run_time_ns / run_cnt
-# (bpfquery stats) over three workloads: outside, allowed paths inside,
-# denied paths inside.
+# (bpfquery stats) over four workloads: outside, allowed paths inside
+# (opened again and again: the file decision cache's hits after the
+# first), denied paths inside, and FRESH inside (first opens only: its
+# misses).
 #
 #   sh tests/vm/bench-files.sh [--suite]
 # Env: ROUNDS (15), ITERS (200 opens a block), BLOCKS (8 timed blocks),
@@ -100,6 +102,11 @@ ALLOWED="allow3:ok:$A3 allow8:ok:$A8"
 MANY_DIR=/task/in/m
 MANY_N=1000	# benchfile's SPREAD_FILES
 MANY="many:ok:$MANY_DIR/%u/data.txt"
+# FRESH: 1000 more such files, opened only by the bpf_stats pass, once
+# each: every open is a first one, which the file decision cache
+# (include/file.h) cannot answer: its miss path, resolve, look up, store.
+FRESH_DIR=/task/in/f
+FRESH="fresh:ok:$FRESH_DIR/%u/data.txt"
 DENIED="deny3:denied:$D3 deny8:denied:$D8"
 DENY_OPEN="deny3:ok:$D3 deny8:ok:$D8"	# the same files, where nothing denies
 LIVE="denylive3:denied:$D3 denylive8:denied:$D8"
@@ -170,7 +177,7 @@ cleanup() {
 	for n in $RULES; do
 		rmdir "$CGROUP_ROOT/bench-files-$(label "$n")" 2>/dev/null
 	done
-	rm -rf /secret /task/in/a "$MANY_DIR" "$work"
+	rm -rf /secret /task/in/a "$MANY_DIR" "$FRESH_DIR" "$work"
 }
 
 # Deny records from benchfile, and records counted lost, against the
@@ -272,7 +279,7 @@ done
 i=0
 dirs=
 while [ "$i" -lt "$MANY_N" ]; do
-	dirs="$dirs $MANY_DIR/$i"
+	dirs="$dirs $MANY_DIR/$i $FRESH_DIR/$i"
 	i=$((i + 1))
 done
 # shellcheck disable=SC2086
@@ -352,7 +359,8 @@ while [ "$r" -le "$ROUNDS" ]; do
 			check bpf-stats fail "cannot write $stats"
 		elif stat_pass outside "" $ALLOWED > "$work/stat.out" &&
 			stat_pass "in$mid-allowed" "$CGROUP_ROOT/bench-files-$mid" $ALLOWED >> "$work/stat.out" &&
-			stat_pass "in$mid-denied" "$CGROUP_ROOT/bench-files-$mid" $DENIED >> "$work/stat.out"; then
+			stat_pass "in$mid-denied" "$CGROUP_ROOT/bench-files-$mid" $DENIED >> "$work/stat.out" &&
+			stat_pass "in$mid-fresh" "$CGROUP_ROOT/bench-files-$mid" $FRESH >> "$work/stat.out"; then
 			cat "$work/stat.out"
 			check bpf-stats ok
 		else

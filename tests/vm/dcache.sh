@@ -23,6 +23,8 @@
 #   other-ns       a task in a new mount namespace reaching the cached
 #                  file through the mount of the namespace it came from
 #                  (/proc/PID/root): a detached mount, refused
+#   other-sandbox  the same file from a sandbox whose policy may not
+#                  read it (the policy id and the selected cgroup)
 #   reload         the policy no longer reads the file (a fresh policy
 #                  id, file_gen)
 # Each case also checks that the cached file still opens where it should
@@ -36,6 +38,7 @@
 T=dcache
 probe=$TOOLS/fileprobe
 sbx=$CGROUP_ROOT/dcache-sbx
+sbx_b=$CGROUP_ROOT/dcache-b
 work=/tmp/dcache
 log=$work/agent.log
 bpffs=/sys/fs/bpf/dcache
@@ -61,7 +64,7 @@ cleanup() {
 	for m in /dc/secret/b /dc/secret/t /dc/in/t /dc/cg; do
 		umount "$m" 2>/dev/null
 	done
-	cg_remove "$sbx"
+	cg_remove "$sbx" "$sbx_b"
 	rm -rf /dc
 }
 trap cleanup EXIT
@@ -71,8 +74,11 @@ mkdir -p "$work/policies" /dc/in /dc/secret /dc/in2
 : > "$log"
 set -f
 
-policy() {	# policy READ-LIST
-	cat > "$pol.tmp" <<EOF
+# policy READ-LIST: written in place, not renamed into place: a rename
+# would move rename_lock's sequence, and the reload case must be caught
+# by the rules' generation and the policy id alone.
+policy() {
+	cat > "$pol" <<EOF
 name: dcache
 mode: enforce
 cgroups: [/dcache-sbx]
@@ -81,14 +87,24 @@ network:
 files:
   read: [$1]
 EOF
-	mv "$pol.tmp" "$pol"
 }
 policy "/dc/in, /opt/stockade"
-mkdir -p "$sbx"
+mkdir -p "$sbx" "$sbx_b"
+# A second sandbox, which may not read /dc/in: the cache's entries are
+# per file, shared by every sandbox that opens it.
+cat > "$work/policies/dcache-b.yaml" <<EOF
+name: dcache-b
+mode: enforce
+cgroups: [/dcache-b]
+network:
+  default: deny
+files:
+  read: [/dc/in2, /opt/stockade]
+EOF
 
 # Fixtures, each case its own file (tmpfs: the initramfs's rootfs).
 mkdir -p /dc/in/r /dc/in/b /dc/in/t
-for f in r/f f2 b/f h f3; do
+for f in r/f f2 b/f h f3 f4; do
 	echo data > "/dc/in/$f"
 done
 
@@ -107,6 +123,12 @@ warm() {
 	kase "$1-warm-1" OK '' '' open-read "$2"
 	kase "$1-warm-2" OK '' '' open-read "$2"
 }
+
+warm other-sandbox /dc/in/f4
+phase_in "$sbx_b" deny dcache-b "$FP"
+kase other-sandbox EPERM "\"path\":\"/dc/in/f4\" $OUT" '' open-read /dc/in/f4
+judge_cases	# by this phase's fields: the other policy, the other cgroup
+phase_in "$sbx" deny dcache "$FP"
 
 warm rename-dir /dc/in/r/f
 mv /dc/in/r /dc/secret/r
