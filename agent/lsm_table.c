@@ -19,6 +19,12 @@ static const struct lsm_hook lsm_table[] = {
 	/* bpf/file.bpf.c: file scope; the built-in credential paths are
 	 * judged by the same programs. */
 	{ "stk_file_open", "file_open", FILE_SCOPE, false, { "file" } },
+	/* Bookkeeping of file_open's decision cache (include/file.h): gives
+	 * a freed inode's entry back to the cache's bound. Without it no
+	 * entry is ever given back, and once FILE_DCACHE_MAX were made the
+	 * cache stores nothing more: slower, never looser, so marked `newer`
+	 * as stk_key_free is: missing, no guarantee is lost. */
+	{ "stk_inode_free", "inode_free_security", FILE_SCOPE, true, { "inode" } },
 	{ "stk_file_receive", "file_receive", "fd_receive", NULL, false, { "file" } },
 	{ "stk_path_mknod", "path_mknod", FILE_SCOPE, false, { "path", "dentry" } },
 	{ "stk_path_mkdir", "path_mkdir", FILE_SCOPE, false, { "path", "dentry" } },

@@ -259,8 +259,13 @@ extern const void mount_lock __ksym __weak;
 struct file_dcache_val {
 	struct bpf_spin_lock lock;
 	__u32 flags;			/* the entry's FILE_*; 0: none yet */
+	__u32 counted;			/* in dcache_live (set once) */
+	__u32 pad;
 	struct file_dcache_key key;
 };
+
+/* Entries alive (include/file.h, Memory). */
+__u64 dcache_live;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_INODE_STORAGE);
@@ -346,15 +351,18 @@ static __always_inline bool dcache_key(struct file *file, const struct sandbox *
 	       seq_even(&mount_lock, &k->mount_seq);
 }
 
-/* The flags cached for key k on file's inode, or 0. */
+/* The flags cached for key k on file's inode, or 0; *have: the inode
+ * has an entry at all. */
 static __always_inline __u32 dcache_get(struct file *file,
-					const struct file_dcache_key *k)
+					const struct file_dcache_key *k,
+					bool *have)
 {
 	struct file_dcache_val *v;
 	struct file_dcache_key c;
 	__u32 flags;
 
 	v = bpf_inode_storage_get(&file_dcache, file->f_path.dentry->d_inode, 0, 0);
+	*have = v;
 	if (!v)
 		return 0;
 	bpf_spin_lock(&v->lock);
@@ -369,19 +377,44 @@ static __always_inline __u32 dcache_get(struct file *file,
 	return flags;
 }
 
+/* have: dcache_get() found an entry, which is rewritten; else one is
+ * made, if fewer than FILE_DCACHE_MAX are alive. */
 static __always_inline void dcache_put(struct file *file,
-				       const struct file_dcache_key *k, __u32 flags)
+				       const struct file_dcache_key *k, __u32 flags,
+				       bool have)
 {
 	struct file_dcache_val *v;
+	bool fresh = false;
 
+	if (!have && dcache_live >= FILE_DCACHE_MAX)
+		return;		/* full: the next open goes the whole way */
 	v = bpf_inode_storage_get(&file_dcache, file->f_path.dentry->d_inode, 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!v)
 		return;		/* no memory: the next open goes the whole way */
 	bpf_spin_lock(&v->lock);
+	/* Made here, or by another CPU since: counted once either way. */
+	if (!v->counted) {
+		v->counted = 1;
+		fresh = true;
+	}
 	v->flags = flags;
 	v->key = *k;
 	bpf_spin_unlock(&v->lock);
+	if (fresh)
+		__sync_fetch_and_add(&dcache_live, 1);
+}
+
+/* An inode goes, and its entry with it: give its place back. Runs for
+ * every inode the host frees; an inode with no entry costs one lookup. */
+SEC("lsm/inode_free_security")
+int BPF_PROG(stk_inode_free, struct inode *inode)
+{
+	struct file_dcache_val *v = bpf_inode_storage_get(&file_dcache, inode, 0, 0);
+
+	if (v && v->counted)
+		__sync_fetch_and_add(&dcache_live, -1);
+	return 0;
 }
 
 /* An opened (or received) file, judged by the access it was opened for. */
@@ -394,7 +427,7 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 	struct file_rule r_copy = {};
 	struct file_rule *r;
 	unsigned int mode, flags;
-	bool foreign, cacheable;
+	bool foreign, cacheable, have = false;
 	__u32 cached;
 	long len;
 	__u8 reason, op;
@@ -436,7 +469,7 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 	foreign = is_foreign_mount(file->f_path.mnt);
 	cacheable = !foreign && dcache_key(file, sb, conf, &dk);
 	if (cacheable) {
-		cached = dcache_get(file, &dk);
+		cached = dcache_get(file, &dk, &have);
 		r_copy.flags = (__u16)cached;
 		if (cached && !rule_verdict(&r_copy, 0, want, false))
 			return 0;
@@ -462,7 +495,7 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 	reason = rule_verdict(r, len & MASK, want, false);
 	if (!reason) {
 		if (cacheable && r)
-			dcache_put(file, &dk, r->flags);
+			dcache_put(file, &dk, r->flags, have);
 		return 0;
 	}
 	return lsm_deny(sb, conf, cgid, kind, op, reason, s->buf[0], NULL, 0, 0);

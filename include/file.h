@@ -157,7 +157,15 @@ struct file_cg_key {
  * Concurrent writers of one inode's entry are serialised by its spin lock.
  * Where the kernel does not show rename_lock and mount_lock in
  * /proc/kallsyms (CONFIG_KALLSYMS_ALL off), nothing is cached.
+ *
+ * Memory. An entry is inode storage, about 400 bytes of kernel memory
+ * charged to the agent's cgroup, freed with its inode. A sandbox can make
+ * files (and so entries) until its own memory limit, so their number is
+ * bounded: at most FILE_DCACHE_MAX live at once (dcache_live, given back
+ * by lsm/inode_free_security as each inode goes); past it an open is
+ * judged the whole way and nothing new is stored.
  */
+#define FILE_DCACHE_MAX		65536
 struct file_dcache_key {
 	__u64 rename_seq;	/* rename_lock's sequence, even */
 	__u64 mount_seq;	/* mount_lock's sequence, even */
