@@ -256,12 +256,18 @@ __u64 file_gen = 1;
 extern const void rename_lock __ksym __weak;
 extern const void mount_lock __ksym __weak;
 
+struct file_dcache_way {
+	struct file_dcache_key key;
+	__u32 flags;			/* the entry's FILE_*; 0: empty */
+	__u32 pad;
+};
+
 struct file_dcache_val {
 	struct bpf_spin_lock lock;
-	__u32 flags;			/* the entry's FILE_*; 0: none yet */
 	__u32 counted;			/* in dcache_live (set once) */
+	__u32 next;			/* the way the next new key takes */
 	__u32 pad;
-	struct file_dcache_key key;
+	struct file_dcache_way way[FILE_DCACHE_WAYS];
 };
 
 /* Entries alive (include/file.h, Memory). */
@@ -274,6 +280,17 @@ struct {
 	__type(value, struct file_dcache_val);
 } file_dcache SEC(".maps");
 
+/* Inodes opened once (include/file.h): an entry is made at a file's
+ * second allowed open, so a file read once costs no allocation. A slot
+ * holds the last inode whose first open hashed there; a collision only
+ * delays an entry. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FILE_DCACHE_SEEN);
+	__type(key, __u32);
+	__type(value, __u64);
+} dcache_seen SEC(".maps");
+
 /* The mount namespace's own sequence number: mnt_namespace.seq up to
  * 6.17, ns_common.ns_id after; neither is ever reused. 0: unknown. */
 struct mnt_namespace___seq {
@@ -283,7 +300,7 @@ struct mnt_namespace___seq {
 static __always_inline __u64 mntns_seq(struct mnt_namespace *ns)
 {
 	if (bpf_core_field_exists(struct mnt_namespace___seq, seq))
-		return BPF_CORE_READ((struct mnt_namespace___seq *)ns, seq);
+		return ((struct mnt_namespace___seq *)ns)->seq;
 	if (bpf_core_field_exists(ns->ns.ns_id))
 		return BPF_CORE_READ(ns, ns.ns_id);
 	return 0;
@@ -300,6 +317,13 @@ static __always_inline bool seq_even(const void *lock, __u64 *out)
 	return true;
 }
 
+/* Both sequences into k; false while a writer holds either. */
+static __always_inline bool dcache_seqs(struct file_dcache_key *k)
+{
+	return seq_even(&rename_lock, &k->rename_seq) &&
+	       seq_even(&mount_lock, &k->mount_seq);
+}
+
 static __always_inline bool dcache_fs(unsigned long magic)
 {
 	return magic == EXT4_SUPER_MAGIC || magic == XFS_SUPER_MAGIC ||
@@ -308,13 +332,13 @@ static __always_inline bool dcache_fs(unsigned long magic)
 }
 
 /*
- * The key of this open of file by sb, when the cache may answer it
- * (include/file.h says which opens may). Read before the path is
- * resolved: a move or a rule written meanwhile then leaves a key that no
- * later open will match.
+ * The key of this open of file by sb (k zeroed), all but the two
+ * sequences (dcache_seqs()), when the cache may answer it (include/file.h says
+ * which opens may). Read before the path is resolved: a rule written
+ * meanwhile then leaves a key that no later open will match.
  */
 static __always_inline bool dcache_key(struct file *file, const struct sandbox *sb,
-				       const struct policy_conf *conf,
+				       const struct policy_conf *conf, __u8 kind,
 				       struct file_dcache_key *k)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
@@ -323,7 +347,9 @@ static __always_inline bool dcache_key(struct file *file, const struct sandbox *
 	struct mnt_namespace *ns;
 	struct mount *nsroot;
 
-	if (sb->slot & SANDBOX_SNAP_PENDING)
+	/* A received fd may have been opened by handle, outside: its
+	 * dentry need not be connected to the tree. */
+	if (kind != EV_KIND_FILE || (sb->slot & SANDBOX_SNAP_PENDING))
 		return false;
 	if (conf->caps & (1ULL << CAP_DAC_READ_SEARCH))
 		return false;
@@ -346,49 +372,91 @@ static __always_inline bool dcache_key(struct file *file, const struct sandbox *
 	k->dentry = (__u64)d;
 	k->root_id = sb->root_id;
 	k->policy_id = sb->policy_id;
-	k->pad = 0;
-	return seq_even(&rename_lock, &k->rename_seq) &&
-	       seq_even(&mount_lock, &k->mount_seq);
+	return true;
 }
 
-/* The flags cached for key k on file's inode, or 0; *have: the inode
- * has an entry at all. */
-static __always_inline __u32 dcache_get(struct file *file,
-					const struct file_dcache_key *k,
-					bool *have)
+/* Equal but for the two sequences. */
+static __always_inline bool dcache_same(const struct file_dcache_key *a,
+					const struct file_dcache_key *b)
+{
+	return a->ns_seq == b->ns_seq && a->gen == b->gen && a->mnt == b->mnt &&
+	       a->dentry == b->dentry && a->root_id == b->root_id &&
+	       a->policy_id == b->policy_id;
+}
+
+/* What dcache_get() found: the way whose key is k's but for the
+ * sequences, if any (-1), with the sequences and flags it holds. */
+struct dcache_found {
+	int way;
+	__u32 flags;
+	__u64 rename_seq, mount_seq;
+	bool have;		/* the inode has storage at all */
+};
+
+static __always_inline void dcache_get(struct inode *ino,
+				       const struct file_dcache_key *k,
+				       struct dcache_found *f)
 {
 	struct file_dcache_val *v;
-	struct file_dcache_key c;
-	__u32 flags;
+	int i;
 
-	v = bpf_inode_storage_get(&file_dcache, file->f_path.dentry->d_inode, 0, 0);
-	*have = v;
+	f->way = -1;
+	f->flags = 0;
+	f->rename_seq = 0;
+	f->mount_seq = 0;
+	v = bpf_inode_storage_get(&file_dcache, ino, 0, 0);
+	f->have = v;
 	if (!v)
-		return 0;
+		return;
 	bpf_spin_lock(&v->lock);
-	flags = v->flags;
-	c = v->key;
+#pragma unroll
+	for (i = 0; i < FILE_DCACHE_WAYS; i++) {
+		if (f->way < 0 && v->way[i].flags &&
+		    dcache_same(&v->way[i].key, k)) {
+			f->way = i;
+			f->flags = v->way[i].flags;
+			f->rename_seq = v->way[i].key.rename_seq;
+			f->mount_seq = v->way[i].key.mount_seq;
+		}
+	}
 	bpf_spin_unlock(&v->lock);
-	if (c.rename_seq != k->rename_seq || c.mount_seq != k->mount_seq ||
-	    c.ns_seq != k->ns_seq || c.gen != k->gen || c.mnt != k->mnt ||
-	    c.dentry != k->dentry || c.root_id != k->root_id ||
-	    c.policy_id != k->policy_id)
-		return 0;
-	return flags;
 }
 
-/* have: dcache_get() found an entry, which is rewritten; else one is
- * made, if fewer than FILE_DCACHE_MAX are alive. */
-static __always_inline void dcache_put(struct file *file,
+/* Whether this is at least the inode's second open since its slot in
+ * dcache_seen last changed hands; marks it seen. By inode number (the
+ * verifier does no arithmetic on a pointer): two files of one number on
+ * two filesystems only make an entry one open early or late. */
+static __always_inline bool dcache_seen_before(struct inode *ino)
+{
+	__u64 n = ino->i_ino;
+	__u32 slot = (__u32)((n * 0x9E3779B97F4A7C15ULL) >> 32) &
+		     (FILE_DCACHE_SEEN - 1);
+	__u64 *seen = bpf_map_lookup_elem(&dcache_seen, &slot);
+
+	if (!seen)
+		return false;
+	if (*seen == n + 1)	/* + 1: an empty slot holds 0 */
+		return true;
+	*seen = n + 1;
+	return false;
+}
+
+/*
+ * Store flags under k (sequences included) in way f->way, where the same
+ * open was cached before with other sequences, else in the next way in
+ * turn. No storage yet: made if fewer than FILE_DCACHE_MAX are alive.
+ */
+static __always_inline void dcache_put(struct inode *ino,
 				       const struct file_dcache_key *k, __u32 flags,
-				       bool have)
+				       const struct dcache_found *f)
 {
 	struct file_dcache_val *v;
 	bool fresh = false;
+	__u32 w;
 
-	if (!have && dcache_live >= FILE_DCACHE_MAX)
+	if (!f->have && dcache_live >= FILE_DCACHE_MAX)
 		return;		/* full: the next open goes the whole way */
-	v = bpf_inode_storage_get(&file_dcache, file->f_path.dentry->d_inode, 0,
+	v = bpf_inode_storage_get(&file_dcache, ino, 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!v)
 		return;		/* no memory: the next open goes the whole way */
@@ -398,8 +466,15 @@ static __always_inline void dcache_put(struct file *file,
 		v->counted = 1;
 		fresh = true;
 	}
-	v->flags = flags;
-	v->key = *k;
+	if (f->way >= 0) {
+		w = f->way;
+	} else {
+		w = v->next;
+		v->next = w + 1;
+	}
+	w &= FILE_DCACHE_WAYS - 1;
+	v->way[w].key = *k;
+	v->way[w].flags = flags;
 	bpf_spin_unlock(&v->lock);
 	if (fresh)
 		__sync_fetch_and_add(&dcache_live, 1);
@@ -423,12 +498,13 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 	struct policy_conf *conf;
 	struct lsm_scratch *s;
 	struct sandbox *sb, sb_snap;
-	struct file_dcache_key dk;
+	struct file_dcache_key dk = {};
+	struct dcache_found found;
 	struct file_rule r_copy = {};
 	struct file_rule *r;
+	struct inode *ino;
 	unsigned int mode, flags;
-	bool foreign, cacheable, have = false;
-	__u32 cached;
+	bool foreign, cacheable, store = false;
 	long len;
 	__u8 reason, op;
 	__u64 cgid;
@@ -467,11 +543,18 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 	/* A regular file on a filesystem the cache takes is never a block
 	 * device nor cgroupfs: the checks below cannot refuse a hit. */
 	foreign = is_foreign_mount(file->f_path.mnt);
-	cacheable = !foreign && dcache_key(file, sb, conf, &dk);
+	cacheable = !foreign && dcache_key(file, sb, conf, kind, &dk);
 	if (cacheable) {
-		cached = dcache_get(file, &dk, &have);
-		r_copy.flags = (__u16)cached;
-		if (cached && !rule_verdict(&r_copy, 0, want, false))
+		ino = file->f_path.dentry->d_inode;
+		dcache_get(ino, &dk, &found);
+		/* The sequences, read now: before the path is resolved, for
+		 * an entry stored after it. */
+		if (found.way >= 0 || found.have || dcache_seen_before(ino))
+			store = dcache_seqs(&dk);
+		r_copy.flags = (__u16)found.flags;
+		if (store && found.way >= 0 && found.rename_seq == dk.rename_seq &&
+		    found.mount_seq == dk.mount_seq &&
+		    !rule_verdict(&r_copy, 0, want, false))
 			return 0;
 	}
 	len = dpath((struct path *)&file->f_path, s->buf[0]);
@@ -494,8 +577,9 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 	r = file_lookup(s, sb, conf, s->buf[0], len & MASK, true);
 	reason = rule_verdict(r, len & MASK, want, false);
 	if (!reason) {
-		if (cacheable && r)
-			dcache_put(file, &dk, r->flags, have);
+		if (store && r)
+			dcache_put(file->f_path.dentry->d_inode, &dk, r->flags,
+				   &found);
 		return 0;
 	}
 	return lsm_deny(sb, conf, cgid, kind, op, reason, s->buf[0], NULL, 0, 0);

@@ -158,14 +158,22 @@ struct file_cg_key {
  * Where the kernel does not show rename_lock and mount_lock in
  * /proc/kallsyms (CONFIG_KALLSYMS_ALL off), nothing is cached.
  *
- * Memory. An entry is inode storage, about 400 bytes of kernel memory
+ * Memory. An entry is inode storage, about 500 bytes of kernel memory
  * charged to the agent's cgroup, freed with its inode. A sandbox can make
  * files (and so entries) until its own memory limit, so their number is
- * bounded: at most FILE_DCACHE_MAX live at once (dcache_live, given back
- * by lsm/inode_free_security as each inode goes); past it an open is
- * judged the whole way and nothing new is stored.
+ * bounded: at most FILE_DCACHE_MAX live at once, about 16 MiB
+ * (dcache_live, given back by lsm/inode_free_security as each inode
+ * goes); past it an open is judged the whole way and nothing new is
+ * stored. Making an entry (two allocations) costs more than judging an
+ * open the whole way, so it is made at a file's second allowed open, not
+ * its first (dcache_seen): a file read once is not paid for.
  */
-#define FILE_DCACHE_MAX		65536
+#define FILE_DCACHE_MAX		32768
+/* Keys an entry holds at once (a file several sandboxes open), and the
+ * slots of `dcache_seen`: a file gets an entry at its second allowed
+ * open, so one read once costs no allocation. Powers of two. */
+#define FILE_DCACHE_WAYS	4
+#define FILE_DCACHE_SEEN	4096
 struct file_dcache_key {
 	__u64 rename_seq;	/* rename_lock's sequence, even */
 	__u64 mount_seq;	/* mount_lock's sequence, even */

@@ -31,6 +31,7 @@ ipc_owner -
 fowner -
 cap_last -
 file_dcache -
+dcache_seen -
 rodata_str1_1 -
 agent_meta events.c
 rb events.c

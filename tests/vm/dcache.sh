@@ -3,7 +3,8 @@
 #
 # The file decision cache (include/file.h, `file_dcache`; issue 18) in the
 # test VM: every case first makes the cache hold an allow (the same file
-# opened twice from the sandbox), then changes what that file's path or
+# opened twice from the sandbox: an entry is made at the second), then
+# changes what that file's path or
 # its verdict is, from outside the sandbox the way a host or a reload
 # would, and opens it again from the sandbox by its new name: that open
 # must be refused, with exactly one deny record naming the new path, as
@@ -118,7 +119,8 @@ phase_in "$sbx" deny dcache "$FP"
 OUT='"reason":"outside_scope"'
 
 # warm NAME PATH: two allowed opens from the sandbox, no record: the
-# second is the cache's if the first was cacheable.
+# first marks the file seen, the second stores its entry (include/file.h),
+# and the case's own open is then the cache's to answer.
 warm() {
 	kase "$1-warm-1" OK '' '' open-read "$2"
 	kase "$1-warm-2" OK '' '' open-read "$2"
