@@ -4,9 +4,9 @@
 # The file decision cache (include/file.h, `file_dcache`; issue 18) in the
 # test VM: every case first makes the cache hold an allow (the same file
 # opened twice from the sandbox: an entry is made at the second), then
-# changes what that file's path or
-# its verdict is, from outside the sandbox the way a host or a reload
-# would, and opens it again from the sandbox by its new name: that open
+# changes what that file's path or its verdict is, from outside the
+# sandbox the way a host or a reload would, or from a second sandbox,
+# and opens it again by its new name: that open
 # must be refused, with exactly one deny record naming the new path, as
 # it would be with no cache at all. A case the cache answered from a
 # stale entry would get OK and no record.
