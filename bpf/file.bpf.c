@@ -979,6 +979,10 @@ int BPF_PROG(stk_path_link, struct dentry *old_dentry,
 	struct vfsmount *mnt;
 	__u64 cgid;
 
+	/* Anyone's new name for a file ends every cached decision: once
+	 * the old name goes, the new one's dentry may take the memory of
+	 * the dentry an entry holds (include/file.h). */
+	__sync_fetch_and_add(&file_gen, 1);
 	conf = lsm_current(&sb, &cgid, &sb_snap);
 	if (!conf)
 		return 0;

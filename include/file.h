@@ -148,9 +148,13 @@ struct file_cg_key {
  * key (dentry, mount) can only be reused after a free, and a mount's free
  * writes mount_lock. A dentry's can be reused without either sequence
  * moving when its inode has other names (a hard link, or a dentry not
- * connected to the tree, as open_by_handle_at() makes), so only a file
- * with exactly one link, opened through a connected dentry, is cached,
- * never in a policy that grants DAC_READ_SEARCH, and only on filesystems
+ * connected to the tree, as open_by_handle_at() makes): every link(2),
+ * anyone's, bumps file_gen (lsm/path_link; links nfsd or ksmbd make in
+ * the kernel do not, which the one-link rule below leaves to a dentry
+ * freed and its memory taken by the other name's), and only a file
+ * with exactly one link, opened (not received: an fd handed in may come
+ * from open_by_handle_at() outside) through a connected dentry, is
+ * cached, never in a policy that grants DAC_READ_SEARCH, only on filesystems
  * where every move goes through the dcache (ext4, xfs, btrfs, tmpfs,
  * ramfs, overlayfs; not procfs, sysfs, cgroupfs, FUSE or network
  * filesystems, whose names can change under a dentry with no move).
