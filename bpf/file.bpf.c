@@ -332,20 +332,15 @@ static __always_inline bool dcache_fs(unsigned long magic)
 }
 
 /*
- * The key of this open of file by sb (k zeroed), all but the two
- * sequences (dcache_seqs()), when the cache may answer it (include/file.h says
- * which opens may). Read before the path is resolved: a rule written
- * meanwhile then leaves a key that no later open will match.
+ * May the cache answer this open of file by sb (include/file.h says which
+ * opens may)? Loads only: it runs on every open in a sandbox.
  */
-static __always_inline bool dcache_key(struct file *file, const struct sandbox *sb,
-				       const struct policy_conf *conf, __u8 kind,
-				       struct file_dcache_key *k)
+static __always_inline bool dcache_eligible(struct file *file,
+					    const struct sandbox *sb,
+					    const struct policy_conf *conf, __u8 kind)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
 	struct dentry *d = file->f_path.dentry;
 	struct inode *ino = d->d_inode;
-	struct mnt_namespace *ns;
-	struct mount *nsroot;
 
 	/* A received fd may have been opened by handle, outside: its
 	 * dentry need not be connected to the tree. */
@@ -355,12 +350,24 @@ static __always_inline bool dcache_key(struct file *file, const struct sandbox *
 		return false;
 	if (!ino || (ino->i_mode & S_IFMT) != S_IFREG || ino->i_nlink != 1)
 		return false;
-	if (d->d_parent == d || !dcache_fs(d->d_sb->s_magic))
-		return false;
-	/* Only a task at its namespace's root: d_path() is relative to the
-	 * task's root, and a chroot moves no sequence. */
-	ns = t->nsproxy->mnt_ns;
-	nsroot = ns->root;
+	return d->d_parent != d && dcache_fs(d->d_sb->s_magic);
+}
+
+/*
+ * The key of this open of file by sb (k zeroed), the two sequences
+ * included, or false when the task's root is not its namespace's (d_path()
+ * is relative to the task's root, and a chroot moves no sequence) or a
+ * writer holds a sequence. Read before the path is resolved: a move, a
+ * mount or a rule written meanwhile then leaves a key that no later open
+ * will match.
+ */
+static __always_inline bool dcache_key(struct file *file, const struct sandbox *sb,
+				       struct file_dcache_key *k)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct mnt_namespace *ns = t->nsproxy->mnt_ns;
+	struct mount *nsroot = ns->root;
+
 	if ((__u64)t->fs->root.mnt != (__u64)&nsroot->mnt ||
 	    (__u64)t->fs->root.dentry != (__u64)nsroot->mnt.mnt_root)
 		return false;
@@ -369,10 +376,10 @@ static __always_inline bool dcache_key(struct file *file, const struct sandbox *
 		return false;
 	k->gen = file_gen;
 	k->mnt = (__u64)file->f_path.mnt;
-	k->dentry = (__u64)d;
+	k->dentry = (__u64)file->f_path.dentry;
 	k->root_id = sb->root_id;
 	k->policy_id = sb->policy_id;
-	return true;
+	return dcache_seqs(k);
 }
 
 /* Equal but for the two sequences. */
@@ -504,7 +511,7 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 	struct file_rule *r;
 	struct inode *ino;
 	unsigned int mode, flags;
-	bool foreign, cacheable, store = false;
+	bool foreign, store = false;
 	long len;
 	__u8 reason, op;
 	__u64 cgid;
@@ -543,16 +550,15 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 	/* A regular file on a filesystem the cache takes is never a block
 	 * device nor cgroupfs: the checks below cannot refuse a hit. */
 	foreign = is_foreign_mount(file->f_path.mnt);
-	cacheable = !foreign && dcache_key(file, sb, conf, kind, &dk);
-	if (cacheable) {
-		ino = file->f_path.dentry->d_inode;
+	ino = file->f_path.dentry->d_inode;
+	/* A file's first open is only marked seen: most files read once are
+	 * read once, and an entry costs more to make than the whole way. */
+	if (!foreign && dcache_eligible(file, sb, conf, kind) &&
+	    dcache_seen_before(ino) && dcache_key(file, sb, &dk)) {
+		store = true;
 		dcache_get(ino, &dk, &found);
-		/* The sequences, read now: before the path is resolved, for
-		 * an entry stored after it. */
-		if (found.way >= 0 || found.have || dcache_seen_before(ino))
-			store = dcache_seqs(&dk);
 		r_copy.flags = (__u16)found.flags;
-		if (store && found.way >= 0 && found.rename_seq == dk.rename_seq &&
+		if (found.way >= 0 && found.rename_seq == dk.rename_seq &&
 		    found.mount_seq == dk.mount_seq &&
 		    !rule_verdict(&r_copy, 0, want, false))
 			return 0;
@@ -578,8 +584,7 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 	reason = rule_verdict(r, len & MASK, want, false);
 	if (!reason) {
 		if (store && r)
-			dcache_put(file->f_path.dentry->d_inode, &dk, r->flags,
-				   &found);
+			dcache_put(ino, &dk, r->flags, &found);
 		return 0;
 	}
 	return lsm_deny(sb, conf, cgid, kind, op, reason, s->buf[0], NULL, 0, 0);
