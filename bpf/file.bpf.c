@@ -280,15 +280,22 @@ struct {
 	__type(value, struct file_dcache_val);
 } file_dcache SEC(".maps");
 
-/* Inodes opened once (include/file.h): an entry is made at a file's
- * second allowed open, so a file read once costs no allocation. A slot
- * holds the last inode whose first open hashed there; a collision only
- * delays an entry. */
+/* Opens of recent files (include/file.h): an entry is made only once a
+ * file has been opened FILE_DCACHE_OPENS times, so a file read a few
+ * times costs no allocation. A slot counts the opens of the last inode
+ * that hashed there; a collision only starts its count again. Plain
+ * stores: a lost count only makes an entry an open early or late. */
+struct dcache_seen_slot {
+	__u64 ino;			/* i_ino + 1; 0: empty */
+	__u32 opens;
+	__u32 pad;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, FILE_DCACHE_SEEN);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct dcache_seen_slot);
 } dcache_seen SEC(".maps");
 
 /* The mount namespace's own sequence number: mnt_namespace.seq up to
@@ -429,40 +436,47 @@ static __always_inline void dcache_get(struct inode *ino,
 	bpf_spin_unlock(&v->lock);
 }
 
-/* Whether this is at least the inode's second open since its slot in
- * dcache_seen last changed hands; marks it seen. By inode number (the
- * verifier does no arithmetic on a pointer): two files of one number on
- * two filesystems only make an entry one open early or late. */
-static __always_inline bool dcache_seen_before(struct inode *ino)
+/* This open's number among the inode's recent opens (1: the first since
+ * its slot in dcache_seen last changed hands), counted up to
+ * FILE_DCACHE_OPENS. By inode number (the verifier does no arithmetic on
+ * a pointer): two files of one number on two filesystems only make an
+ * entry some opens early or late. */
+static __always_inline __u32 dcache_opens(struct inode *ino)
 {
-	__u64 n = ino->i_ino;
+	__u64 n = ino->i_ino + 1;
 	__u32 slot = (__u32)((n * 0x9E3779B97F4A7C15ULL) >> 32) &
 		     (FILE_DCACHE_SEEN - 1);
-	__u64 *seen = bpf_map_lookup_elem(&dcache_seen, &slot);
+	struct dcache_seen_slot *seen = bpf_map_lookup_elem(&dcache_seen, &slot);
 
 	if (!seen)
-		return false;
-	if (*seen == n + 1)	/* + 1: an empty slot holds 0 */
-		return true;
-	*seen = n + 1;
-	return false;
+		return 1;
+	if (seen->ino != n) {
+		seen->ino = n;
+		seen->opens = 1;
+		return 1;
+	}
+	if (seen->opens < FILE_DCACHE_OPENS)
+		seen->opens++;
+	return seen->opens;
 }
 
 /*
  * Store flags under k (sequences included) in way f->way, where the same
  * open was cached before with other sequences, else in the next way in
- * turn. No storage yet: made if fewer than FILE_DCACHE_MAX are alive.
+ * turn. No storage yet: made at the file's FILE_DCACHE_OPENS-th recent
+ * open (opens), if fewer than FILE_DCACHE_MAX are alive.
  */
 static __always_inline void dcache_put(struct inode *ino,
 				       const struct file_dcache_key *k, __u32 flags,
-				       const struct dcache_found *f)
+				       const struct dcache_found *f, __u32 opens)
 {
 	struct file_dcache_val *v;
 	bool fresh = false;
 	__u32 w;
 
-	if (!f->have && dcache_live >= FILE_DCACHE_MAX)
-		return;		/* full: the next open goes the whole way */
+	if (!f->have &&
+	    (opens < FILE_DCACHE_OPENS || dcache_live >= FILE_DCACHE_MAX))
+		return;		/* not yet, or full: the whole way next time */
 	v = bpf_inode_storage_get(&file_dcache, ino, 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!v)
@@ -512,6 +526,7 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 	struct inode *ino;
 	unsigned int mode, flags;
 	bool foreign, store = false;
+	__u32 opens = 0;
 	long len;
 	__u8 reason, op;
 	__u64 cgid;
@@ -551,10 +566,11 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 	 * device nor cgroupfs: the checks below cannot refuse a hit. */
 	foreign = is_foreign_mount(file->f_path.mnt);
 	ino = file->f_path.dentry->d_inode;
-	/* A file's first open is only marked seen: most files read once are
-	 * read once, and an entry costs more to make than the whole way. */
+	/* A file's first open is only counted: an entry is looked for from
+	 * its second on, and made from its FILE_DCACHE_OPENS-th (making one
+	 * costs more than going the whole way). */
 	if (!foreign && dcache_eligible(file, sb, conf, kind) &&
-	    dcache_seen_before(ino) && dcache_key(file, sb, &dk)) {
+	    (opens = dcache_opens(ino)) > 1 && dcache_key(file, sb, &dk)) {
 		store = true;
 		dcache_get(ino, &dk, &found);
 		r_copy.flags = (__u16)found.flags;
@@ -584,7 +600,7 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 	reason = rule_verdict(r, len & MASK, want, false);
 	if (!reason) {
 		if (store && r)
-			dcache_put(ino, &dk, r->flags, &found);
+			dcache_put(ino, &dk, r->flags, &found, opens);
 		return 0;
 	}
 	return lsm_deny(sb, conf, cgid, kind, op, reason, s->buf[0], NULL, 0, 0);

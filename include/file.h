@@ -168,15 +168,18 @@ struct file_cg_key {
  * bounded: at most FILE_DCACHE_MAX live at once, about 16 MiB
  * (dcache_live, given back by lsm/inode_free_security as each inode
  * goes); past it an open is judged the whole way and nothing new is
- * stored. Making an entry (two allocations) costs more than judging an
- * open the whole way, so it is made at a file's second allowed open, not
- * its first (dcache_seen): a file read once is not paid for.
+ * stored. Making an entry (two allocations and their memory cgroup's
+ * charge: about as much as the open itself under an emulator) pays for
+ * itself only over several opens, so a file gets one at its
+ * FILE_DCACHE_OPENS-th open (dcache_seen counts them), and is looked up
+ * from its second: a file read a few times is not paid for.
  */
 #define FILE_DCACHE_MAX		32768
-/* Keys an entry holds at once (a file several sandboxes open), and the
- * slots of `dcache_seen`: a file gets an entry at its second allowed
- * open, so one read once costs no allocation. Powers of two. */
+/* Keys an entry holds at once (a file several sandboxes open); the
+ * opens of a file before it gets an entry, and the slots of
+ * `dcache_seen` that count them (powers of two). */
 #define FILE_DCACHE_WAYS	4
+#define FILE_DCACHE_OPENS	8
 #define FILE_DCACHE_SEEN	4096
 struct file_dcache_key {
 	__u64 rename_seq;	/* rename_lock's sequence, even */

@@ -3,7 +3,7 @@
 #
 # The file decision cache (include/file.h, `file_dcache`; issue 18) in the
 # test VM: every case first makes the cache hold an allow (the same file
-# opened twice from the sandbox: an entry is made at the second), then
+# opened eight times from the sandbox: an entry is made at the eighth), then
 # changes what that file's path or its verdict is, from outside the
 # sandbox the way a host or a reload would, or from a second sandbox,
 # and opens it again by its new name: that open
@@ -118,12 +118,13 @@ phase=enforce
 phase_in "$sbx" deny dcache "$FP"
 OUT='"reason":"outside_scope"'
 
-# warm NAME PATH: two allowed opens from the sandbox, no record: the
-# first marks the file seen, the second stores its entry (include/file.h),
-# and the case's own open is then the cache's to answer.
+# warm NAME PATH: allowed opens from the sandbox, no record, until the
+# file has its entry (include/file.h: made at its FILE_DCACHE_OPENS-th
+# open, 8); the case's own open is then the cache's to answer.
 warm() {
-	kase "$1-warm-1" OK '' '' open-read "$2"
-	kase "$1-warm-2" OK '' '' open-read "$2"
+	for _w in 1 2 3 4 5 6 7 8; do
+		kase "$1-warm-$_w" OK '' '' open-read "$2"
+	done
 }
 
 warm other-sandbox /dc/in/f4
