@@ -463,20 +463,18 @@ static __always_inline __u32 dcache_opens(struct inode *ino)
 /*
  * Store flags under k (sequences included) in way f->way, where the same
  * open was cached before with other sequences, else in the next way in
- * turn. No storage yet: made at the file's FILE_DCACHE_OPENS-th recent
- * open (opens), if fewer than FILE_DCACHE_MAX are alive.
+ * turn. No storage yet: made if fewer than FILE_DCACHE_MAX are alive.
  */
 static __always_inline void dcache_put(struct inode *ino,
 				       const struct file_dcache_key *k, __u32 flags,
-				       const struct dcache_found *f, __u32 opens)
+				       const struct dcache_found *f)
 {
 	struct file_dcache_val *v;
 	bool fresh = false;
 	__u32 w;
 
-	if (!f->have &&
-	    (opens < FILE_DCACHE_OPENS || dcache_live >= FILE_DCACHE_MAX))
-		return;		/* not yet, or full: the whole way next time */
+	if (!f->have && dcache_live >= FILE_DCACHE_MAX)
+		return;		/* full: the next open goes the whole way */
 	v = bpf_inode_storage_get(&file_dcache, ino, 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!v)
@@ -526,7 +524,6 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 	struct inode *ino;
 	unsigned int mode, flags;
 	bool foreign, store = false;
-	__u32 opens = 0;
 	long len;
 	__u8 reason, op;
 	__u64 cgid;
@@ -566,11 +563,12 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 	 * device nor cgroupfs: the checks below cannot refuse a hit. */
 	foreign = is_foreign_mount(file->f_path.mnt);
 	ino = file->f_path.dentry->d_inode;
-	/* A file's first open is only counted: an entry is looked for from
-	 * its second on, and made from its FILE_DCACHE_OPENS-th (making one
-	 * costs more than going the whole way). */
+	/* A file's first opens are only counted: an entry is looked for and
+	 * made from its FILE_DCACHE_OPENS-th on (making one costs more than
+	 * going the whole way; looking one up for a file opened a few times
+	 * would cost its every open something for nothing). */
 	if (!foreign && dcache_eligible(file, sb, conf, kind) &&
-	    (opens = dcache_opens(ino)) > 1 && dcache_key(file, sb, &dk)) {
+	    dcache_opens(ino) >= FILE_DCACHE_OPENS && dcache_key(file, sb, &dk)) {
 		store = true;
 		dcache_get(ino, &dk, &found);
 		r_copy.flags = (__u16)found.flags;
@@ -600,7 +598,7 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 	reason = rule_verdict(r, len & MASK, want, false);
 	if (!reason) {
 		if (store && r)
-			dcache_put(ino, &dk, r->flags, &found, opens);
+			dcache_put(ino, &dk, r->flags, &found);
 		return 0;
 	}
 	return lsm_deny(sb, conf, cgid, kind, op, reason, s->buf[0], NULL, 0, 0);

@@ -170,9 +170,10 @@ struct file_cg_key {
  * goes); past it an open is judged the whole way and nothing new is
  * stored. Making an entry (two allocations and their memory cgroup's
  * charge: about as much as the open itself under an emulator) pays for
- * itself only over several opens, so a file gets one at its
- * FILE_DCACHE_OPENS-th open (dcache_seen counts them), and is looked up
- * from its second: a file read a few times is not paid for.
+ * itself only over several opens, so a file is looked up, and gets an
+ * entry, from its FILE_DCACHE_OPENS-th recent open on (dcache_seen counts
+ * them): a file read a few times pays one array lookup an open, nothing
+ * more.
  */
 #define FILE_DCACHE_MAX		32768
 /* Keys an entry holds at once (a file several sandboxes open); the
