@@ -247,10 +247,6 @@ static __always_inline bool file_exec_open(struct file *file)
 #define RAMFS_MAGIC		0x858458f6
 #define OVERLAYFS_SUPER_MAGIC	0x794c7630
 
-/* Bumped by the agent after it writes file_rules, file_cg_rules or
- * policies (agent/policy_maps.c, file_gen_bump()). */
-__u64 file_gen = 1;
-
 /* The kernel's seqlocks over dcache moves and mount trees: typeless
  * ksyms, resolved from /proc/kallsyms; 0 where it does not list them. */
 extern const void rename_lock __ksym __weak;
@@ -360,28 +356,30 @@ static __always_inline bool dcache_eligible(struct file *file,
 	return d->d_parent != d && dcache_fs(d->d_sb->s_magic);
 }
 
+/* The current task's root (d_path() is relative to it). */
+static __always_inline void task_root(__u64 *mnt, __u64 *dentry)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	*mnt = (__u64)t->fs->root.mnt;
+	*dentry = (__u64)t->fs->root.dentry;
+}
+
 /*
- * The key of this open of file by sb (k zeroed), the two sequences
- * included, or false when the task's root is not its namespace's (d_path()
- * is relative to the task's root, and a chroot moves no sequence) or a
- * writer holds a sequence. Read before the path is resolved: a move, a
- * mount or a rule written meanwhile then leaves a key that no later open
- * will match.
+ * The key of this open of file by sb (k zeroed, k->gen read already),
+ * the two sequences included, or false while a writer holds one. Read
+ * before the path is resolved: a move, a mount, a new root or a rule
+ * written meanwhile then leaves a key that no later open will match.
  */
 static __always_inline bool dcache_key(struct file *file, const struct sandbox *sb,
 				       struct file_dcache_key *k)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
-	struct mnt_namespace *ns = t->nsproxy->mnt_ns;
-	struct mount *nsroot = ns->root;
 
-	if ((__u64)t->fs->root.mnt != (__u64)&nsroot->mnt ||
-	    (__u64)t->fs->root.dentry != (__u64)nsroot->mnt.mnt_root)
-		return false;
-	k->ns_seq = mntns_seq(ns);
+	k->ns_seq = mntns_seq(t->nsproxy->mnt_ns);
 	if (!k->ns_seq)
 		return false;
-	k->gen = file_gen;
+	task_root(&k->root_mnt, &k->root_dentry);
 	k->mnt = (__u64)file->f_path.mnt;
 	k->dentry = (__u64)file->f_path.dentry;
 	k->root_id = sb->root_id;
@@ -394,7 +392,8 @@ static __always_inline bool dcache_same(const struct file_dcache_key *a,
 					const struct file_dcache_key *b)
 {
 	return a->ns_seq == b->ns_seq && a->gen == b->gen && a->mnt == b->mnt &&
-	       a->dentry == b->dentry && a->root_id == b->root_id &&
+	       a->dentry == b->dentry && a->root_mnt == b->root_mnt &&
+	       a->root_dentry == b->root_dentry && a->root_id == b->root_id &&
 	       a->policy_id == b->policy_id;
 }
 
@@ -563,6 +562,9 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 	 * device nor cgroupfs: the checks below cannot refuse a hit. */
 	foreign = is_foreign_mount(file->f_path.mnt);
 	ino = file->f_path.dentry->d_inode;
+	/* The generation first, before the link count is read: a link
+	 * bumps it before the count goes up. */
+	dk.gen = file_gen;
 	/* A file's first opens are only counted: an entry is looked for and
 	 * made from its FILE_DCACHE_OPENS-th on (making one costs more than
 	 * going the whole way; looking one up for a file opened a few times
@@ -597,8 +599,16 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 	r = file_lookup(s, sb, conf, s->buf[0], len & MASK, true);
 	reason = rule_verdict(r, len & MASK, want, false);
 	if (!reason) {
-		if (store && r)
-			dcache_put(ino, &dk, r->flags, &found);
+		/* Stored only if the root the path was resolved against is
+		 * still the key's (another task sharing this one's fs_struct
+		 * may have chrooted meanwhile). */
+		if (store && r) {
+			__u64 rm, rd;
+
+			task_root(&rm, &rd);
+			if (rm == dk.root_mnt && rd == dk.root_dentry)
+				dcache_put(ino, &dk, r->flags, &found);
+		}
 		return 0;
 	}
 	return lsm_deny(sb, conf, cgid, kind, op, reason, s->buf[0], NULL, 0, 0);
@@ -975,6 +985,10 @@ int BPF_PROG(stk_path_rename, const struct path *old_dir,
 	struct sandbox *sb, sb_snap;
 	__u64 cgid;
 
+	/* Anyone's rename ends every cached decision. rename_lock's
+	 * sequence moves too, but it is 32 bits, and a sandbox renaming in
+	 * its own folders could bring it round to an entry's in minutes. */
+	file_gen_bump();
 	conf = lsm_current(&sb, &cgid, &sb_snap);
 	if (!conf)
 		return 0;
@@ -1001,7 +1015,7 @@ int BPF_PROG(stk_path_link, struct dentry *old_dentry,
 	/* Anyone's new name for a file ends every cached decision: once
 	 * the old name goes, the new one's dentry may take the memory of
 	 * the dentry an entry holds (include/file.h). */
-	__sync_fetch_and_add(&file_gen, 1);
+	file_gen_bump();
 	conf = lsm_current(&sb, &cgid, &sb_snap);
 	if (!conf)
 		return 0;

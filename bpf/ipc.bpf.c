@@ -350,6 +350,11 @@ int BPF_PROG(stk_inode_unlink, struct inode *dir, struct dentry *dentry)
 	__u64 k = (__u64)dentry, cgid;
 	int ret;
 
+	/* Anyone's removal of one of a file's names while it has another:
+	 * that name's dentry may then take the memory of the dentry a
+	 * cached file decision holds (include/file.h). */
+	if (dentry->d_inode && dentry->d_inode->i_nlink > 1)
+		file_gen_bump();
 	if (!is_mqueue_sb(BPF_CORE_READ(dir, i_sb)))
 		return 0;
 	conf = lsm_current(&sb, &cgid, &sb_snap);

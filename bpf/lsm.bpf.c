@@ -152,10 +152,13 @@ int BPF_PROG(stk_move_mount, const struct path *from_path,
 			  BPF_CORE_READ(to_path, dentry));
 }
 
+/* A new root, anyone's: d_path() is relative to it, so it ends every
+ * cached file decision (include/file.h). */
 SEC("lsm/sb_pivotroot")
 int BPF_PROG(stk_sb_pivotroot, const struct path *old_path,
 	     const struct path *new_path)
 {
+	file_gen_bump();
 	return deny_mount(EV_OP_PIVOT_ROOT, BPF_CORE_READ(new_path, mnt),
 			  BPF_CORE_READ(new_path, dentry));
 }
@@ -163,6 +166,7 @@ int BPF_PROG(stk_sb_pivotroot, const struct path *old_path,
 SEC("lsm/path_chroot")
 int BPF_PROG(stk_path_chroot, const struct path *path)
 {
+	file_gen_bump();
 	return deny_mount(EV_OP_CHROOT, BPF_CORE_READ(path, mnt),
 			  BPF_CORE_READ(path, dentry));
 }

@@ -57,6 +57,20 @@ struct {
 	__type(value, struct lsm_scratch);
 } lsm_scratch SEC(".maps") __weak;
 
+/*
+ * The file decision cache's generation (include/file.h): bumped by the
+ * agent after it writes file_rules, file_cg_rules or policies
+ * (agent/policy_maps.c, file_gen_bump()), and by the hooks below for
+ * anyone's rename, chroot, pivot_root, link, and unlink of a file with
+ * another name. __weak: one variable for every object that includes this.
+ */
+__u64 file_gen __weak = 1;
+
+static __always_inline void file_gen_bump(void)
+{
+	__sync_fetch_and_add(&file_gen, 1);
+}
+
 /* Per-policy denial counters by kind: [policy * EV_KIND_MAX + kind]. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -140,18 +140,23 @@ struct file_cg_key {
  *     expiring, pivot_root, a namespace torn down): each writes
  *     mount_lock, whose sequence is in the key;
  *   - by another root: the key holds the task's mount namespace (its
- *     never reused sequence number), and only a task whose root is its
- *     namespace's root uses the cache (a chroot does not);
+ *     never reused sequence number) and its root (mount and dentry);
+ *     every chroot and pivot_root, anyone's, bumps file_gen, and an
+ *     entry is stored only if the task's root after the path was
+ *     resolved is the key's (a task sharing its fs_struct may chroot);
  * and the verdict by the rules: the key holds the policy id and the
  * selected cgroup (root_id), and file_gen, which the agent bumps after
- * every write to file_rules, file_cg_rules and policies. A pointer in the
+ * every write to file_rules, file_cg_rules and policies. The sequences
+ * are 32 bits: a sandbox renaming in its own folders could bring
+ * rename_lock's round to an entry's, so every rename(2), anyone's, bumps
+ * file_gen (64 bits) as well (lsm/path_rename). A pointer in the
  * key (dentry, mount) can only be reused after a free, and a mount's free
  * writes mount_lock. A dentry's can be reused without either sequence
  * moving when its inode has other names (a hard link, or a dentry not
  * connected to the tree, as open_by_handle_at() makes): every link(2),
- * anyone's, bumps file_gen (lsm/path_link; links nfsd or ksmbd make in
- * the kernel do not, which the one-link rule below leaves to a dentry
- * freed and its memory taken by the other name's), and only a file
+ * anyone's, bumps file_gen (lsm/path_link), and so does every unlink of
+ * a name of a file that has another (lsm/inode_unlink, which links made
+ * inside the kernel, by nfsd or overlayfs, also end with), and only a file
  * with exactly one link, opened (not received: an fd handed in may come
  * from open_by_handle_at() outside) through a connected dentry, is
  * cached, never in a policy that grants DAC_READ_SEARCH, only on filesystems
@@ -189,6 +194,8 @@ struct file_dcache_key {
 	__u64 gen;		/* file_gen */
 	__u64 mnt;		/* struct vfsmount * */
 	__u64 dentry;		/* struct dentry * */
+	__u64 root_mnt;		/* the task's root: struct vfsmount * */
+	__u64 root_dentry;	/* and struct dentry * */
 	__u64 root_id;
 	__u32 policy_id;
 	__u32 pad;
