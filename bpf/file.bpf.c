@@ -356,11 +356,10 @@ static __always_inline bool dcache_eligible(struct file *file,
 	return d->d_parent != d && dcache_fs(d->d_sb->s_magic);
 }
 
-/* The current task's root (d_path() is relative to it). */
-static __always_inline void task_root(__u64 *mnt, __u64 *dentry)
+/* Task t's root (d_path() is relative to the current task's). */
+static __always_inline void task_root(struct task_struct *t, __u64 *mnt,
+				      __u64 *dentry)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
-
 	*mnt = (__u64)t->fs->root.mnt;
 	*dentry = (__u64)t->fs->root.dentry;
 }
@@ -379,7 +378,7 @@ static __always_inline bool dcache_key(struct file *file, const struct sandbox *
 	k->ns_seq = mntns_seq(t->nsproxy->mnt_ns);
 	if (!k->ns_seq)
 		return false;
-	task_root(&k->root_mnt, &k->root_dentry);
+	task_root(t, &k->root_mnt, &k->root_dentry);
 	k->mnt = (__u64)file->f_path.mnt;
 	k->dentry = (__u64)file->f_path.dentry;
 	k->root_id = sb->root_id;
@@ -605,7 +604,7 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 		if (store && r) {
 			__u64 rm, rd;
 
-			task_root(&rm, &rd);
+			task_root(bpf_get_current_task_btf(), &rm, &rd);
 			if (rm == dk.root_mnt && rd == dk.root_dentry)
 				dcache_put(ino, &dk, r->flags, &found);
 		}
