@@ -168,6 +168,12 @@ $(OUT)/tools/benchhash: tools/benchhash.c $(OUT)/obj/agent/exec_hash.o $(OUT)/ob
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) -lnettle -lm -o $@
 
+# lsmnull loads its programs through libbpf (the kernel's BTF, the load).
+$(OUT)/tools/lsmnull: tools/lsmnull.c | $(OUT)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(filter-out -lyaml -lnettle -ljson-c,$(LDLIBS)) -o $@
+
 # storm reads the pinned .bss with the skeleton's struct stockade__bss.
 $(OUT)/tools/storm $(OUT)/tools/evcount: $(BPF_OUT)/stockade.skel.h
 

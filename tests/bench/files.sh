@@ -92,7 +92,7 @@ if [ "$ninfo" = 0 ]; then
 	echo "bench-files: the guest produced no benchmark output (status $guest_rc); see $vm_dir/bench-console.log" >&2
 	bad=1
 fi
-for name in denials-logged samples bpf-stats; do
+for name in denials-logged samples bpf-stats null-programs; do
 	line=$(awk -v n="$name" '$1 == "check" && $2 == n' "$markers" | tail -n 1)
 	v=0 note="the guest did not get this far"
 	if [ -n "$line" ]; then
@@ -103,6 +103,7 @@ for name in denials-logged samples bpf-stats; do
 	denials-logged) what="every denied open logged or counted lost" ;;
 	samples) what="a sample for every round, condition and path" ;;
 	bpf-stats) what="bpf_stats pass ran" ;;
+	null-programs) what="empty BPF-LSM programs attached, and gone before the agent" ;;
 	esac
 	"$bs" value --out "$rows" --section $S --name "valid: $what" --value $v --unit check \
 		--goal '>=1' --required ${note:+--note "$note"} || bad=1
@@ -138,6 +139,10 @@ if [ "$bad" = 0 ] && [ -n "$rules" ]; then
 		o="open+close depth $d"
 		A=allow$d D=deny$d
 		ratio "$o allowed: outside / no agent" $A.none-outside $A.outside '<=1.02'
+		# What BPF-LSM itself costs (tools/lsmnull), and what
+		# stockade's outsider path adds to it.
+		ratio "$o allowed: empty BPF-LSM programs / no agent" $A.none-outside $A.null-outside
+		ratio "$o allowed: outside / empty BPF-LSM programs" $A.null-outside $A.outside
 		ratio "$o allowed: $small rules / no agent" $A.none-in$small $A.in$small
 		ratio "$o allowed: $mid rules / no agent" $A.none-in$mid $A.in$mid '<=1.10'
 		ratio "$o allowed: $big rules / $small rules" $A.in$small $A.in$big '<=1.03'
@@ -151,12 +156,16 @@ if [ "$bad" = 0 ] && [ -n "$rules" ]; then
 	# at depth 5, each opened once per 1000 calls (tests/vm/bench-files.sh).
 	o="open+close 1000 files allowed (miss-heavy)"
 	ratio "$o: outside / no agent" many.none-outside many.outside '<=1.02'
+	ratio "$o: empty BPF-LSM programs / no agent" many.none-outside many.null-outside
+	ratio "$o: outside / empty BPF-LSM programs" many.null-outside many.outside
 	ratio "$o: $small rules / no agent" many.none-in$small many.in$small
 	ratio "$o: $mid rules / no agent" many.none-in$mid many.in$mid '<=1.10'
 	ratio "$o: $big rules / $small rules" many.in$small many.in$big '<=1.03'
 	# lsm/capable runs for every capability check on the host.
 	ratio "setuid(0) (a capable() check): outside / no agent" \
 		capable.none-outside capable.outside '<=1.05'
+	ratio "setuid(0): empty BPF-LSM programs / no agent" capable.none-outside capable.null-outside
+	ratio "setuid(0): outside / empty BPF-LSM programs" capable.null-outside capable.outside
 	# Exec and exit records (bpf/exec.bpf.c): fork + exec + exit.
 	ratio "fork+exec+exit: outside / no agent" exec.none-outside exec.outside
 	ratio "fork+exec+exit in a sandbox (an exec and an exit record each): $small rules / no agent" \

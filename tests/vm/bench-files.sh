@@ -20,16 +20,20 @@
 #            process layout in the same cgroup (none-outside,
 #            none-in1k, ...), so that each condition is held against
 #            itself without the agent;
+#   null     no agent, and a program with no body (tools/lsmnull) on
+#            each BPF-LSM hook that these calls reach among stockade's
+#            (file_open, capable: the bpf_stats pass shows no other runs
+#            per call), the caller where outside's is: what the
+#            mechanism itself costs (trampoline, emulator), so that
+#            outside / null is what stockade's own outsider path adds;
 #   outside  the agent running, the caller outside every sandbox (the
 #            programs run and find no sandbox);
 #   inN      the caller in a sandbox whose policy has N file rules
 #            (benchfile policy; 10, 1000, 10000; tiny: 10 and 100).
 # Outside a sandbox the deny paths are plain readable files.
 #
-# Outside a sandbox the deny paths are plain readable files.
-#
 # Each round: the "pre" half of none (conditions pre-outside, pre-in10,
-# ...), the agent starts, one benchfile run times every path of every
+# ...), lsmnull's phase (null-outside), the agent starts, one benchfile run times every path of every
 # agent condition (outside, in10, in1k, in10k: a worker process per
 # condition, since a sandboxed process may not leave its cgroup), their
 # blocks taking turns ABCD ABCD ... so that a slow spell of the
@@ -54,7 +58,8 @@
 # with the agent running; the logger's own cost is the events section's.
 # In the last round, after the timed part, kernel.bpf_stats_enabled is set
 # for a separate pass that reads each program's own run_time_ns / run_cnt
-# (bpfquery stats) over four workloads: outside, allowed paths inside
+# (bpfquery stats) over five workloads: null (lsmnull's empty program:
+# the stats' own cost), outside, allowed paths inside
 # (opened again and again: the file decision cache's hits after the
 # first), denied paths inside, and FRESH inside (first opens only: its
 # misses).
@@ -92,7 +97,11 @@ bpffs=/sys/fs/bpf/bench-files
 log=$work/agent.log
 stats=/proc/sys/kernel/bpf_stats_enabled
 agent=
+null=
+null_failed=0
 failed=0
+# The hooks lsmnull takes (see null above).
+NULL_HOOKS="file_open capable"
 
 A3=/task/in/data.txt
 A8=/task/in/a/b/c/d/e/data.txt
@@ -171,7 +180,33 @@ agent_stop() {
 	[ ! -d "$bpffs" ] || "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
 }
 
+null_ready() { grep -q '^ready$' "$work/null.out"; }
+null_ready_or_dead() { null_ready || ! alive "$null"; }
+no_links() { [ -z "$("$TOOLS/bpfquery" links)" ]; }
+
+null_start() {
+	: > "$work/null.out"
+	# shellcheck disable=SC2086
+	"$TOOLS/lsmnull" $NULL_HOOKS > "$work/null.out" 2> "$work/null.err" &
+	null=$!
+	wait_for 30 null_ready_or_dead
+	null_ready && return 0
+	echo "bench-files: lsmnull did not attach: $(cat "$work/null.err")"
+	null_stop
+	return 1
+}
+
+# Its links go with it; the next condition needs a kernel without them.
+null_stop() {
+	[ -n "$null" ] || return 0
+	kill -TERM "$null" 2>/dev/null
+	wait "$null" 2>/dev/null
+	null=
+	wait_for 60 no_links
+}
+
 cleanup() {
+	null_stop
 	agent_stop
 	[ -w "$stats" ] && echo 0 > "$stats"
 	for n in $RULES; do
@@ -263,8 +298,8 @@ rm -rf "$work"
 mkdir -p "$work/policies"
 : > "$work/samples"
 
-if [ ! -x "$bf" ] || [ ! -x "$TOOLS/bpfquery" ]; then
-	check run fail "no $bf or $TOOLS/bpfquery (tools/*.c, built static)"
+if [ ! -x "$bf" ] || [ ! -x "$TOOLS/bpfquery" ] || [ ! -x "$TOOLS/lsmnull" ]; then
+	check run fail "no $bf, $TOOLS/bpfquery or $TOOLS/lsmnull (tools/*.c, built static)"
 	exit 1
 fi
 if [ -n "$(pidof stockade)" ] || [ -n "$("$TOOLS/bpfquery" links)" ]; then
@@ -299,6 +334,7 @@ CAPABLE="capable:ok:@setuid"
 # record each, bpf/exec.bpf.c), against the same without the agent.
 EXEC="exec:ok:@exec"
 agent_args="--cond outside= $(spec outside $ALLOWED $MANY $DENY_OPEN $CAPABLE $EXEC)"
+null_args="--cond null-outside= $(spec null-outside $ALLOWED $MANY $DENY_OPEN $CAPABLE)"
 pre_args="--cond pre-outside= $(spec pre-outside $ALLOWED $MANY $DENY_OPEN $CAPABLE $EXEC)"
 post_args="--cond post-outside= $(spec post-outside $ALLOWED $MANY $DENY_OPEN $CAPABLE $EXEC)"
 ncond=1
@@ -339,6 +375,27 @@ while [ "$r" -le "$ROUNDS" ]; do
 	fi
 	progress "round $r: no agent"
 	measure "$r" 0 $pre_args || exit 1
+	progress "round $r: empty BPF-LSM programs (lsmnull)"
+	null_start || { check null-programs fail "round $r: lsmnull did not attach (see the console)"; exit 1; }
+	# An attach leaves the kernel work behind it (the trampoline's
+	# update waits on Tasks RCU, slow under TCG): the first rounds'
+	# null blocks ran a half slower without this. The agent's start
+	# gives its conditions longer than this anyway.
+	sleep 3
+	measure "$r" 0 $null_args || exit 1
+	if [ "$r" = "$ROUNDS" ]; then
+		if echo 1 > "$stats" && stat_pass null "" $ALLOWED > "$work/stat.null"; then
+			cat "$work/stat.null"
+		else
+			check null-programs fail "round $r: the bpf_stats pass with lsmnull failed"
+			null_failed=1
+		fi
+		echo 0 > "$stats"
+	fi
+	if ! null_stop; then
+		check null-programs fail "round $r: lsmnull's links still there 60 s after it ended: $("$TOOLS/bpfquery" links | tr '\n' ' ')"
+		exit 1
+	fi
 	progress "round $r: starting the agent"
 	agent_start || { check agent-ready fail "round $r: no agent_ready within 60 s"; exit 1; }
 	progress "round $r: agent ready"
@@ -376,11 +433,13 @@ while [ "$r" -le "$ROUNDS" ]; do
 	r=$((r + 1))
 done
 check denials-logged ok
+[ "$null_failed" = 1 ] || check null-programs ok
 # Every round: 5 paths in each condition (4 and the miss-heavy mix), with
 # the agent and in both none halves, the capable and exec rows outside (3
-# more each), the exec row in the first sandbox (3 more), and the 2
-# denylive paths; each a positive number.
-want=$((ROUNDS * (15 * ncond + 3 + 3 + 3 + 2)))
+# more each), the exec row in the first sandbox (3 more), the 2 denylive
+# paths, and the null condition's 6 (the outside paths but exec); each a
+# positive number.
+want=$((ROUNDS * (15 * ncond + 3 + 3 + 3 + 2 + 6)))
 got=$(awk '$5 + 0 > 0 && NF == 5' "$work/samples" | wc -l)
 if [ "$got" = "$want" ]; then
 	check samples ok
