@@ -345,6 +345,9 @@ static void *reselect_one(struct scan_ctx *ctx, struct sandbox_cg *cg,
 			cg->policy_id = a->pt.slot_id[cg->slot];
 			return (void *)(uintptr_t)(cg - a->cgt.v + 1);
 		}
+		/* Now, not at the walk's end: its tasks keep a copy of the
+		 * old entry until the generation moves (task_verdict). */
+		sandbox_gen_bump(a);
 		cg->slot = sb.slot;
 		cg->root_id = sb.root_id;
 		a->confined_more = true;
@@ -394,7 +397,12 @@ static int confine_new(struct agent *a, struct sandbox_cg *cg, const char *rel,
 		err = -errno;
 		pr_err("cgroup", "recording %s in the sandbox map failed: %s (map full? at most %d cgroups)",
 		       rel, strerror(errno), SANDBOX_MAX_CGROUPS);
-	} else if (!err && under && under->armed && under->entry) {
+	} else if (!err) {
+		/* An entry it had (adopted pins) may be cached by its tasks
+		 * (task_verdict): stale from now on. */
+		sandbox_gen_bump(a);
+	}
+	if (!err && under && under->armed && under->entry) {
 		/* Its entry ends the pending state: now it is classified. */
 		cg->pending_us = pending_us_of(a, rel, cg->id);
 	}
@@ -819,8 +827,8 @@ int sandbox_entry_put(struct agent *a, uint64_t id, const struct sandbox *sb)
 }
 
 /*
- * After every write of the sandboxes map, never before: an "outside"
- * verdict the BPF programs cached (cg_cache, task_outside) was computed
+ * After every write of the sandboxes map, never before: a verdict the
+ * BPF programs cached (cg_cache, task_verdict) was computed
  * with the generation read before their lookups, so one that missed this
  * write is stale once the bump lands (include/sandbox.h).
  */

@@ -35,6 +35,12 @@
 #include "ctl_int.h"
 #include "records.h"
 
+/* The agent's sandbox_gen_bump(), through the pinned .data. */
+static void ctl_sandbox_gen_bump(struct ctl *c)
+{
+	__atomic_fetch_add(&c->data->sandbox_gen, 1, __ATOMIC_SEQ_CST);
+}
+
 static void detach_record(struct ctl *c, uint64_t id, uint32_t policy_id)
 {
 	struct policy_info pi;
@@ -94,6 +100,10 @@ static size_t detach_root(struct ctl *c, uint64_t root, const struct entry *v,
 			released++;
 		}
 	}
+	/* After the deletes, as the agent does: the programs' cached
+	 * verdicts (task_verdict: a confined task keeps a copy of its
+	 * entry) end with the generation (include/sandbox.h). */
+	ctl_sandbox_gen_bump(c);
 	bpf_map_delete_elem(c->cnt_fd, &root);
 	/* Enforcement is gone: so are the limits. A running agent puts them
 	 * back itself when it sees the detach (it knows them best). */
@@ -295,6 +305,7 @@ static int detach_rest(struct ctl *c, const struct entry *v, size_t n,
 			detach_record(c, v[i].id, v[i].sb.policy_id);
 			released++;
 		}
+	ctl_sandbox_gen_bump(c);
 	for (i = 0; i < c->n_pins; i++)
 		lsm += !c->pins[i].cg_id;
 	/* Limits of sandboxes whose entry went before (the maps go

@@ -72,15 +72,16 @@ struct {
 	__type(value, struct cg_cache_val);
 } cg_cache SEC(".maps") __weak;
 
-/* Per task: the last "outside" verdict and the cgroup it was for
- * (include/sandbox.h). Only the BPF-LSM and tracing programs use it: the
- * cgroup programs cannot reach task storage, they keep cg_cache. */
+/* Per task: its last verdict (outside, or its own cgroup's entry) and the
+ * cgroup it was for (include/sandbox.h). Only the BPF-LSM and tracing
+ * programs use it: the cgroup programs cannot reach task storage, they
+ * keep cg_cache. */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct task_outside_val);
-} task_outside SEC(".maps") __weak;
+	__type(value, struct task_verdict_val);
+} task_verdict SEC(".maps") __weak;
 
 /* Bumped by the agent after every write of the sandboxes map: see
  * include/sandbox.h. */
@@ -148,31 +149,42 @@ static long __attribute__((unused)) anc_scan_step(__u32 level, void *ctx)
  * judged by the directory's candidate slot, as a sandbox of its own
  * (root_id: itself), and its copy's slot carries SANDBOX_SNAP_PENDING.
  */
-/* Remember "outside" (gen, | SANDBOX_CACHE_CLASSIFIED or not) for the
- * current task in cgroup id. No-op when storage cannot be had. */
-static __always_inline void task_outside_put(bool task_cache, __u64 id, __u64 gen)
+/* Remember a verdict for the current task in cgroup id: "outside" (gen,
+ * | SANDBOX_CACHE_CLASSIFIED or not), or its own cgroup's entry (entry
+ * not NULL: gen | SANDBOX_CACHE_INSIDE). No-op when storage cannot be
+ * had. */
+static __always_inline struct task_verdict_val *
+task_verdict_put(bool task_cache, __u64 id, __u64 gen, const struct sandbox *entry)
 {
-	struct task_outside_val *to;
+	struct task_verdict_val *tv;
 
 	if (!task_cache)
-		return;
-	to = bpf_task_storage_get(&task_outside, bpf_get_current_task_btf(), 0,
+		return NULL;
+	tv = bpf_task_storage_get(&task_verdict, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (to) {
-		to->cgid = id;
-		to->gen = gen;
+	if (!tv)
+		return NULL;
+	tv->cgid = id;
+	if (entry) {
+		tv->entry = *entry;
+		gen |= SANDBOX_CACHE_INSIDE;
 	}
+	tv->gen = gen;
+	return tv;
 }
 
 /* task_cache: the caller is a BPF-LSM or tracing program (task storage
  * reachable); a constant at every call site, so the cgroup programs'
- * copies hold no task storage call. */
-static __always_inline struct sandbox *sandbox_lookup(__u64 *cgid,
-						       struct sandbox *snap,
-						       int *state,
-						       bool task_cache)
+ * copies hold no task storage call. *tvp (tvp not NULL): set to the
+ * task's task_verdict when that holds this verdict (a task in a sandbox
+ * cgroup of its own), left alone otherwise. */
+static __always_inline struct sandbox *sandbox_lookup_tv(__u64 *cgid,
+							  struct sandbox *snap,
+							  int *state,
+							  bool task_cache,
+							  struct task_verdict_val **tvp)
 {
-	struct task_outside_val *to;
+	struct task_verdict_val *tv;
 	struct cg_cache_val *c, nc;
 	struct anc_scan scan = {};
 	struct sandbox *sb;
@@ -185,12 +197,21 @@ static __always_inline struct sandbox *sandbox_lookup(__u64 *cgid,
 	 * from lookups that missed it is stale on arrival. */
 	nc.gen = sandbox_gen;
 	if (task_cache) {
-		/* An outsider's verdict in one lookup: its own last one,
-		 * while it stays in that cgroup and nothing was written. */
-		to = bpf_task_storage_get(&task_outside, bpf_get_current_task_btf(), 0, 0);
-		if (to && to->cgid == id &&
-		    (to->gen & ~SANDBOX_CACHE_CLASSIFIED) == nc.gen) {
-			if (!(to->gen & SANDBOX_CACHE_CLASSIFIED))
+		/* The verdict in one lookup: the task's own last one, while
+		 * it stays in that cgroup and nothing was written. An entry
+		 * kept there is the map's, its slot resolved here as below
+		 * (a reload flips slots without writing entries). */
+		tv = bpf_task_storage_get(&task_verdict, bpf_get_current_task_btf(), 0, 0);
+		if (tv && tv->cgid == id &&
+		    (tv->gen & ~(SANDBOX_CACHE_CLASSIFIED | SANDBOX_CACHE_INSIDE)) == nc.gen) {
+			if (tv->gen & SANDBOX_CACHE_INSIDE) {
+				*snap = tv->entry;
+				*state = SANDBOX_IN;
+				if (tvp)
+					*tvp = tv;
+				return sandbox_resolve(snap);
+			}
+			if (!(tv->gen & SANDBOX_CACHE_CLASSIFIED))
 				*state = SANDBOX_NONE;
 			return NULL;
 		}
@@ -200,17 +221,21 @@ static __always_inline struct sandbox *sandbox_lookup(__u64 *cgid,
 		*snap = *sb;
 		if (snap->policy_id != SANDBOX_ENTRY_SANDBOX) {
 			/* a watched directory, or outside */
-			task_outside_put(task_cache, id, nc.gen | SANDBOX_CACHE_CLASSIFIED);
+			task_verdict_put(task_cache, id, nc.gen | SANDBOX_CACHE_CLASSIFIED, NULL);
 			return NULL;
 		}
 		*state = SANDBOX_IN;
+		/* Its own entry, copied before the slot is resolved. */
+		tv = task_verdict_put(task_cache, id, nc.gen, snap);
+		if (tvp)
+			*tvp = tv;
 		return sandbox_resolve(snap);
 	}
 	c = bpf_map_lookup_elem(&cg_cache, &id);
 	if (c && (c->gen & ~SANDBOX_CACHE_CLASSIFIED) == nc.gen) {
 		if (!(c->gen & SANDBOX_CACHE_CLASSIFIED))
 			*state = SANDBOX_NONE;
-		task_outside_put(task_cache, id, c->gen);
+		task_verdict_put(task_cache, id, c->gen, NULL);
 		return NULL;
 	}
 	/* bpf_get_current_ancestor_cgroup_id() returns 0 beyond the task's
@@ -224,7 +249,7 @@ static __always_inline struct sandbox *sandbox_lookup(__u64 *cgid,
 		else
 			*state = SANDBOX_NONE;
 		bpf_map_update_elem(&cg_cache, &id, &nc, BPF_ANY);
-		task_outside_put(task_cache, id, nc.gen);
+		task_verdict_put(task_cache, id, nc.gen, NULL);
 		return NULL;
 	}
 	*state = SANDBOX_IN;
@@ -236,6 +261,14 @@ static __always_inline struct sandbox *sandbox_lookup(__u64 *cgid,
 		return snap;
 	}
 	return sandbox_resolve(snap);
+}
+
+static __always_inline struct sandbox *sandbox_lookup(__u64 *cgid,
+						       struct sandbox *snap,
+						       int *state,
+						       bool task_cache)
+{
+	return sandbox_lookup_tv(cgid, snap, state, task_cache, NULL);
 }
 
 static __always_inline struct sandbox *sandbox_current(__u64 *cgid,

@@ -237,11 +237,23 @@ static __always_inline int lsm_deny_arg(struct sandbox *sb,
 static __always_inline struct policy_conf *
 lsm_current(struct sandbox **sbp, __u64 *cgid, struct sandbox *snap)
 {
-	struct sandbox *sb = sandbox_current(cgid, snap);
+	struct task_verdict_val *tv = NULL;
+	struct sandbox *sb;
+	bool over = false;
+	int state;
 	__u32 id;
 
-	if (!sb || setup_pass(sb, *cgid))
+	sb = sandbox_lookup_tv(cgid, snap, &state, true, &tv);
+	if (!sb)
 		return NULL;
+	/* A task marked judged can never have a pass: its verdict's
+	 * storage says so, and the setup check's own lookup is skipped. */
+	if (!tv || !tv->setup_over) {
+		if (setup_pass(sb, *cgid, &over))
+			return NULL;
+		if (over && tv)
+			tv->setup_over = 1;
+	}
 	*sbp = sb;
 	id = sb->policy_id;
 	return bpf_map_lookup_elem(&policies, &id);

@@ -81,9 +81,10 @@ static __always_inline struct setup_grant *grant_of(struct cgroup *dst,
  * BPF-LSM programs let it through. Else it is marked as judged in a
  * sandbox, which rules out a pass for it and its children ever after; a
  * pass past its deadline ends here, with its record. No storage (the
- * allocation failed): judged, fail closed.
+ * allocation failed): judged, fail closed. *over: set when the task is
+ * marked now (so it can never have a pass: task_verdict_val.setup_over).
  */
-static __always_inline bool setup_pass(struct sandbox *sb, __u64 cgid)
+static __always_inline bool setup_pass(struct sandbox *sb, __u64 cgid, bool *over)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct setup_grant *g;
@@ -129,6 +130,7 @@ static __always_inline bool setup_pass(struct sandbox *sb, __u64 cgid)
 		setup_end(st, sb->policy_id, cgid, EV_OP_SETUP_DEADLINE, NULL, now);
 	}
 	st->flags |= SETUP_F_SANDBOXED;
+	*over = true;
 	return false;
 }
 
@@ -196,6 +198,7 @@ static __always_inline int setup_inherit(struct task_struct *child)
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct setup_state *p, *c;
 	struct sandbox *sb, snap;
+	bool over = false;
 	__u64 cgid;
 
 	p = bpf_task_storage_get(&setup_tasks, t, 0, 0);
@@ -203,7 +206,7 @@ static __always_inline int setup_inherit(struct task_struct *child)
 		sb = sandbox_current(&cgid, &snap);
 		if (!sb)
 			return 0;
-		setup_pass(sb, cgid);	/* makes its storage, and marks it */
+		setup_pass(sb, cgid, &over);	/* makes its storage, and marks it */
 		p = bpf_task_storage_get(&setup_tasks, t, 0, 0);
 		if (!p)
 			return -12;	/* ENOMEM */

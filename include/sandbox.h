@@ -135,22 +135,36 @@ struct cg_cache_val {
 	__u64 gen;	/* | SANDBOX_CACHE_CLASSIFIED: an OUTSIDE entry said so */
 };
 /*
- * Task storage `task_outside`: the same verdict, per task, with the
- * cgroup it was reached in. The BPF-LSM and tracing programs look it up
- * first, so an outsider pays one lookup (no hash, no LRU) on every hook;
- * a task moved to another cgroup misses (cgid differs). The agent bumps
- * sandbox_gen after every write of the sandboxes map (put or delete),
- * which ends both caches' verdicts at once. In-sandbox and pending
- * verdicts are never cached: an entry's copy is read each time.
+ * Task storage `task_verdict`: the same verdict per task, with the cgroup
+ * it was reached in, and for a task in a sandbox cgroup of its own entry,
+ * a copy of that entry. The BPF-LSM and tracing programs look it up
+ * first, so an outsider and a confined task alike pay one lookup (no
+ * hash, no LRU) on every hook; a task moved to another cgroup misses
+ * (cgid differs). Whoever writes the sandboxes map (put or delete) bumps
+ * sandbox_gen after the write: the agent, and `stockade detach` (through
+ * the pinned .data); that ends every cached verdict at once. The copy
+ * holds the entry's slot, which each use resolves again (policy_slots),
+ * so a reload's flip of the slot takes effect as it does for a lookup.
+ * Pending verdicts, and a sandbox reached through an ancestor's entry
+ * (a cgroup not classified yet), are never cached.
  */
-struct task_outside_val {
+struct task_verdict_val {
 	__u64 cgid;
-	__u64 gen;	/* as cg_cache_val.gen */
+	__u64 gen;	/* as cg_cache_val.gen, | SANDBOX_CACHE_INSIDE */
+	struct sandbox entry;	/* with SANDBOX_CACHE_INSIDE: the cgroup's own */
+	/* Not a verdict, kept across them: 1 once the task was judged in a
+	 * sandbox with no setup pass (SETUP_F_SANDBOXED set), after which it
+	 * can never have one (include/setup.h), so the BPF-LSM programs
+	 * skip the setup check's own lookup. Written only by its task. */
+	__u32 setup_over;
+	__u32 pad;
 };
 /* Cached "outside" because an OUTSIDE entry (or a WATCHED directory of its
  * own) says so, not because no entry was found: the cgroup programs deny
  * the second (attached, yet no policy: fail closed), never the first. */
 #define SANDBOX_CACHE_CLASSIFIED	(1ULL << 63)
+/* In task_verdict's gen: in a sandbox, by the entry kept beside it. */
+#define SANDBOX_CACHE_INSIDE		(1ULL << 62)
 
 /* What sandbox_lookup() found for the current task. */
 enum sandbox_state {

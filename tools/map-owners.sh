@@ -19,7 +19,7 @@ skel=${1:-build/stockade.skel.h}
 # the control commands read them through the pins, never the skeleton).
 owners='
 cg_cache -
-task_outside -
+task_verdict -
 judge_handoff -
 cg_born watch.c
 lsm_count -

@@ -45,7 +45,9 @@ ready_or_dead() {
 }
 # Everything after the agent depends on it; say so instead of going quiet.
 not_run() {
-	for t in packet-denied-in-sandbox deny-logged-once packet-allowed-outside stale-outside agent-stops; do
+	for t in packet-denied-in-sandbox deny-logged-once packet-allowed-outside stale-outside \
+		stale-inside-confined stale-inside-moved stale-inside-moved-back stale-inside-detached \
+		stale-inside-records agent-stops; do
 		t_fail "lsm-smoke/$t" "not run: $1"
 	done
 }
@@ -188,6 +190,88 @@ kill "$loop" 2> /dev/null
 wait "$loop" 2> /dev/null
 [ -z "$made_shadow" ] || rm -f /etc/shadow
 
+# stale-inside: a confined task's copy of its cgroup's entry (task storage
+# `task_verdict`) never outlives a write of that entry. One long-lived
+# shell in /lsm-smoke-in appends to a file in $w1 itself (a builtin's
+# redirection: the same task every time) ten times a second. Policy so-c
+# lets it write only in $w2, so-d only in $w1; the cgroup moves between
+# them by reloads that swap their selectors (its entry is rewritten with
+# another slot), and at last `stockade detach` releases it while the agent
+# runs (the entry deleted by the command, not the agent). The task never
+# moves, so only the generation can end its copy: after each step, every
+# write but the one in flight must follow the new state, each refused one
+# with one record.
+si=$CGROUP_ROOT/lsm-smoke-in
+sidle=$CGROUP_ROOT/lsm-smoke-idle
+w1=/tmp/lsm-smoke-w1
+w2=/tmp/lsm-smoke-w2
+mkdir -p "$si" "$sidle" "$w1" "$w2"
+swap() {	# swap CGROUP_OF_C CGROUP_OF_D
+	printf 'name: so-c\ncgroups: [%s]\nnetwork:\n  default: deny\nfiles:\n  write: [%s]\n' "$1" "$w2" > "$pol/c.yaml"
+	printf 'name: so-d\ncgroups: [%s]\nnetwork:\n  default: deny\nfiles:\n  write: [%s]\n' "$2" "$w1" > "$pol/d.yaml"
+}
+# stale_step NAME WANT CMD...: run CMD, then watch the loop's next lines
+# (the first one may have begun before CMD returned): all WANT.
+stale_step() {
+	_t=$1 _want=$2
+	shift 2
+	_n0=$(wc -l < "$work/si.out")
+	if ! "$@" > "$work/si-step.out" 2>&1; then
+		t_fail "lsm-smoke/$_t" "$* failed: $(tail -n 3 "$work/si-step.out")"
+		return
+	fi
+	sleep 3
+	_after=$(tail -n +"$((_n0 + 2))" "$work/si.out")
+	_n=$(echo "$_after" | grep -c .)
+	_bad=$(echo "$_after" | grep -vc "^$_want\$")
+	if [ "$_n" -lt 10 ]; then
+		t_fail "lsm-smoke/$_t" "only $_n writes in 3 s after '$*' (the loop stopped?)"
+	elif [ "$_bad" != 0 ]; then
+		t_fail "lsm-smoke/$_t" "after '$*', $_bad of $_n writes by the same task were not $_want (a stale copy of its entry)"
+	else
+		t_ok "lsm-smoke/$_t"
+	fi
+}
+swap /lsm-smoke-in /lsm-smoke-idle
+if ! "$STOCKADE" reload --bpffs "$bpffs" > "$work/si-reload.out" 2>&1; then
+	for t in stale-inside-confined stale-inside-moved stale-inside-moved-back \
+		stale-inside-detached stale-inside-records; do
+		t_fail "lsm-smoke/$t" "stockade reload failed: $(cat "$work/si-reload.out")"
+	done
+else
+	rm -f "$work/si.stop"
+	sh -c 'echo $$ > "$1/cgroup.procs" || exit 1
+		while [ ! -e "$2" ]; do
+			if echo x >> "$3/f"; then echo written; else echo refused; fi
+			sleep 0.1
+		done' sh "$si" "$work/si.stop" "$w1" > "$work/si.out" 2> /dev/null &
+	loop=$!
+	sleep 2
+	if [ "$(grep -c refused "$work/si.out")" -lt 10 ] || grep -q written "$work/si.out"; then
+		t_fail lsm-smoke/stale-inside-confined "under so-c its writes in $w1 were not all refused: $(sort "$work/si.out" | uniq -c | tr '\n' ' ')"
+	else
+		t_ok lsm-smoke/stale-inside-confined
+	fi
+	swap /lsm-smoke-idle /lsm-smoke-in
+	stale_step stale-inside-moved written "$STOCKADE" reload --bpffs "$bpffs"
+	swap /lsm-smoke-in /lsm-smoke-idle
+	stale_step stale-inside-moved-back refused "$STOCKADE" reload --bpffs "$bpffs"
+	stale_step stale-inside-detached written "$STOCKADE" detach /lsm-smoke-in --bpffs "$bpffs"
+	: > "$work/si.stop"
+	wait "$loop"
+	sleep 0.5
+	n_ref=$(grep -c refused "$work/si.out")
+	n_rec=$(grep '"event": *"deny"' "$work/agent.out" | grep -c "\"pid\": *$loop[^0-9]")
+	if [ "$n_rec" != "$n_ref" ]; then
+		t_fail lsm-smoke/stale-inside-records "$n_ref refused writes, $n_rec deny records for pid $loop"
+	else
+		t_ok lsm-smoke/stale-inside-records
+	fi
+fi
+kill "$loop" 2> /dev/null
+wait "$loop" 2> /dev/null
+rm -rf "$w1" "$w2"
+
 kill -TERM "$agent"
 if wait_for 10 agent_gone; then
 	wait "$agent"
@@ -207,7 +291,7 @@ if [ -d "$bpffs" ]; then
 	t_fail lsm-smoke/unpinned "$bpffs still exists after SIGTERM with --detach-on-exit"
 	"$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
 fi
-rmdir "$cg" "$so" 2>/dev/null
+rmdir "$cg" "$so" "$si" "$sidle" 2>/dev/null
 rm -rf "$pol"
 exit 0
 
