@@ -185,10 +185,22 @@ static __always_inline struct sandbox *sandbox_lookup_tv(__u64 *cgid,
 							  struct task_verdict_val **tvp)
 {
 	struct task_verdict_val *tv;
+	struct task_struct *t = NULL;
 	struct cg_cache_val *c, nc;
 	struct anc_scan scan = {};
 	struct sandbox *sb;
-	__u64 id = bpf_get_current_cgroup_id();
+	__u64 id;
+
+	if (task_cache) {
+		/* bpf_get_current_cgroup_id()'s own walk (the task's default
+		 * hierarchy cgroup, its kernfs id) as plain loads: the task
+		 * pointer is needed for its storage anyway, and a helper call
+		 * less on every hook counts for every task on the host. */
+		t = bpf_get_current_task_btf();
+		id = t->cgroups->dfl_cgrp->kn->id;
+	} else {
+		id = bpf_get_current_cgroup_id();
+	}
 
 	*cgid = id;
 	*state = SANDBOX_OUTSIDE;
@@ -201,7 +213,7 @@ static __always_inline struct sandbox *sandbox_lookup_tv(__u64 *cgid,
 		 * it stays in that cgroup and nothing was written. An entry
 		 * kept there is the map's, its slot resolved here as below
 		 * (a reload flips slots without writing entries). */
-		tv = bpf_task_storage_get(&task_verdict, bpf_get_current_task_btf(), 0, 0);
+		tv = bpf_task_storage_get(&task_verdict, t, 0, 0);
 		if (tv && tv->cgid == id &&
 		    (tv->gen & ~(SANDBOX_CACHE_CLASSIFIED | SANDBOX_CACHE_INSIDE)) == nc.gen) {
 			if (tv->gen & SANDBOX_CACHE_INSIDE) {

@@ -558,8 +558,11 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 	op = want & WANT_WRITE ? EV_OP_OPEN_WRITE :
 	     ((mode | flags) & FMODE_EXEC) ? EV_OP_EXEC : op_r;
 	/* A regular file on a filesystem the cache takes is never a block
-	 * device nor cgroupfs: the checks below cannot refuse a hit. */
-	foreign = is_foreign_mount(file->f_path.mnt);
+	 * device nor cgroupfs, and a hit is never on a foreign mount (an
+	 * entry is made only after the check below passed, and the key
+	 * holds the opener's namespace, the mount and mount_lock's
+	 * sequence, which every change of a mount's namespace moves): the
+	 * checks below cannot refuse a hit, so they run only on a miss. */
 	ino = file->f_path.dentry->d_inode;
 	/* The generation first, before the link count is read: a link
 	 * bumps it before the count goes up. */
@@ -568,7 +571,7 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 	 * made from its FILE_DCACHE_OPENS-th on (making one costs more than
 	 * going the whole way; looking one up for a file opened a few times
 	 * would cost its every open something for nothing). */
-	if (!foreign && dcache_eligible(file, sb, conf, kind) &&
+	if (dcache_eligible(file, sb, conf, kind) &&
 	    dcache_opens(ino) >= FILE_DCACHE_OPENS && dcache_key(file, sb, &dk)) {
 		store = true;
 		dcache_get(ino, &dk, &found);
@@ -578,6 +581,7 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 		    !rule_verdict(&r_copy, 0, want, false))
 			return 0;
 	}
+	foreign = is_foreign_mount(file->f_path.mnt);
 	len = dpath((struct path *)&file->f_path, s->buf[0]);
 	if (len < 0)
 		return lsm_deny(sb, conf, cgid, kind, op, EV_REASON_PATH_TOO_LONG,
