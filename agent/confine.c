@@ -609,6 +609,10 @@ int scan(struct agent *a)
 	}
 	a->last_walk_ms = (uint64_t)clock_now_ns(CLOCK_MONOTONIC) / 1000000;
 	honour_detached(a);
+	/* A `stockade detach` of a build before task_verdict deleted its
+	 * entries without a bump: the verdicts cached from them end here at
+	 * the latest (include/sandbox.h). */
+	sandbox_gen_bump(a);
 	/* The watched directories and their inotify watches first: a cgroup
 	 * made during the walk is reported, and classified below. */
 	watch_tops(a);

@@ -198,6 +198,9 @@ static __always_inline struct sandbox *sandbox_lookup_tv(__u64 *cgid,
 		 * less on every hook counts for every task on the host. */
 		t = bpf_get_current_task_btf();
 		id = t->cgroups->dfl_cgrp->kn->id;
+		/* 0 only if a load faulted (never seen): the helper then. */
+		if (!id)
+			id = bpf_get_current_cgroup_id();
 	} else {
 		id = bpf_get_current_cgroup_id();
 	}

@@ -556,6 +556,7 @@ int BPF_PROG(stk_file_send_sigiotask, struct task_struct *tsk,
 	struct policy_conf *conf = NULL;
 	struct sandbox *sb, sb_snap;
 	__u64 key, cgid, *setter, target = task_root_of(tsk);
+	int state;
 
 	if (bpf_core_field_exists(fown->file))
 		key = (__u64)BPF_CORE_READ(fown, file);
@@ -563,7 +564,11 @@ int BPF_PROG(stk_file_send_sigiotask, struct task_struct *tsk,
 		key = (__u64)fown -
 		      bpf_core_field_offset(struct file___embedded, f_owner);
 	setter = bpf_map_lookup_elem(&fowner, &key);
-	sb = sandbox_current(&cgid, &sb_snap);
+	/* Not through task storage: this hook also runs in interrupt
+	 * context (kill_fasync from a driver or the network stack), where
+	 * current is whoever was interrupted, maybe halfway through
+	 * writing its own task_verdict in a hook of its own. */
+	sb = sandbox_lookup(&cgid, &sb_snap, &state, false);
 	if (sb && target != sb->root_id)
 		goto deny;
 	if (setter && target != *setter) {
