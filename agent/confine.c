@@ -398,8 +398,10 @@ static int confine_new(struct agent *a, struct sandbox_cg *cg, const char *rel,
 		pr_err("cgroup", "recording %s in the sandbox map failed: %s (map full? at most %d cgroups)",
 		       rel, strerror(errno), SANDBOX_MAX_CGROUPS);
 	} else if (!err) {
-		/* An entry it had (adopted pins) may be cached by its tasks
-		 * (task_verdict): stale from now on. */
+		/* Right after the write: ends "outside" cached by the
+		 * programs for this cgroup and its descendants, and a copy of
+		 * an entry it had (adopted pins) that its tasks hold
+		 * (task_verdict; include/sandbox.h). */
 		sandbox_gen_bump(a);
 	}
 	if (!err && under && under->armed && under->entry) {
@@ -560,9 +562,6 @@ void *scan_one(const char *rel, uint64_t id, void *parent, void *vctx)
 		confine_undo(a, cg);
 		return NULL;
 	}
-	/* After the entry exists: invalidates "outside" cached by the LSM
-	 * programs for this cgroup and its descendants (include/sandbox.h). */
-	sandbox_gen_bump(a);
 	watch_children(a, cg);
 	emit_attach(a, cg, pidx ? a->cgt.v[pidx - 1].path : NULL, how);
 	return (void *)(uintptr_t)(cg - a->cgt.v + 1);
