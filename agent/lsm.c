@@ -508,6 +508,14 @@ int lsm__set_autoload(struct lsm_state *ls, struct stockade *skel, bool on)
 			lose(ls, row->also);
 		err = 0;
 	}
+	/* file_open's decision cache (include/file.h): its read takes no
+	 * lock, which x86's memory order alone makes sound. Anywhere else,
+	 * every open goes the whole way. */
+#if defined(__x86_64__)
+	skel->rodata->dcache_on = on;
+#else
+	skel->rodata->dcache_on = 0;
+#endif
 	if (lost)
 		pr_warn("agent", "running DEGRADED (--allow-degraded): some BPF-LSM hooks are missing on this kernel");
 out:

@@ -258,13 +258,27 @@ struct file_dcache_way {
 	__u32 pad;
 };
 
+/*
+ * Writers take the lock; readers do not (include/file.h, Concurrency):
+ * seq is odd while a writer changes a way, and a reader that sees it
+ * odd, or changed between its two reads, goes the whole way.
+ */
 struct file_dcache_val {
 	struct bpf_spin_lock lock;
 	__u32 counted;			/* in dcache_live (set once) */
 	__u32 next;			/* the way the next new key takes */
 	__u32 pad;
+	__u64 seq;
 	struct file_dcache_way way[FILE_DCACHE_WAYS];
 };
+
+/* Set by the agent before load (agent/lsm.c): x86-64 only. */
+const volatile __u32 dcache_on = 0;
+
+/* The compiler may move no memory access across it; an x86 CPU moves no
+ * load before an earlier load, and no store before an earlier store. */
+#define dcache_barrier()	asm volatile("" ::: "memory")
+#define dcache_once(x)		(*(volatile __u64 *)&(x))
 
 /* Entries alive (include/file.h, Memory). */
 __u64 dcache_live;
@@ -345,6 +359,9 @@ static __always_inline bool dcache_eligible(struct file *file,
 	struct dentry *d = file->f_path.dentry;
 	struct inode *ino = d->d_inode;
 
+	/* Off unless the agent switched it on (include/file.h). */
+	if (!dcache_on)
+		return false;
 	/* A received fd may have been opened by handle, outside: its
 	 * dentry need not be connected to the tree. */
 	if (kind != EV_KIND_FILE || (sb->slot & SANDBOX_SNAP_PENDING))
@@ -410,6 +427,7 @@ static __always_inline void dcache_get(struct inode *ino,
 				       struct dcache_found *f)
 {
 	struct file_dcache_val *v;
+	__u64 seq;
 	int i;
 
 	f->way = -1;
@@ -420,7 +438,10 @@ static __always_inline void dcache_get(struct inode *ino,
 	f->have = v;
 	if (!v)
 		return;
-	bpf_spin_lock(&v->lock);
+	seq = dcache_once(v->seq);
+	if (seq & 1)
+		return;		/* a writer is in: no way is taken */
+	dcache_barrier();
 #pragma unroll
 	for (i = 0; i < FILE_DCACHE_WAYS; i++) {
 		if (f->way < 0 && v->way[i].flags &&
@@ -431,7 +452,9 @@ static __always_inline void dcache_get(struct inode *ino,
 			f->mount_seq = v->way[i].key.mount_seq;
 		}
 	}
-	bpf_spin_unlock(&v->lock);
+	dcache_barrier();
+	if (dcache_once(v->seq) != seq)
+		f->way = -1;	/* a writer came and went: not taken */
 }
 
 /* This open's number among the inode's recent opens (1: the first since
@@ -490,8 +513,12 @@ static __always_inline void dcache_put(struct inode *ino,
 		v->next = w + 1;
 	}
 	w &= FILE_DCACHE_WAYS - 1;
+	dcache_once(v->seq) += 1;	/* odd: readers keep off */
+	dcache_barrier();
 	v->way[w].key = *k;
 	v->way[w].flags = flags;
+	dcache_barrier();
+	dcache_once(v->seq) += 1;
 	bpf_spin_unlock(&v->lock);
 	if (fresh)
 		__sync_fetch_and_add(&dcache_live, 1);

@@ -163,11 +163,21 @@ struct file_cg_key {
  * where every move goes through the dcache (ext4, xfs, btrfs, tmpfs,
  * ramfs, overlayfs; not procfs, sysfs, cgroupfs, FUSE or network
  * filesystems, whose names can change under a dentry with no move).
- * Concurrent writers of one inode's entry are serialised by its spin lock.
+ * Concurrency: writers of one inode's entry are serialised by its spin
+ * lock; readers take no lock. A writer makes the entry's sequence odd,
+ * changes a way and makes it even again; a reader reads the sequence,
+ * the ways, the sequence once more, and takes a way only if both reads
+ * gave the same even number (the kernel's seqcount read). That needs
+ * loads kept in order, and the writer's stores too: x86's memory model
+ * keeps both, and compiler barriers keep clang from moving them (the
+ * kernel's smp_rmb() and smp_wmb() on x86 are no more). BPF has no load
+ * barrier for other CPUs, so the agent switches the cache on
+ * (dcache_on, .rodata) only on x86-64; elsewhere every open goes the
+ * whole way.
  * Where the kernel does not show rename_lock and mount_lock in
  * /proc/kallsyms (CONFIG_KALLSYMS_ALL off), nothing is cached.
  *
- * Memory. An entry is inode storage, about 500 bytes of kernel memory
+ * Memory. An entry is inode storage, about 510 bytes of kernel memory
  * charged to the agent's cgroup, freed with its inode. A sandbox can make
  * files (and so entries) until its own memory limit, so their number is
  * bounded: at most FILE_DCACHE_MAX live at once, about 16 MiB
