@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <sys/mount.h>
 #include <unistd.h>
+#include <sys/utsname.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "log.h"
@@ -433,6 +434,33 @@ bool lsm__is_ours(const struct bpf_program *prog)
 	       lsm__rides_along(bpf_program__name(prog));
 }
 
+/*
+ * May file_open's decision cache (include/file.h) be on? Its read takes
+ * no lock, which x86's memory order alone makes sound: the kernel's
+ * machine, not only this binary's (an x86-64 agent may run emulated
+ * elsewhere). And its entries hold only while every rename, link,
+ * unlink of a linked file, chroot and pivot_root ends them: an agent
+ * started --allow-degraded without one of those hooks caches nothing.
+ * Anywhere the answer is no, every open goes the whole way.
+ */
+static bool dcache_sound(struct stockade *skel)
+{
+	const struct bpf_program *bumps[] = {
+		skel->progs.stk_path_rename, skel->progs.stk_path_link,
+		skel->progs.stk_inode_unlink, skel->progs.stk_path_chroot,
+		skel->progs.stk_sb_pivotroot,
+	};
+	struct utsname u;
+	size_t i;
+
+	if (uname(&u) || strcmp(u.machine, "x86_64"))
+		return false;
+	for (i = 0; i < sizeof(bumps) / sizeof(bumps[0]); i++)
+		if (!bpf_program__autoload(bumps[i]))
+			return false;
+	return true;
+}
+
 int lsm__set_autoload(struct lsm_state *ls, struct stockade *skel, bool on)
 {
 	struct hook_funcs hf = {};
@@ -508,14 +536,7 @@ int lsm__set_autoload(struct lsm_state *ls, struct stockade *skel, bool on)
 			lose(ls, row->also);
 		err = 0;
 	}
-	/* file_open's decision cache (include/file.h): its read takes no
-	 * lock, which x86's memory order alone makes sound. Anywhere else,
-	 * every open goes the whole way. */
-#if defined(__x86_64__)
-	skel->rodata->dcache_on = on;
-#else
-	skel->rodata->dcache_on = 0;
-#endif
+	skel->rodata->dcache_on = on && dcache_sound(skel);
 	if (lost)
 		pr_warn("agent", "running DEGRADED (--allow-degraded): some BPF-LSM hooks are missing on this kernel");
 out:

@@ -272,7 +272,7 @@ struct file_dcache_val {
 	struct file_dcache_way way[FILE_DCACHE_WAYS];
 };
 
-/* Set by the agent before load (agent/lsm.c): x86-64 only. */
+/* Set by the agent before load (agent/lsm.c, dcache_sound()). */
 const volatile __u32 dcache_on = 0;
 
 /* The compiler may move no memory access across it; an x86 CPU moves no

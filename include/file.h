@@ -172,8 +172,9 @@ struct file_cg_key {
  * keeps both, and compiler barriers keep clang from moving them (the
  * kernel's smp_rmb() and smp_wmb() on x86 are no more). BPF has no load
  * barrier for other CPUs, so the agent switches the cache on
- * (dcache_on, .rodata) only on x86-64; elsewhere every open goes the
- * whole way.
+ * (dcache_on, .rodata) only where the kernel's machine is x86-64, and
+ * only with every hook that bumps file_gen loaded; elsewhere every open
+ * goes the whole way.
  * Where the kernel does not show rename_lock and mount_lock in
  * /proc/kallsyms (CONFIG_KALLSYMS_ALL off), nothing is cached.
  *

@@ -205,7 +205,10 @@ helper_pid=
 # inode-reuse: ext4 (a loop-mounted image) hands a new file the lowest
 # free inode number, the deleted file's; drop_caches frees the deleted
 # file's negative dentry and its inode, whose memory the next file may
-# get. Each file made outside the scope must be refused.
+# get, and the buffer cache: without a journal (busybox's mke2fs makes
+# none), ext4 skips a number deleted less than a minute ago while its
+# inode table's block is cached (recently_deleted()). Each file made
+# outside the scope must be refused.
 mkdir -p /dc/e
 if dd if=/dev/zero of="$work/e.img" bs=1024 count=4096 2> /dev/null &&
    loopdev=$(losetup -f 2> "$work/mke2fs.out") &&
@@ -220,7 +223,7 @@ if dd if=/dev/zero of="$work/e.img" bs=1024 count=4096 2> /dev/null &&
 		warm "inode-reuse-$_i" /dc/e/in/u
 		rm /dc/e/in/u
 		sync
-		echo 2 > /proc/sys/vm/drop_caches
+		echo 3 > /proc/sys/vm/drop_caches
 		sleep 0.2
 		echo data > "/dc/e/secret/u$_i"
 		[ "$(stat -c %i "/dc/e/secret/u$_i")" = "$_ino" ] && same=$((same + 1))
@@ -231,8 +234,9 @@ if dd if=/dev/zero of="$work/e.img" bs=1024 count=4096 2> /dev/null &&
 				open-read "/dc/e/secret/u$_i"
 		done
 	done
-	# Without the number back, the case tests nothing. ext4 does not
-	# always give it (3 to 5 times of 5 seen), hence 8 and at least 2.
+	# Without the number back, the case tests nothing. It came back 5
+	# to 7 times of 8 in the runs seen: at least 2 is asked.
+	echo "dcache: inode-reuse: the inode number came back $same times of 8"
 	if [ "$same" -ge 2 ]; then
 		t_ok $T/enforce/inode-reuse-number
 	else
