@@ -24,7 +24,9 @@
  * The upgrade tests need a second build whose programs differ from this
  * one's in a few instructions and in nothing else (make variant, built
  * with -DSTOCKADE_TEST_VARIANT): an agent of either build must replace
- * the other's programs without a window. A no-op otherwise.
+ * the other's programs without a window. A no-op otherwise. (The same
+ * build also counts the file decision cache's hits: bpf/file.bpf.c,
+ * dcache_hits; tests/live/lifecycle.sh names the programs it changes.)
  */
 #ifdef STOCKADE_TEST_VARIANT
 #define TEST_VARIANT_MARK() asm volatile("r0 = 0" ::: "r0")

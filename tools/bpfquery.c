@@ -17,6 +17,8 @@
  *                         accounting, which counts only while
  *                         kernel.bpf_stats_enabled is 1 (the file
  *                         benchmark, tests/vm/bench-files.sh)
+ *   bpfquery u64 PIN      the u64 value at key 0 of the pinned array map
+ *                         PIN (tests/vm/dcache.sh: dcache_hits)
  * Exit status: 0, 1 when a query fails, 2 on a usage error.
  */
 #include <errno.h>
@@ -197,6 +199,34 @@ static int prog_stats(void)
 	return n < 0;
 }
 
+static int map_u64(const char *pin)
+{
+	union bpf_attr attr;
+	__u32 key = 0;
+	__u64 val = 0;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.pathname = (__u64)(unsigned long)pin;
+	fd = sys_bpf(BPF_OBJ_GET, &attr);
+	if (fd < 0) {
+		fprintf(stderr, "bpfquery: opening the pin %s failed: %s\n", pin, strerror(errno));
+		return 1;
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.map_fd = fd;
+	attr.key = (__u64)(unsigned long)&key;
+	attr.value = (__u64)(unsigned long)&val;
+	if (sys_bpf(BPF_MAP_LOOKUP_ELEM, &attr)) {
+		fprintf(stderr, "bpfquery: reading key 0 of %s failed: %s\n", pin, strerror(errno));
+		close(fd);
+		return 1;
+	}
+	close(fd);
+	printf("%llu\n", (unsigned long long)val);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "cgroup"))
@@ -205,6 +235,8 @@ int main(int argc, char **argv)
 		return list_links();
 	if (argc == 2 && !strcmp(argv[1], "stats"))
 		return prog_stats();
-	fprintf(stderr, "usage: bpfquery cgroup DIR | bpfquery links | bpfquery stats\n");
+	if (argc == 3 && !strcmp(argv[1], "u64"))
+		return map_u64(argv[2]);
+	fprintf(stderr, "usage: bpfquery cgroup DIR | bpfquery links | bpfquery stats | bpfquery u64 PIN\n");
 	return 2;
 }

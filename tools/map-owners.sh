@@ -32,6 +32,7 @@ fowner -
 cap_last -
 file_dcache -
 dcache_seen -
+dcache_hits -
 rodata_str1_1 -
 agent_meta events.c
 rb events.c
