@@ -439,8 +439,9 @@ bool lsm__is_ours(const struct bpf_program *prog)
  * no lock, which x86's memory order alone makes sound: the kernel's
  * machine, not only this binary's (an x86-64 agent may run emulated
  * elsewhere). And its entries hold only while every rename, link,
- * unlink of a linked file, chroot and pivot_root ends them: an agent
- * started --allow-degraded without one of those hooks caches nothing.
+ * unlink of a linked file, chroot, pivot_root, mount, umount and mount
+ * move ends them: an agent started --allow-degraded without one of
+ * those hooks caches nothing.
  * Anywhere the answer is no, every open goes the whole way.
  */
 static bool dcache_sound(struct stockade *skel)
@@ -448,7 +449,8 @@ static bool dcache_sound(struct stockade *skel)
 	const struct bpf_program *bumps[] = {
 		skel->progs.stk_path_rename, skel->progs.stk_path_link,
 		skel->progs.stk_inode_unlink, skel->progs.stk_path_chroot,
-		skel->progs.stk_sb_pivotroot,
+		skel->progs.stk_sb_pivotroot, skel->progs.stk_sb_mount,
+		skel->progs.stk_sb_umount, skel->progs.stk_move_mount,
 	};
 	struct utsname u;
 	size_t i;

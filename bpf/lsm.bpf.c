@@ -131,9 +131,13 @@ static __always_inline int deny_mount(__u8 op, struct vfsmount *mnt,
 			path, NULL, 0, 0);
 }
 
+/* A mount, umount or move, anyone's, ends every cached file decision
+ * (include/file.h): mount_lock's sequence does already, but it is 32
+ * bits, and file_gen's 64 cannot come round. */
 SEC("lsm/sb_mount")
 int BPF_PROG(stk_sb_mount, const char *dev_name, const struct path *path)
 {
+	file_gen_bump();
 	return deny_mount(EV_OP_MOUNT, BPF_CORE_READ(path, mnt),
 			  BPF_CORE_READ(path, dentry));
 }
@@ -141,6 +145,7 @@ int BPF_PROG(stk_sb_mount, const char *dev_name, const struct path *path)
 SEC("lsm/sb_umount")
 int BPF_PROG(stk_sb_umount, struct vfsmount *mnt)
 {
+	file_gen_bump();
 	return deny_mount(EV_OP_UMOUNT, mnt, BPF_CORE_READ(mnt, mnt_root));
 }
 
@@ -148,6 +153,7 @@ SEC("lsm/move_mount")
 int BPF_PROG(stk_move_mount, const struct path *from_path,
 	     const struct path *to_path)
 {
+	file_gen_bump();
 	return deny_mount(EV_OP_MOVE_MOUNT, BPF_CORE_READ(to_path, mnt),
 			  BPF_CORE_READ(to_path, dentry));
 }

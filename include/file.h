@@ -138,7 +138,11 @@ struct file_cg_key {
  *     the key;
  *   - by a change to any mount tree (mount, bind, move, umount, lazy or
  *     expiring, pivot_root, a namespace torn down): each writes
- *     mount_lock, whose sequence is in the key;
+ *     mount_lock, whose sequence is in the key; every mount(2),
+ *     umount(2) and move_mount(2), anyone's, bumps file_gen as well
+ *     (the sequence is 32 bits), which leaves the sequence alone only
+ *     the changes no syscall of the task's makes (expiry, a namespace
+ *     torn down, an automount);
  *   - by another root: the key holds the task's mount namespace (its
  *     never reused sequence number) and its root (mount and dentry);
  *     every chroot and pivot_root, anyone's, bumps file_gen, and an
