@@ -267,54 +267,46 @@ t_no_lost
 # cache's hits (dcache_hits, bpf/file.bpf.c), and differs from this one
 # in nothing else the cache does: a file read ten times from the sandbox
 # gets its entry at the eighth open, and hits from the ninth.
-kill -TERM "$agent"
-wait_for 20 eval '! alive "$agent"' || kill -9 "$agent" 2>/dev/null
-wait "$agent" 2>/dev/null
+# answered-off: started without a hook that ends entries (path_link,
+# hidden: --allow-degraded), it must cache nothing (agent/lsm.c,
+# dcache_sound()): the same ten reads of a fresh file, no hit.
 bpffs=/sys/fs/bpf/dcache-v	# cleanup's detach --all: the variant's now
-echo data > /dc/in2/v
-"$TOOLS/stockade-variant" agent --policy "$work/policies" --bpffs "$bpffs" \
-	--detach-on-exit --log "$work/variant.log" > /dev/null 2> "$work/variant.err" &
-agent=$!
-if agent_ready_or_fail $T/answered-agent-ready "$work/variant.log" "$agent" "$work/variant.err"; then
-	_ok=0
-	for _w in 1 2 3 4 5 6 7 8 9 10; do
-		"$probe" --cgroup "$sbx" open-read /dc/in2/v 2>&1 | tail -n 1 | grep -qx OK &&
-			_ok=$((_ok + 1))
-	done
-	_hits=$("$TOOLS/bpfquery" u64 "$bpffs/maps/dcache_hits" 2>&1)
-	if [ "$_ok" = 10 ] && [ "$_hits" -ge 2 ] 2> /dev/null; then
-		t_ok $T/answered
-	else
-		t_fail $T/answered "$_ok of 10 opens allowed, dcache_hits: $_hits (want 10, and at least 2 hits)"
-	fi
-fi
 
-# answered-off: an agent without a hook that ends entries (path_link,
-# hidden: --allow-degraded) must cache nothing (agent/lsm.c,
-# dcache_sound()): the same ten reads, no hit. The file is a fresh one.
-kill -TERM "$agent"
-wait_for 20 eval '! alive "$agent"' || kill -9 "$agent" 2>/dev/null
-wait "$agent" 2>/dev/null
-echo data > /dc/in2/w
-: > "$work/variant.log"
-STOCKADE_TEST_HIDE_HOOKS=path_link "$TOOLS/stockade-variant" agent --policy "$work/policies" \
-	--bpffs "$bpffs" --allow-degraded --detach-on-exit --log "$work/variant.log" \
-	> /dev/null 2> "$work/variant.err" &
-agent=$!
-if wait_for 60 eval 'grep -q "\"event\":\"agent_ready\"" "$work/variant.log" || ! alive "$agent"' &&
-   grep -q '"event":"agent_ready"' "$work/variant.log"; then
+# variant_reads NAME FILE WANT_HITS [ENV]: stop the running agent, start
+# the test build (with ENV, degraded allowed), read FILE ten times from
+# the sandbox; each must be allowed, and dcache_hits must be WANT_HITS
+# ("2+": at least 2).
+variant_reads() {
+	kill -TERM "$agent"
+	wait_for 20 eval '! alive "$agent"' || kill -9 "$agent" 2>/dev/null
+	wait "$agent" 2>/dev/null
+	echo data > "$2"
+	: > "$work/variant.log"
+	env $4 "$TOOLS/stockade-variant" agent --policy "$work/policies" --bpffs "$bpffs" \
+		--allow-degraded --detach-on-exit --log "$work/variant.log" \
+		> /dev/null 2> "$work/variant.err" &
+	agent=$!
+	if ! wait_for 60 eval 'grep -q "\"event\":\"agent_ready\"" "$work/variant.log" || ! alive "$agent"' ||
+	   ! grep -q '"event":"agent_ready"' "$work/variant.log"; then
+		t_fail "$T/$1" "the test build did not start: $(tail -n 3 "$work/variant.err" | tr '\n' ' ')"
+		return
+	fi
 	_ok=0
 	for _w in 1 2 3 4 5 6 7 8 9 10; do
-		"$probe" --cgroup "$sbx" open-read /dc/in2/w 2>&1 | tail -n 1 | grep -qx OK &&
+		"$probe" --cgroup "$sbx" open-read "$2" 2>&1 | tail -n 1 | grep -qx OK &&
 			_ok=$((_ok + 1))
 	done
 	_hits=$("$TOOLS/bpfquery" u64 "$bpffs/maps/dcache_hits" 2>&1)
-	if [ "$_ok" = 10 ] && [ "$_hits" = 0 ]; then
-		t_ok $T/answered-off
+	case $3 in
+	2+) [ "$_hits" -ge 2 ] 2> /dev/null ;;
+	*) [ "$_hits" = "$3" ] ;;
+	esac && _hit_ok=1 || _hit_ok=
+	if [ "$_ok" = 10 ] && [ -n "$_hit_ok" ]; then
+		t_ok "$T/$1"
 	else
-		t_fail $T/answered-off "$_ok of 10 opens allowed, dcache_hits: $_hits (want 10, and no hit)"
+		t_fail "$T/$1" "$_ok of 10 opens allowed, dcache_hits: $_hits (want 10, and $3)"
 	fi
-else
-	t_fail $T/answered-off "the degraded agent did not start: $(tail -n 3 "$work/variant.err" | tr '\n' ' ')"
-fi
+}
+variant_reads answered /dc/in2/v 2+
+variant_reads answered-off /dc/in2/w 0 STOCKADE_TEST_HIDE_HOOKS=path_link
 exit 0
