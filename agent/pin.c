@@ -281,14 +281,123 @@ int pin__link_prog(int link_fd, __u8 tag[8], __u32 *prog_id)
 	return err;
 }
 
+/* The ids of the maps program prog_fd uses, up to *n; *n set to their
+ * number. */
+static int prog_maps(int prog_fd, __u32 *ids, __u32 *n)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	info.nr_map_ids = *n;
+	info.map_ids = (__u64)(unsigned long)ids;
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+		return -errno;
+	if (info.nr_map_ids > *n)
+		return -E2BIG;
+	*n = info.nr_map_ids;
+	return 0;
+}
+
+/* Map id's name and, for libbpf's constants (a name with ".rodata"), its
+ * value: malloc'd into *val (the caller frees), *size its bytes. *val
+ * NULL for any other map. */
+static int map_rodata(__u32 id, char name[BPF_OBJ_NAME_LEN], void **val, __u32 *size)
+{
+	struct bpf_map_info info;
+	__u32 len = sizeof(info), key = 0;
+	int fd, err = 0;
+
+	*val = NULL;
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd < 0)
+		return -errno;
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		err = -errno;
+		goto out;
+	}
+	memcpy(name, info.name, BPF_OBJ_NAME_LEN);
+	name[BPF_OBJ_NAME_LEN - 1] = '\0';
+	if (!strstr(name, ".rodata") || info.type != BPF_MAP_TYPE_ARRAY)
+		goto out;
+	*size = info.value_size;
+	*val = calloc(1, info.value_size ? info.value_size : 1);
+	if (!*val) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (bpf_map_lookup_elem(fd, &key, *val)) {
+		err = -errno;
+		free(*val);
+		*val = NULL;
+	}
+out:
+	close(fd);
+	return err;
+}
+
+#define SAME_PROG_MAPS	256
+
+/*
+ * Do programs a and b hold the same constants? The kernel's tag leaves
+ * the values of the maps an instruction points to out, and libbpf's
+ * .rodata maps hold what the agent set before load (dcache_on): each of
+ * a's must have a map of b's of the same name with the same bytes. Any
+ * doubt is "no": the caller then replaces the link, which is safe.
+ */
+static bool same_rodata(int a_fd, int b_fd)
+{
+	__u32 a_ids[SAME_PROG_MAPS], b_ids[SAME_PROG_MAPS];
+	__u32 na = SAME_PROG_MAPS, nb = SAME_PROG_MAPS, i, j, sa, sb;
+	char a_name[BPF_OBJ_NAME_LEN], b_name[BPF_OBJ_NAME_LEN];
+	void *va, *vb;
+	bool same = true, found;
+
+	if (prog_maps(a_fd, a_ids, &na) || prog_maps(b_fd, b_ids, &nb))
+		return false;
+	for (i = 0; same && i < na; i++) {
+		if (map_rodata(a_ids[i], a_name, &va, &sa))
+			return false;
+		if (!va)
+			continue;
+		for (found = false, j = 0; !found && j < nb; j++) {
+			if (map_rodata(b_ids[j], b_name, &vb, &sb)) {
+				same = false;
+				break;
+			}
+			if (vb && !strcmp(a_name, b_name)) {
+				found = true;
+				same = sa == sb && !memcmp(va, vb, sa);
+			}
+			free(vb);
+		}
+		same = same && found;
+		free(va);
+	}
+	return same;
+}
+
 bool pin__same_prog(struct bpf_link *link, const struct bpf_program *prog)
 {
+	struct bpf_link_info info;
+	__u32 len = sizeof(info);
 	__u8 have[8], want[8];
+	int old_fd;
+	bool same;
 
-	if (pin__link_prog(bpf_link__fd(link), have, NULL) ||
-	    pin__prog_tag(bpf_program__fd(prog), want, NULL))
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(bpf_link__fd(link), &info, &len))
 		return false;
-	return !memcmp(have, want, sizeof(have));
+	old_fd = bpf_prog_get_fd_by_id(info.prog_id);
+	if (old_fd < 0)
+		return false;
+	same = !pin__prog_tag(old_fd, have, NULL) &&
+	       !pin__prog_tag(bpf_program__fd(prog), want, NULL) &&
+	       !memcmp(have, want, sizeof(have)) &&
+	       same_rodata(old_fd, bpf_program__fd(prog));
+	close(old_fd);
+	return same;
 }
 
 int pin__parse_cg_link(const char *name, uint64_t *id, const char **prog)

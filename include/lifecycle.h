@@ -14,7 +14,8 @@
  *
  * A new agent of the same build adopts all of it: libbpf reuses the pinned
  * maps (without re-initialising .data, so `seq` continues), and a pinned
- * link whose program has the tag of the program this build loads is kept
+ * link whose program has the tag of the program this build loads, and the
+ * same constants in its .rodata maps (the tag leaves them out), is kept
  * as it is; one with another tag is switched to this build's program
  * (BPF_LINK_UPDATE for cgroup links; for LSM links, which cannot be
  * updated, a new link first and the old one dropped after: an overlap,
