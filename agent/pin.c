@@ -378,25 +378,44 @@ static bool same_rodata(int a_fd, int b_fd)
 	return same;
 }
 
+/* Answers of pin__same_prog() by (pinned program, this program) id: a
+ * thousand cgroups' links share a handful of programs, and comparing
+ * their maps costs some syscalls each. Ids are never reused while
+ * the pinned program is alive, and the link being asked about holds it. */
+#define SAME_PROG_MEMO	64
+static struct {
+	__u32 old_id, new_id;
+	bool same;
+} same_memo[SAME_PROG_MEMO];
+static unsigned int same_memo_n;
+
 bool pin__same_prog(struct bpf_link *link, const struct bpf_program *prog)
 {
 	struct bpf_link_info info;
-	__u32 len = sizeof(info);
+	__u32 len = sizeof(info), new_id = 0;
 	__u8 have[8], want[8];
+	unsigned int i;
 	int old_fd;
 	bool same;
 
 	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(bpf_link__fd(link), &info, &len))
+	if (bpf_obj_get_info_by_fd(bpf_link__fd(link), &info, &len) ||
+	    pin__prog_tag(bpf_program__fd(prog), want, &new_id))
 		return false;
+	for (i = 0; i < same_memo_n && i < SAME_PROG_MEMO; i++)
+		if (same_memo[i].old_id == info.prog_id && same_memo[i].new_id == new_id)
+			return same_memo[i].same;
 	old_fd = bpf_prog_get_fd_by_id(info.prog_id);
 	if (old_fd < 0)
 		return false;
 	same = !pin__prog_tag(old_fd, have, NULL) &&
-	       !pin__prog_tag(bpf_program__fd(prog), want, NULL) &&
 	       !memcmp(have, want, sizeof(have)) &&
 	       same_rodata(old_fd, bpf_program__fd(prog));
 	close(old_fd);
+	i = same_memo_n++ % SAME_PROG_MEMO;
+	same_memo[i].old_id = info.prog_id;
+	same_memo[i].new_id = new_id;
+	same_memo[i].same = same;
 	return same;
 }
 
