@@ -264,23 +264,6 @@ int pin__prog_tag(int prog_fd, __u8 tag[8], __u32 *prog_id)
 	return 0;
 }
 
-int pin__link_prog(int link_fd, __u8 tag[8], __u32 *prog_id)
-{
-	struct bpf_link_info info;
-	__u32 len = sizeof(info);
-	int fd, err;
-
-	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(link_fd, &info, &len))
-		return -errno;
-	fd = bpf_prog_get_fd_by_id(info.prog_id);
-	if (fd < 0)
-		return -errno;
-	err = pin__prog_tag(fd, tag, prog_id);
-	close(fd);
-	return err;
-}
-
 /* The ids of the maps program prog_fd uses, up to *n; *n set to their
  * number. */
 static int prog_maps(int prog_fd, __u32 *ids, __u32 *n)

@@ -71,8 +71,6 @@ int pin__maps_prepare(struct stockade *skel, const char *dir,
 
 /* The tag (8 bytes) and id of a loaded program. */
 int pin__prog_tag(int prog_fd, __u8 tag[8], __u32 *prog_id);
-/* The program behind a link: its tag and id. */
-int pin__link_prog(int link_fd, __u8 tag[8], __u32 *prog_id);
 /* Is the program behind link the one prog holds: the same tag, and the
  * same constants in its .rodata maps (which the tag leaves out)? */
 bool pin__same_prog(struct bpf_link *link, const struct bpf_program *prog);

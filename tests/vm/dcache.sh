@@ -285,12 +285,13 @@ variant_reads() {
 	wait_for 20 eval '! alive "$agent"' || kill -9 "$agent" 2>/dev/null
 	wait "$agent" 2>/dev/null
 	echo data > "$2"
-	: > "$work/variant.log"
+	log=$work/variant.log
+	: > "$log"
 	env $4 "$TOOLS/stockade-variant" agent --policy "$work/policies" --bpffs "$bpffs" \
-		--allow-degraded --log "$work/variant.log" > /dev/null 2> "$work/variant.err" &
+		--allow-degraded --log "$log" > /dev/null 2> "$work/variant.err" &
 	agent=$!
-	if ! wait_for 60 eval 'grep -q "\"event\":\"agent_ready\"" "$work/variant.log" || ! alive "$agent"' ||
-	   ! grep -q '"event":"agent_ready"' "$work/variant.log"; then
+	agent_wait_ready
+	if [ -z "$ready" ]; then
 		t_fail "$T/$1" "the test build did not start: $(tail -n 3 "$work/variant.err" | tr '\n' ' ')"
 		return
 	fi
