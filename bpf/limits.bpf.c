@@ -48,12 +48,27 @@ static __always_inline __u64 sandbox_root_of_skb(struct __sk_buff *skb)
 	return root;
 }
 
+/*
+ * A socket in a sandbox root's own cgroup, the common case (a container is
+ * one cgroup), is counted in one lookup: sb_count holds entries for
+ * sandbox roots only (agent/limits.c makes one for each root, deletes it
+ * when the cgroup stops being one, and its sweep drops any other), so an
+ * entry under the socket's own cgroup id is its root's. Any other socket
+ * takes sandbox_root_of_skb(), one lookup more than before (a miss here).
+ * Counting only: no verdict depends on it. A root's and its sandboxes
+ * entry's changes are not one write: packets sent meanwhile may count
+ * for the cgroup's old role, as they could before.
+ */
 SEC("cgroup_skb/egress")
 int stk_egress(struct __sk_buff *skb)
 {
-	__u64 root = sandbox_root_of_skb(skb);
-	struct sb_count *c = root ? bpf_map_lookup_elem(&sb_count, &root) : NULL;
+	__u64 root = bpf_skb_cgroup_id(skb);
+	struct sb_count *c = bpf_map_lookup_elem(&sb_count, &root);
 
+	if (!c) {
+		root = sandbox_root_of_skb(skb);
+		c = root ? bpf_map_lookup_elem(&sb_count, &root) : NULL;
+	}
 	if (c) {
 		c->egress_bytes += skb->len;
 		c->egress_packets += 1;

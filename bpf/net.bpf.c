@@ -34,20 +34,25 @@ static __always_inline struct sandbox *who_judges(__u64 *cgid,
 						  struct sandbox *snap,
 						  const bool watch, bool *skip)
 {
-	__u64 tid = bpf_get_current_pid_tgid();
 	struct sandbox *sb;
 	bool pending;
 	__u8 one = 1;
 	int state;
+	__u64 tid;
 
 	sb = sandbox_lookup(cgid, snap, &state, false);
 	pending = sb && (sb->slot & SANDBOX_SNAP_PENDING);
 	if (!watch) {
 		*skip = pending || state == SANDBOX_OUTSIDE;
-		if (pending)
+		/* The thread is asked for only here and below: a classified
+		 * cgroup's calls, the common case, need no handoff. */
+		if (pending) {
+			tid = bpf_get_current_pid_tgid();
 			bpf_map_update_elem(&judge_handoff, &tid, &one, BPF_ANY);
+		}
 		return sb;
 	}
+	tid = bpf_get_current_pid_tgid();
 	if (bpf_map_lookup_elem(&judge_handoff, &tid)) {
 		/* Left to us by this call's own program: judge it, by the
 		 * entry in force now (classified since, or still pending). */

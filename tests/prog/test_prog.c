@@ -10,8 +10,11 @@
  *              counter: one crafted IPv4/UDP packet, run `repeat` times,
  *              from a process in a test cgroup; sb_count must then hold
  *              the bytes and packets, in its own sandbox root's entry, in
- *              its ancestor's when only that is a sandbox, and nowhere
- *              when it is in none. The verdict is always 1 (never drops).
+ *              its ancestor's when only that is a sandbox, its root's
+ *              when its own entry names another, its own when it holds
+ *              counters (roots only: taken before any sandboxes lookup),
+ *              and nowhere when it is in none. The verdict is always 1
+ *              (never drops).
  *   sock_addr_* / sock_create
  *              the cgroup/connect4, connect6, sendmsg4, bind4 and
  *              sock_create programs (bpf/net.bpf.c). 6.18 has no
@@ -364,6 +367,59 @@ out:
 	DONE();
 }
 
+/* A classified child: its own entry names its parent as root, whose
+ * counters alone exist: the packet counts there. */
+static void test_egress_child_entry(void **state)
+{
+	__u64 top = cgroup_id(cg_top), kid = cgroup_id(cg_kid), bytes, packets;
+	struct sandbox sb = { .policy_id = SANDBOX_ENTRY_SANDBOX, .root_id = top };
+	__u32 retval = 0;
+
+	(void)state;
+	if (no_run && SKIP("%s", no_run))
+		goto out;
+	clear_maps();
+	if (!add_sandbox(top) ||
+	    !EXPECT(bpf_map__update_elem(skel->maps.sandboxes, &kid, sizeof(kid),
+					 &sb, sizeof(sb), BPF_ANY) == 0) ||
+	    !run_egress(cg_kid, &retval))
+		goto out;
+	EXPECT_EQ(retval, 1);
+	expect_counted(top);
+	EXPECT(!counts_of(kid, &bytes, &packets));
+out:
+	DONE();
+}
+
+/* sb_count holds sandbox roots only, so counters under the socket's own
+ * cgroup are its root's: taken in one lookup, before any sandboxes
+ * lookup (with none here, the packet still counts there). */
+static void test_egress_root_counters_first(void **state)
+{
+	__u64 kid = cgroup_id(cg_kid), bytes, packets;
+	struct sb_count *v;
+	__u32 retval = 0;
+	int ncpu, err;
+
+	(void)state;
+	if (no_run && SKIP("%s", no_run))
+		goto out;
+	clear_maps();
+	v = percpu_counts(&ncpu);
+	if (!EXPECT(v))
+		goto out;
+	err = bpf_map__update_elem(skel->maps.sb_count, &kid, sizeof(kid), v,
+				   (size_t)ncpu * sizeof(*v), BPF_ANY);
+	free(v);
+	if (!EXPECT_EQ(err, 0) || !run_egress(cg_kid, &retval))
+		goto out;
+	EXPECT_EQ(retval, 1);
+	expect_counted(kid);
+	EXPECT(!counts_of(cgroup_id(cg_top), &bytes, &packets));
+out:
+	DONE();
+}
+
 /* In no sandbox: allowed, counted nowhere (no entry is created). */
 static void test_egress_outside(void **state)
 {
@@ -470,6 +526,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_egress_own_entry),
 		cmocka_unit_test(test_egress_ancestor),
+		cmocka_unit_test(test_egress_child_entry),
+		cmocka_unit_test(test_egress_root_counters_first),
 		cmocka_unit_test(test_egress_outside),
 		cmocka_unit_test(test_egress_no_counters),
 #define SOCK(n, name) { name, test_sock_prog, NULL, NULL, (void *)&sock_cases[n] }
