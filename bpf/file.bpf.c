@@ -272,6 +272,9 @@ struct file_dcache_val {
 	struct file_dcache_way way[FILE_DCACHE_WAYS];
 };
 
+/* The test build's spin while it writes a key (dcache_widen()). */
+#define DCACHE_WIDEN_SPINS	4000
+
 /* Set by the agent before load (agent/lsm.c, dcache_sound()). */
 const volatile __u32 dcache_on = 0;
 
@@ -290,15 +293,34 @@ struct {
 	__type(value, struct file_dcache_val);
 } file_dcache SEC(".maps");
 
-/* The cache's hits, counted only by the test build (make variant:
- * STOCKADE_TEST_VARIANT), where tests/vm/dcache.sh shows with it that
- * the cache answers at all; always 0 in this one, which pays nothing. */
+/* The cache's answers, counted only by the test build (make variant:
+ * STOCKADE_TEST_VARIANT): key DCACHE_HIT its hits, where tests/vm/dcache.sh
+ * shows that the cache answers at all; key DCACHE_TURNED the reads it
+ * turned away because a writer was in (dcache_get()), where
+ * tests/vm/dcache-race.sh shows that its readers met writers. Always 0 in
+ * this build, which pays nothing. */
+#define DCACHE_HIT	0
+#define DCACHE_TURNED	1
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, __u64);
 } dcache_hits SEC(".maps");
+
+#ifdef STOCKADE_TEST_VARIANT
+static __always_inline void dcache_count(__u32 key)
+{
+	__u64 *n = bpf_map_lookup_elem(&dcache_hits, &key);
+
+	if (n)
+		__sync_fetch_and_add(n, 1);
+}
+#else
+static __always_inline void dcache_count(__u32 key)
+{
+}
+#endif
 
 /* Opens of recent files (include/file.h): an entry is made only once a
  * file has been opened FILE_DCACHE_OPENS times, so a file read a few
@@ -449,8 +471,10 @@ static __always_inline void dcache_get(struct inode *ino,
 	if (!v)
 		return;
 	seq = dcache_once(v->seq);
-	if (seq & 1)
+	if (seq & 1) {
+		dcache_count(DCACHE_TURNED);
 		return;		/* a writer is in: no way is taken */
+	}
 	dcache_barrier();
 #pragma unroll
 	for (i = 0; i < FILE_DCACHE_WAYS; i++) {
@@ -463,8 +487,10 @@ static __always_inline void dcache_get(struct inode *ino,
 		}
 	}
 	dcache_barrier();
-	if (dcache_once(v->seq) != seq)
+	if (dcache_once(v->seq) != seq) {
 		f->way = -1;	/* a writer came and went: not taken */
+		dcache_count(DCACHE_TURNED);
+	}
 }
 
 /* This open's number among the inode's recent opens (1: the first since
@@ -490,6 +516,33 @@ static __always_inline __u32 dcache_opens(struct inode *ino)
 		seen->opens++;
 	return seen->opens;
 }
+
+/*
+ * The test build (make variant) writes a key in two steps, the mount and
+ * dentry first, with a spin between them, so that a reader on another CPU
+ * meets half-written keys often: tests/vm/dcache-race.sh shows with it
+ * that the sequence count keeps readers off them (a reader that took one
+ * would allow a name no policy allows it). The product writes in one go.
+ */
+#ifdef STOCKADE_TEST_VARIANT
+static __always_inline void dcache_widen(struct file_dcache_key *to,
+					 const struct file_dcache_key *k)
+{
+	volatile __u32 n;
+
+	to->mnt = k->mnt;
+	to->dentry = k->dentry;
+	dcache_barrier();
+	for (n = 0; n < DCACHE_WIDEN_SPINS; n++)
+		;
+	dcache_barrier();
+}
+#else
+static __always_inline void dcache_widen(struct file_dcache_key *to,
+					 const struct file_dcache_key *k)
+{
+}
+#endif
 
 /*
  * Store flags under k (sequences included) in way f->way, where the same
@@ -525,6 +578,7 @@ static __always_inline void dcache_put(struct inode *ino,
 	w &= FILE_DCACHE_WAYS - 1;
 	dcache_once(v->seq) += 1;	/* odd: readers keep off */
 	dcache_barrier();
+	dcache_widen(&v->way[w].key, k);
 	v->way[w].key = *k;
 	v->way[w].flags = flags;
 	dcache_barrier();
@@ -616,13 +670,7 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 		if (found.way >= 0 && found.rename_seq == dk.rename_seq &&
 		    found.mount_seq == dk.mount_seq &&
 		    !rule_verdict(&r_copy, 0, want, false)) {
-#ifdef STOCKADE_TEST_VARIANT
-			__u32 zero = 0;
-			__u64 *hits = bpf_map_lookup_elem(&dcache_hits, &zero);
-
-			if (hits)
-				__sync_fetch_and_add(hits, 1);
-#endif
+			dcache_count(DCACHE_HIT);
 			return 0;
 		}
 	}

@@ -178,7 +178,8 @@ struct file_cg_key {
  * barrier for other CPUs, so the agent switches the cache on
  * (dcache_on, .rodata) only where the kernel's machine is x86-64, and
  * only with every hook that bumps file_gen loaded; elsewhere every open
- * goes the whole way.
+ * goes the whole way. tests/vm/dcache-race.sh runs a reader against
+ * writers on two CPUs (the test build widens the write: dcache_widen()).
  * Where the kernel does not show rename_lock and mount_lock in
  * /proc/kallsyms (CONFIG_KALLSYMS_ALL off), nothing is cached.
  *

@@ -17,14 +17,17 @@
  *                         accounting, which counts only while
  *                         kernel.bpf_stats_enabled is 1 (the file
  *                         benchmark, tests/vm/bench-files.sh)
- *   bpfquery u64 PIN      the u64 value at key 0 of the pinned array map
- *                         PIN (tests/vm/dcache.sh: dcache_hits)
+ *   bpfquery u64 PIN [KEY]
+ *                         the u64 value at key KEY (default 0) of the
+ *                         pinned array map PIN (tests/vm/dcache.sh and
+ *                         dcache-race.sh: dcache_hits)
  * Exit status: 0, 1 when a query fails, 2 on a usage error.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -199,12 +202,26 @@ static int prog_stats(void)
 	return n < 0;
 }
 
-static int map_u64(const char *pin)
+static int map_u64(const char *pin, const char *key_arg)
 {
 	union bpf_attr attr;
 	__u32 key = 0;
 	__u64 val = 0;
+	char *end;
 	int fd;
+
+	if (key_arg) {
+		unsigned long k;
+
+		errno = 0;
+		k = strtoul(key_arg, &end, 10);
+		if (errno || end == key_arg || *end || k > UINT32_MAX) {
+			fprintf(stderr, "bpfquery: key '%s' is not a number (0 to %u)\n",
+				key_arg, UINT32_MAX);
+			return 2;
+		}
+		key = (__u32)k;
+	}
 
 	memset(&attr, 0, sizeof(attr));
 	attr.pathname = (__u64)(unsigned long)pin;
@@ -218,7 +235,8 @@ static int map_u64(const char *pin)
 	attr.key = (__u64)(unsigned long)&key;
 	attr.value = (__u64)(unsigned long)&val;
 	if (sys_bpf(BPF_MAP_LOOKUP_ELEM, &attr)) {
-		fprintf(stderr, "bpfquery: reading key 0 of %s failed: %s\n", pin, strerror(errno));
+		fprintf(stderr, "bpfquery: reading key %u of %s failed: %s\n", key, pin,
+			strerror(errno));
 		close(fd);
 		return 1;
 	}
@@ -235,8 +253,8 @@ int main(int argc, char **argv)
 		return list_links();
 	if (argc == 2 && !strcmp(argv[1], "stats"))
 		return prog_stats();
-	if (argc == 3 && !strcmp(argv[1], "u64"))
-		return map_u64(argv[2]);
-	fprintf(stderr, "usage: bpfquery cgroup DIR | bpfquery links | bpfquery stats | bpfquery u64 PIN\n");
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "u64"))
+		return map_u64(argv[2], argc == 4 ? argv[3] : NULL);
+	fprintf(stderr, "usage: bpfquery cgroup DIR | bpfquery links | bpfquery stats | bpfquery u64 PIN [KEY]\n");
 	return 2;
 }

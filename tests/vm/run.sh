@@ -36,6 +36,13 @@
 # on any failure, on no results at all, and on a guest that did not reach
 # `done` (crash, early exit of init, or VM_TIMEOUT), for any kernel.
 #
+# After them, `test` boots one more guest, on 6.1 with two CPUs, for the
+# one section that needs two programs running at once: dcache-race
+# (tests/vm/dcache-race.sh, the cache's lockless read against writers on
+# the other CPU). Its results are labelled [6.1-2cpu] and count in the
+# total. VM_RACE=0 leaves it out (make vm-test VM_ONLY=... without
+# dcache-race does, and so does a VM_KERNELS without 6.1).
+#
 # Env: VM_DIR (build/vm), VM_TIMEOUT (2400 s: two guests share the cores, with the host tests beside them in make test), VM_KVM=1 (use /dev/kvm: off by
 # default because KVM hangs on some hosts, TCG always works),
 # VM_APPEND (more kernel command line), VM_KERNELS (test: "6.1 6.12"),
@@ -73,9 +80,21 @@ if [ "$mode" = test ]; then
 		wait "$p" || rc=1
 	done
 	trap - INT TERM HUP
+	labels=$kernels
+	case " $kernels " in *" 6.1 "*) ;; *) VM_RACE=0 ;; esac	# its image
+	if [ "${VM_RACE:-1}" = 1 ]; then
+		# Alone, after the others: its two vCPUs would otherwise
+		# share the host's two cores with them. Its stockade.only
+		# comes last on the command line, so it is the one that holds.
+		echo "vm-test: [6.1-2cpu] booting (console in $vm_dir/console-6.1-2cpu.log)"
+		VM_KERNEL=6.1 VM_SMP=2 VM_LABEL=6.1-2cpu VM_QUIET=1 VM_TIMEOUT=${VM_RACE_TIMEOUT:-900} \
+			VM_APPEND="${VM_APPEND:-} stockade.race=1 stockade.only=dcache-race" \
+			sh "$0" test-one > "$vm_dir/results-6.1-2cpu.txt" 2>&1 || rc=1
+		labels="$labels 6.1-2cpu"
+	fi
 	tp=0 tf=0 ts=0
-	for k in $kernels; do
-		[ "$n" = 1 ] || { echo; cat "$vm_dir/results-$k.txt"; }
+	for k in $labels; do
+		[ "$n" = 1 ] && [ "$k" = "$kernels" ] || { echo; cat "$vm_dir/results-$k.txt"; }
 		# Its closing line; a run that printed none counts as a failure.
 		line=$(grep -E "^\[$k\] [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped\$" "$vm_dir/results-$k.txt" | tail -n 1)
 		if [ -z "$line" ]; then
@@ -88,16 +107,19 @@ if [ "$mode" = test ]; then
 		tp=$((tp + $2)) tf=$((tf + $4)) ts=$((ts + $6))
 	done
 	echo
-	echo "vm-test: kernels $kernels in $(($(date +%s) - start))s"
+	echo "vm-test: kernels $labels in $(($(date +%s) - start))s"
 	echo "$tp passed, $tf failed, $ts skipped"
 	[ "$tf" = 0 ] || rc=1
 	exit $rc
 fi
 
 series=${VM_KERNEL:-6.1}
+# VM_SMP: the guest's CPUs (1); VM_LABEL: its name in results and logs.
+smp=${VM_SMP:-1}
+label=${VM_LABEL:-$series}
 kernel=$vm_dir/kernel-$series/vmlinuz
 initrd=$vm_dir/initramfs-$series.cpio
-log=$vm_dir/console-$series.log
+log=$vm_dir/console-$label.log
 case $series in
 6.1)
 	qemu=${QEMU:-qemu-system-x86_64}
@@ -119,7 +141,7 @@ command -v "$qemu" >/dev/null 2>&1 || die "$qemu not found: apt-get install qemu
 # -nographic puts the serial console on stdio. qboot instead of SeaBIOS:
 # it boots a -kernel directly, and prints no screen-clearing escapes into
 # the log.
-set -- -nographic -no-reboot -nic none -m 1024 -smp 1 \
+set -- -nographic -no-reboot -nic none -m 1024 -smp "$smp" \
 	-kernel "$kernel" -initrd "$initrd"
 # qemu 10 unpacked under build/ finds its option ROMs (linuxboot_dma.bin)
 # only with -L.
@@ -135,7 +157,12 @@ if [ "${VM_KVM:-0}" = 1 ]; then
 	set -- -accel kvm -cpu host "$@"
 else
 	accel=tcg
-	set -- -accel tcg "$@"
+	# Two vCPUs run as two host threads (MTTCG), truly at once.
+	if [ "$smp" = 1 ]; then
+		set -- -accel tcg "$@"
+	else
+		set -- -accel tcg,thread=multi "$@"
+	fi
 fi
 # mitigations=off: nothing to protect in a throwaway guest, and page-table
 # isolation makes every emulated syscall slower.
@@ -209,7 +236,7 @@ mode=test
 rc_file=$log.rc
 rm -f "$log" "$rc_file"
 start=$(date +%s)
-echo "vm-test: [$series] booting $(cat "$vm_dir/kernel-$series/release" 2>/dev/null) under $accel ($("$qemu" --version | head -n 1)), timeout ${timeout_s}s"
+echo "vm-test: [$label] booting $(cat "$vm_dir/kernel-$series/release" 2>/dev/null) under $accel, $smp CPU ($("$qemu" --version | head -n 1)), timeout ${timeout_s}s"
 # qemu dies if stdin is closed, and CI has none: give it /dev/null. The
 # exit status goes through a file because a pipeline's status is tee's.
 # VM_QUIET=1 (two kernels at once): the console goes to its log only.
@@ -236,15 +263,15 @@ if [ -z "$why" ]; then
 fi
 if [ -n "$why" ] || ! grep -q '@@STOCKADE done' "$log"; then
 	echo
-	echo "vm-test: [$series] last 30 console lines ($log):"
+	echo "vm-test: [$label] last 30 console lines ($log):"
 	tail -n 30 "$log" | tr -d '\r' | sed 's/^/  | /'
 fi
 
 echo
-echo "vm-test: [$series] results (${elapsed}s, console in $log)"
+echo "vm-test: [$label] results (${elapsed}s, console in $log)"
 # Markers can follow other output on the same line (a kernel message or
 # an escape sequence without a newline), so look for them anywhere.
-tr -d '\r' < "$log" | awk -v why="$why" -v k="[$series]" '
+tr -d '\r' < "$log" | awk -v why="$why" -v k="[$label]" '
 	{
 		i = index($0, "@@STOCKADE ")
 		if (!i)

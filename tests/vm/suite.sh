@@ -13,6 +13,10 @@
 #                   deleted files, exec lists (tests/vm/exec.sh);
 #      folders/*    issue 15: per-execution folders, {cgroup} in a path
 #                   (tests/vm/folders.sh);
+#      dcache/*     issue 18: the file decision cache outlives no change
+#                   it decided on (tests/vm/dcache.sh); dcache-race/*:
+#                   its lockless read against writers on another CPU,
+#                   in the two-CPU guest only (tests/vm/dcache-race.sh);
 #      ipc/*        issue 11: keys, SysV IPC, mqueues, SIGIO
 #                   (tests/vm/ipc.sh);
 #      priv/*       issue 11: capabilities, kernel code, host state, perf
@@ -60,12 +64,14 @@ export STOCKADE_AGENT_FLAGS=""
 # hang there is reported as such, with the results so far.
 vm_timeout=2400
 only=
+race=
 live_all=
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	stockade.timeout=*) vm_timeout=${arg#stockade.timeout=} ;;
 	stockade.only=*) only=,${arg#stockade.only=}, ;;
 	stockade.live=all) live_all=1 ;;
+	stockade.race=1) race=1 ;;
 	esac
 done
 # want SECTION: run it? stockade.only=a,b (VM_ONLY=a,b for make vm-test)
@@ -226,6 +232,21 @@ fi
 # mount, a root or the rules lets a cached allow outlive it.
 if want dcache; then
 	vm_script dcache 150 fileprobe
+fi
+
+# The cache's lockless read against writers on another CPU
+# (tests/vm/dcache-race.sh): in the two-CPU guest, which runs only it
+# (tests/vm/run.sh boots one with VM_RACE=1: stockade.race=1
+# stockade.only=dcache-race); a one-CPU guest cannot run two programs at
+# once.
+# The race guest (stockade.race=1) runs it whatever its CPUs: the script
+# fails on one. A one-CPU guest asked for it by name says why not.
+if want dcache-race; then
+	if [ -n "$race" ] || [ "$(grep -c '^processor' /proc/cpuinfo)" -ge 2 ]; then
+		vm_script dcache-race 300 benchfile
+	elif [ -n "$only" ]; then
+		t_skip dcache-race/cpus "needs two CPUs: the [6.1-2cpu] guest runs it"
+	fi
 fi
 
 # Least privilege (tests/vm/priv.sh): capabilities, kernel code, host
