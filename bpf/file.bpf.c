@@ -272,8 +272,10 @@ struct file_dcache_val {
 	struct file_dcache_way way[FILE_DCACHE_WAYS];
 };
 
-/* The test build's spin while it writes a key (dcache_widen()). */
+/* The test build's spins while it writes a key, and while it reads the
+ * ways (dcache_widen(), dcache_read_widen()). */
 #define DCACHE_WIDEN_SPINS	4000
+#define DCACHE_READ_SPINS	3000
 
 /* Set by the agent before load (agent/lsm.c, dcache_sound()). */
 const volatile __u32 dcache_on = 0;
@@ -296,9 +298,9 @@ struct {
 /* The cache's answers, counted only by the test build (make variant:
  * STOCKADE_TEST_VARIANT): key DCACHE_HIT its hits, where tests/vm/dcache.sh
  * shows that the cache answers at all; key DCACHE_TURNED the reads it
- * turned away because a writer was in (dcache_get()), where
- * tests/vm/dcache-race.sh shows that its readers met writers. Always 0 in
- * this build, which pays nothing. */
+ * turned away because a writer was in or came and went (dcache_get()),
+ * where tests/vm/dcache-race.sh shows that reads met writers mid-write.
+ * Always 0 in this build, which pays nothing. */
 #define DCACHE_HIT	0
 #define DCACHE_TURNED	1
 struct {
@@ -445,6 +447,50 @@ static __always_inline bool dcache_same(const struct file_dcache_key *a,
 	       a->policy_id == b->policy_id;
 }
 
+/*
+ * The test build (make variant) writes a key in two steps, the mount and
+ * dentry first, with a spin between them, and spins again between a
+ * reader's first read of the sequence and its reads of the ways, so that
+ * on two CPUs a reader meets half-written keys often, and a writer often
+ * starts after a reader's first read: tests/vm/dcache-race.sh shows with
+ * it that each of the sequence's two checks keeps readers off them (a
+ * reader that took one could allow a name no policy allows it). The
+ * product does neither.
+ */
+#ifdef STOCKADE_TEST_VARIANT
+static __always_inline void dcache_spin(__u32 spins)
+{
+	volatile __u32 n;
+
+	for (n = 0; n < spins; n++)
+		;
+}
+
+static __always_inline void dcache_widen(struct file_dcache_key *to,
+					 const struct file_dcache_key *k)
+{
+	to->mnt = k->mnt;
+	to->dentry = k->dentry;
+	dcache_barrier();
+	dcache_spin(DCACHE_WIDEN_SPINS);
+	dcache_barrier();
+}
+
+static __always_inline void dcache_read_widen(void)
+{
+	dcache_spin(DCACHE_READ_SPINS);
+}
+#else
+static __always_inline void dcache_widen(struct file_dcache_key *to,
+					 const struct file_dcache_key *k)
+{
+}
+
+static __always_inline void dcache_read_widen(void)
+{
+}
+#endif
+
 /* What dcache_get() found: the way whose key is k's but for the
  * sequences, if any (-1), with the sequences and flags it holds. */
 struct dcache_found {
@@ -475,6 +521,7 @@ static __always_inline void dcache_get(struct inode *ino,
 		dcache_count(DCACHE_TURNED);
 		return;		/* a writer is in: no way is taken */
 	}
+	dcache_read_widen();
 	dcache_barrier();
 #pragma unroll
 	for (i = 0; i < FILE_DCACHE_WAYS; i++) {
@@ -517,32 +564,6 @@ static __always_inline __u32 dcache_opens(struct inode *ino)
 	return seen->opens;
 }
 
-/*
- * The test build (make variant) writes a key in two steps, the mount and
- * dentry first, with a spin between them, so that a reader on another CPU
- * meets half-written keys often: tests/vm/dcache-race.sh shows with it
- * that the sequence count keeps readers off them (a reader that took one
- * would allow a name no policy allows it). The product writes in one go.
- */
-#ifdef STOCKADE_TEST_VARIANT
-static __always_inline void dcache_widen(struct file_dcache_key *to,
-					 const struct file_dcache_key *k)
-{
-	volatile __u32 n;
-
-	to->mnt = k->mnt;
-	to->dentry = k->dentry;
-	dcache_barrier();
-	for (n = 0; n < DCACHE_WIDEN_SPINS; n++)
-		;
-	dcache_barrier();
-}
-#else
-static __always_inline void dcache_widen(struct file_dcache_key *to,
-					 const struct file_dcache_key *k)
-{
-}
-#endif
 
 /*
  * Store flags under k (sequences included) in way f->way, where the same

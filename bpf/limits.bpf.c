@@ -50,14 +50,17 @@ static __always_inline __u64 sandbox_root_of_skb(struct __sk_buff *skb)
 
 /*
  * A socket in a sandbox root's own cgroup, the common case (a container is
- * one cgroup), is counted in one lookup: sb_count holds entries for
- * sandbox roots only (agent/limits.c makes one for each root, deletes it
- * when the cgroup stops being one, and its sweep drops any other), so an
- * entry under the socket's own cgroup id is its root's. Any other socket
- * takes sandbox_root_of_skb(), one lookup more than before (a miss here).
- * Counting only: no verdict depends on it. A root's and its sandboxes
- * entry's changes are not one write: packets sent meanwhile may count
- * for the cgroup's old role, as they could before.
+ * one cgroup), is counted in one lookup: the agent keeps sb_count entries
+ * for sandbox roots only (agent/limits.c makes one for each root and
+ * deletes it when the cgroup stops being one; an agent adopting an older
+ * one's pins sweeps out any other), so an entry under the socket's own
+ * cgroup id is its root's. Any other socket takes sandbox_root_of_skb(),
+ * one lookup more than before (a miss here). Counting only: no verdict
+ * depends on it. A cgroup's counters and its sandboxes entry change in
+ * separate writes, so packets sent while a cgroup becomes a root or
+ * stops being one may count in its own entry (and go with it) rather
+ * than its root's, or the other way round: a few packets, at a reload or
+ * an adoption, as before in other ways.
  */
 SEC("cgroup_skb/egress")
 int stk_egress(struct __sk_buff *skb)

@@ -23,12 +23,14 @@
 #   reader's own key, with an allow in it.
 #
 # The test build (make variant) writes a key in two steps with a spin
-# between them (dcache_widen(), bpf/file.bpf.c), so that the reader meets
-# half-written keys at every run rather than once in a long while; and it
+# between them (dcache_widen(), bpf/file.bpf.c), and spins between a
+# reader's first read of the sequence and its reads of the ways
+# (dcache_read_widen()), so that half-written ways, and writers that
+# start mid-read, are common rather than once in a long while; and it
 # counts the reads the sequence turned away (dcache_hits key 1), which
-# must be some: the race was run. With the sequence's checks taken out of
-# dcache_get(), the reader's opens were allowed (the check of this case,
-# broken on purpose; README, Testing).
+# must be some: reads met writers mid-write. With either of the
+# sequence's checks taken out of dcache_get(), the reader's opens were
+# allowed (this case broken on purpose; README, Testing).
 #
 # Env (tests/vm/suite.sh): STOCKADE, TOOLS, CGROUP_ROOT.
 
