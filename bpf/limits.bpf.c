@@ -19,7 +19,8 @@ struct {
 } lim_saved SEC(".maps");
 
 /*
- * The sandbox root a packet belongs to, 0 for none. Egress runs in
+ * The sandbox root a packet of the socket cgroup id belongs to, 0 for
+ * none. Egress runs in
  * whatever context sends the packet (softirq for TCP retransmits and ACK
  * clocking), so the current task says nothing: the socket's cgroup does.
  * Its own entry first, else its ancestors, nearest wins (a cgroup created
@@ -27,10 +28,10 @@ struct {
  * read, and read once per entry: the counters are per sandbox root, not
  * per policy, so the slot needs no resolving.
  */
-static __always_inline __u64 sandbox_root_of_skb(struct __sk_buff *skb)
+static __always_inline __u64 sandbox_root_of_skb(struct __sk_buff *skb, __u64 id)
 {
 	struct sandbox *sb;
-	__u64 id = bpf_skb_cgroup_id(skb), root = 0;
+	__u64 root = 0;
 	int level;
 
 	sb = bpf_map_lookup_elem(&sandboxes, &id);
@@ -65,11 +66,11 @@ static __always_inline __u64 sandbox_root_of_skb(struct __sk_buff *skb)
 SEC("cgroup_skb/egress")
 int stk_egress(struct __sk_buff *skb)
 {
-	__u64 root = bpf_skb_cgroup_id(skb);
+	__u64 id = bpf_skb_cgroup_id(skb), root = id;
 	struct sb_count *c = bpf_map_lookup_elem(&sb_count, &root);
 
 	if (!c) {
-		root = sandbox_root_of_skb(skb);
+		root = sandbox_root_of_skb(skb, id);
 		c = root ? bpf_map_lookup_elem(&sb_count, &root) : NULL;
 	}
 	if (c) {

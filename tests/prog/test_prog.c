@@ -264,17 +264,22 @@ static bool counts_of(__u64 root, __u64 *bytes, __u64 *packets)
 	return !err;
 }
 
-/* A sandbox root entry for id, with zeroed counters. */
-static bool add_sandbox(__u64 id)
+/* A sandbox entry for id, confined through root. */
+static bool add_entry(__u64 id, __u64 root)
 {
 	struct sandbox sb = { .policy_id = SANDBOX_ENTRY_SANDBOX, .slot = 0,
-			      .root_id = id };
+			      .root_id = root };
+
+	return EXPECT(bpf_map__update_elem(skel->maps.sandboxes, &id, sizeof(id),
+					   &sb, sizeof(sb), BPF_ANY) == 0);
+}
+
+/* Zeroed counters for id. */
+static bool add_counters(__u64 id)
+{
 	struct sb_count *v;
 	int ncpu, err;
 
-	if (!EXPECT(bpf_map__update_elem(skel->maps.sandboxes, &id, sizeof(id),
-					 &sb, sizeof(sb), BPF_ANY) == 0))
-		return false;
 	v = percpu_counts(&ncpu);
 	if (!EXPECT(v))
 		return false;
@@ -282,6 +287,12 @@ static bool add_sandbox(__u64 id)
 				   (size_t)ncpu * sizeof(*v), BPF_ANY);
 	free(v);
 	return EXPECT(err == 0);
+}
+
+/* A sandbox root entry for id, with zeroed counters. */
+static bool add_sandbox(__u64 id)
+{
+	return add_entry(id, id) && add_counters(id);
 }
 
 static void clear_maps(void)
@@ -372,17 +383,13 @@ out:
 static void test_egress_child_entry(void **state)
 {
 	__u64 top = cgroup_id(cg_top), kid = cgroup_id(cg_kid), bytes, packets;
-	struct sandbox sb = { .policy_id = SANDBOX_ENTRY_SANDBOX, .root_id = top };
 	__u32 retval = 0;
 
 	(void)state;
 	if (no_run && SKIP("%s", no_run))
 		goto out;
 	clear_maps();
-	if (!add_sandbox(top) ||
-	    !EXPECT(bpf_map__update_elem(skel->maps.sandboxes, &kid, sizeof(kid),
-					 &sb, sizeof(sb), BPF_ANY) == 0) ||
-	    !run_egress(cg_kid, &retval))
+	if (!add_sandbox(top) || !add_entry(kid, top) || !run_egress(cg_kid, &retval))
 		goto out;
 	EXPECT_EQ(retval, 1);
 	expect_counted(top);
@@ -397,21 +404,13 @@ out:
 static void test_egress_root_counters_first(void **state)
 {
 	__u64 kid = cgroup_id(cg_kid), bytes, packets;
-	struct sb_count *v;
 	__u32 retval = 0;
-	int ncpu, err;
 
 	(void)state;
 	if (no_run && SKIP("%s", no_run))
 		goto out;
 	clear_maps();
-	v = percpu_counts(&ncpu);
-	if (!EXPECT(v))
-		goto out;
-	err = bpf_map__update_elem(skel->maps.sb_count, &kid, sizeof(kid), v,
-				   (size_t)ncpu * sizeof(*v), BPF_ANY);
-	free(v);
-	if (!EXPECT_EQ(err, 0) || !run_egress(cg_kid, &retval))
+	if (!add_counters(kid) || !run_egress(cg_kid, &retval))
 		goto out;
 	EXPECT_EQ(retval, 1);
 	expect_counted(kid);
@@ -443,15 +442,13 @@ out:
 static void test_egress_no_counters(void **state)
 {
 	__u64 id = cgroup_id(cg_kid), bytes, packets;
-	struct sandbox sb = { .policy_id = SANDBOX_ENTRY_SANDBOX, .root_id = id };
 	__u32 retval = 0;
 
 	(void)state;
 	if (no_run && SKIP("%s", no_run))
 		goto out;
 	clear_maps();
-	if (!EXPECT(bpf_map__update_elem(skel->maps.sandboxes, &id, sizeof(id),
-					 &sb, sizeof(sb), BPF_ANY) == 0))
+	if (!add_entry(id, id))
 		goto out;
 	if (!run_egress(cg_kid, &retval))
 		goto out;
