@@ -99,7 +99,8 @@ int BPF_PROG(stk_exec_fork, struct task_struct *parent, struct task_struct *chil
 	struct exec_ref r;
 	__u64 cgid;
 
-	if (BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid))
+	/* Plain loads, not probe reads: every fork on the host pays this. */
+	if (child->pid != child->tgid)
 		return 0;
 	if (!sandbox_current(&cgid, &snap))
 		return 0;
@@ -249,11 +250,12 @@ int BPF_PROG(stk_exec_exit, struct task_struct *p)
 	struct exec_ref self;
 	__u64 cgid, seq, now;
 
-	if (BPF_CORE_READ(p, signal, live.counter) != 0)
+	/* Plain loads, not probe reads: every exit on the host pays this. */
+	if (p->signal->live.counter != 0)
 		return 0;	/* other threads live on */
 	st = bpf_task_storage_get(&exec_tasks, p->group_leader, 0, 0);
 	if (!st || !st->self.ns || st->self.unseen ||
-	    st->self.pid != (__u32)BPF_CORE_READ(p, tgid))
+	    st->self.pid != (__u32)p->tgid)
 		return 0;
 	self = st->self;
 	sb = sandbox_current(&cgid, &snap);

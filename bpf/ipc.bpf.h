@@ -20,11 +20,13 @@ struct {
 	__type(value, __u64);	/* sandbox root that created it */
 } mq_owner SEC(".maps") __weak;
 
-/* One read more than the caller already made: cheap enough for the hot
- * inode hooks, which test it before any sandbox lookup. */
-static __always_inline bool is_mqueue_sb(struct super_block *s)
+/* Is dir on a message-queue filesystem? The hot inode hooks test it
+ * before any sandbox lookup, for every file the host creates or
+ * unlinks: two plain loads through the hook's own BTF pointer, not
+ * probe reads (a helper call each). */
+static __always_inline bool is_mqueue_dir(struct inode *dir)
 {
-	return BPF_CORE_READ(s, s_magic) == MQUEUE_MAGIC;
+	return dir->i_sb->s_magic == MQUEUE_MAGIC;
 }
 
 /*

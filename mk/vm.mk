@@ -87,18 +87,21 @@ vm-initramfs:
 VM_ONLY		?=
 comma		:= ,
 VM_RACE_TIMEOUT	?= 900
+# The kernels of VM_KERNELS that get a two-CPU guest.
+VM_RACE_KERNELS	?= 6.1 6.12
 vm-test:
 	$(Q)$(MAKE) --no-print-directory vm-initramfs VM_IMAGES="$(VM_KERNELS)"
 	$(Q)$(MAKE) --no-print-directory vm-run
 
 # The guests alone, on initramfs images vm-initramfs made (make test
 # builds them first, then runs this beside the host's tests).
-# VM_ONLY without dcache-race: no two-CPU guest (tests/vm/run.sh,
+# VM_ONLY without dcache-race: no two-CPU guests (tests/vm/run.sh,
 # VM_RACE; VM_RACE=0 or 1 given on the command line wins).
 VM_RACE		?= $(if $(VM_ONLY),$(if $(filter dcache-race,$(subst $(comma), ,$(VM_ONLY))),1,0),1)
 vm-run:
 	$(Q)VM_DIR=$(VM_DIR) VM_TIMEOUT=$(VM_TIMEOUT) VM_KERNELS="$(VM_KERNELS)" \
 		VM_RACE=$(VM_RACE) VM_RACE_TIMEOUT=$(VM_RACE_TIMEOUT) \
+		VM_RACE_KERNELS="$(VM_RACE_KERNELS)" \
 		VM_APPEND="$(VM_APPEND)$(if $(VM_ONLY), stockade.only=$(VM_ONLY))" \
 		sh tests/vm/run.sh test
 

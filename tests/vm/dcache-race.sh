@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #
 # The file decision cache's lockless read (include/file.h, Concurrency)
-# against writers on another CPU, in the test VM's two-CPU guest (make
-# test boots one for this alone: tests/vm/run.sh, VM_RACE). A reader
+# against writers on another CPU, in the test VM's two-CPU guests (make
+# test boots one per kernel for this alone: tests/vm/run.sh, VM_RACE). A reader
 # takes a way only if the entry's sequence count was the same even
 # number before and after it read the key; a reader that took a key half
 # written could allow a name no policy allows it. Here it would:
@@ -52,7 +52,7 @@ if [ "$(hostname)" != stockade-vm ] || [ ! -f /init ]; then
 fi
 cpus=$(grep -c '^processor' /proc/cpuinfo)
 if [ "$cpus" -lt 2 ]; then
-	t_fail $T/cpus "the guest has $cpus CPU; the race needs 2 (tests/vm/run.sh boots the two-CPU guest with VM_RACE=1)"
+	t_fail $T/cpus "the guest has $cpus CPU; the race needs 2 (tests/vm/run.sh boots the two-CPU guests with VM_RACE=1)"
 	exit 0
 fi
 t_ok $T/cpus

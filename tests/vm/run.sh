@@ -36,20 +36,22 @@
 # on any failure, on no results at all, and on a guest that did not reach
 # `done` (crash, early exit of init, or VM_TIMEOUT), for any kernel.
 #
-# After them, `test` boots one more guest, on 6.1 with two CPUs, for the
-# one section that needs two programs running at once: dcache-race
-# (tests/vm/dcache-race.sh, the cache's lockless read against writers on
-# the other CPU). Its results are labelled [6.1-2cpu] and count in the
-# total. VM_RACE=0 leaves it out (make vm-test VM_ONLY=... without
-# dcache-race does, and so does a VM_KERNELS without 6.1).
+# After them, `test` boots one more guest per kernel, with two CPUs, one
+# after the other, for the one section that needs two programs running
+# at once: dcache-race (tests/vm/dcache-race.sh, the cache's lockless
+# read against writers on the other CPU). Their results are labelled
+# [6.1-2cpu] and [6.12-2cpu] and count in the total. VM_RACE=0 leaves
+# them out (make vm-test VM_ONLY=... without dcache-race does);
+# VM_RACE_KERNELS (6.1 6.12) says which kernels of VM_KERNELS get one.
 #
 # Env: VM_DIR (build/vm), VM_TIMEOUT (2400 s: two guests share the cores, with the host tests beside them in make test), VM_KVM=1 (use /dev/kvm: off by
 # default because KVM hangs on some hosts, TCG always works),
 # VM_APPEND (more kernel command line), VM_KERNELS (test: "6.1 6.12"),
 # VM_KERNEL (shell, demo, bench: 6.1), QEMU (the qemu binary: the
 # system's qemu-system-x86_64 for 6.1, VM_DIR/qemu's for others),
-# VM_RACE (test: 1, the two-CPU guest; 0 none), VM_RACE_TIMEOUT (its
-# hang guard, 900 s); for one guest (test-one): VM_SMP (its CPUs, 1),
+# VM_RACE (test: 1, the two-CPU guests; 0 none), VM_RACE_KERNELS (their
+# kernels, 6.1 6.12), VM_RACE_TIMEOUT (each one's hang guard, 900 s); for
+# one guest (test-one): VM_SMP (its CPUs, 1),
 # VM_LABEL (its name in results and logs: the kernel's).
 set -u
 
@@ -83,20 +85,28 @@ if [ "$mode" = test ]; then
 		wait "$p" || rc=1
 	done
 	labels=$kernels
-	if [ "${VM_RACE:-1}" = 1 ] && ! case " $kernels " in *" 6.1 "*) true ;; *) false ;; esac; then
-		echo "vm-test: no two-CPU guest: it boots 6.1's image, and VM_KERNELS has no 6.1 (dcache-race not run)"
-	elif [ "${VM_RACE:-1}" = 1 ]; then
+	# The two-CPU guests: each kernel of VM_RACE_KERNELS that VM_KERNELS
+	# has, one after the other.
+	race_kernels=
+	if [ "${VM_RACE:-1}" = 1 ]; then
+		for k in ${VM_RACE_KERNELS:-6.1 6.12}; do
+			case " $kernels " in *" $k "*) race_kernels="$race_kernels $k" ;; esac
+		done
+		[ -n "$race_kernels" ] ||
+			echo "vm-test: no two-CPU guest: VM_KERNELS ($kernels) has none of VM_RACE_KERNELS (${VM_RACE_KERNELS:-6.1 6.12}); dcache-race not run"
+	fi
+	for k in $race_kernels; do
 		# Alone, after the others: its two vCPUs would otherwise
 		# share the host's two cores with them. Its stockade.only
 		# comes last on the command line, so it is the one that holds.
-		echo "vm-test: [6.1-2cpu] booting (console in $vm_dir/console-6.1-2cpu.log)"
-		VM_KERNEL=6.1 VM_SMP=2 VM_LABEL=6.1-2cpu VM_QUIET=1 VM_TIMEOUT=${VM_RACE_TIMEOUT:-900} \
+		echo "vm-test: [$k-2cpu] booting (console in $vm_dir/console-$k-2cpu.log)"
+		VM_KERNEL=$k VM_SMP=2 VM_LABEL=$k-2cpu VM_QUIET=1 VM_TIMEOUT=${VM_RACE_TIMEOUT:-900} \
 			VM_APPEND="${VM_APPEND:-} stockade.race=1 stockade.only=dcache-race" \
-			sh "$0" test-one > "$vm_dir/results-6.1-2cpu.txt" 2>&1 &
+			sh "$0" test-one > "$vm_dir/results-$k-2cpu.txt" 2>&1 &
 		pids=$!
 		wait "$pids" || rc=1
-		labels="$labels 6.1-2cpu"
-	fi
+		labels="$labels $k-2cpu"
+	done
 	trap - INT TERM HUP
 	tp=0 tf=0 ts=0
 	for k in $labels; do

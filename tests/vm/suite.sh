@@ -16,7 +16,7 @@
 #      dcache/*     issue 18: the file decision cache outlives no change
 #                   it decided on (tests/vm/dcache.sh); dcache-race/*:
 #                   its lockless read against writers on another CPU,
-#                   in the two-CPU guest only (tests/vm/dcache-race.sh);
+#                   in the two-CPU guests only (tests/vm/dcache-race.sh);
 #      ipc/*        issue 11: keys, SysV IPC, mqueues, SIGIO
 #                   (tests/vm/ipc.sh);
 #      priv/*       issue 11: capabilities, kernel code, host state, perf
@@ -235,8 +235,8 @@ if want dcache; then
 fi
 
 # The cache's lockless read against writers on another CPU
-# (tests/vm/dcache-race.sh): in the two-CPU guest, which runs only it
-# (tests/vm/run.sh boots one with VM_RACE=1: stockade.race=1
+# (tests/vm/dcache-race.sh): in the two-CPU guests, which run only it
+# (tests/vm/run.sh boots one per kernel with VM_RACE=1: stockade.race=1
 # stockade.only=dcache-race); a one-CPU guest cannot run two programs at
 # once.
 # The race guest (stockade.race=1) runs it whatever its CPUs: the script
@@ -245,7 +245,7 @@ if want dcache-race; then
 	if [ -n "$race" ] || [ "$(grep -c '^processor' /proc/cpuinfo)" -ge 2 ]; then
 		vm_script dcache-race 300 benchfile
 	elif [ -n "$only" ]; then
-		t_skip dcache-race/cpus "needs two CPUs: the [6.1-2cpu] guest runs it"
+		t_skip dcache-race/cpus "needs two CPUs: the two-CPU guests ([6.1-2cpu], [6.12-2cpu]) run it"
 	fi
 fi
 
