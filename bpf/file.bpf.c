@@ -644,7 +644,7 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 		return 0;
 	/* POSIX message queues (mq_open's internal mount, or a mounted
 	 * mqueue fs): judged by who created them, not by path. */
-	if (file->f_inode->i_sb->s_magic == MQUEUE_MAGIC)	/* is_mqueue_dir() */
+	if (is_mqueue_inode(file->f_inode))
 		return mq_judge(sb, conf, cgid, BPF_CORE_READ(file, f_path.dentry));
 	/* execve() (and its #! interpreter) opens the binary with
 	 * __FMODE_EXEC in f_flags before bprm_check_security runs, so the

@@ -326,7 +326,7 @@ int BPF_PROG(stk_inode_create, struct inode *dir, struct dentry *dentry,
 	struct sandbox *sb, sb_snap;
 	__u64 k = (__u64)dentry, cgid;
 
-	if (!is_mqueue_dir(dir))
+	if (!is_mqueue_inode(dir))
 		return 0;
 	conf = lsm_current(&sb, &cgid, &sb_snap);
 	if (!conf) {
@@ -355,7 +355,7 @@ int BPF_PROG(stk_inode_unlink, struct inode *dir, struct dentry *dentry)
 	 * cached file decision holds (include/file.h). */
 	if (dentry->d_inode && dentry->d_inode->i_nlink > 1)
 		file_gen_bump();
-	if (!is_mqueue_dir(dir))
+	if (!is_mqueue_inode(dir))
 		return 0;
 	conf = lsm_current(&sb, &cgid, &sb_snap);
 	if (conf) {

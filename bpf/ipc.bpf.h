@@ -20,13 +20,14 @@ struct {
 	__type(value, __u64);	/* sandbox root that created it */
 } mq_owner SEC(".maps") __weak;
 
-/* Is dir on a message-queue filesystem? The hot inode hooks test it
- * before any sandbox lookup, for every file the host creates or
- * unlinks: two plain loads through the hook's own BTF pointer, not
- * probe reads (a helper call each). */
-static __always_inline bool is_mqueue_dir(struct inode *dir)
+/* Is the inode on a message-queue filesystem? The hot inode hooks test
+ * it of their directory before any sandbox lookup, for every file the
+ * host creates or unlinks: two plain loads from the hook's BTF pointer
+ * (the inode, then its superblock), not probe reads (a helper call
+ * each). */
+static __always_inline bool is_mqueue_inode(struct inode *ino)
 {
-	return dir->i_sb->s_magic == MQUEUE_MAGIC;
+	return ino->i_sb->s_magic == MQUEUE_MAGIC;
 }
 
 /*

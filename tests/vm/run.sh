@@ -50,7 +50,7 @@
 # VM_KERNEL (shell, demo, bench: 6.1), QEMU (the qemu binary: the
 # system's qemu-system-x86_64 for 6.1, VM_DIR/qemu's for others),
 # VM_RACE (test: 1, the two-CPU guests; 0 none), VM_RACE_KERNELS (their
-# kernels, 6.1 6.12), VM_RACE_TIMEOUT (each one's hang guard, 900 s); for
+# kernels, 6.1 6.12; empty: none), VM_RACE_TIMEOUT (each one's hang guard, 900 s); for
 # one guest (test-one): VM_SMP (its CPUs, 1),
 # VM_LABEL (its name in results and logs: the kernel's).
 set -u
@@ -78,7 +78,8 @@ if [ "$mode" = test ]; then
 		fi
 		pids="$pids $!"
 	done
-	trap 'trap - INT TERM HUP; kill -TERM $pids 2>/dev/null; wait
+	# $!: a race guest started just before the signal, before pids said so.
+	trap 'trap - INT TERM HUP; kill -TERM $pids $! 2>/dev/null; wait
 		echo "vm-test: interrupted; guests stopped" >&2; exit 130' INT TERM HUP
 	rc=0
 	for p in $pids; do
@@ -87,13 +88,18 @@ if [ "$mode" = test ]; then
 	labels=$kernels
 	# The two-CPU guests: each kernel of VM_RACE_KERNELS that VM_KERNELS
 	# has, one after the other.
+	# An empty VM_RACE_KERNELS asks for none; each kernel once.
 	race_kernels=
 	if [ "${VM_RACE:-1}" = 1 ]; then
-		for k in ${VM_RACE_KERNELS:-6.1 6.12}; do
-			case " $kernels " in *" $k "*) race_kernels="$race_kernels $k" ;; esac
+		for k in ${VM_RACE_KERNELS-6.1 6.12}; do
+			case " $race_kernels " in *" $k "*) continue ;; esac
+			case " $kernels " in
+			*" $k "*) race_kernels="$race_kernels $k" ;;
+			*) echo "vm-test: no two-CPU guest for $k: VM_KERNELS ($kernels) has no $k (dcache-race not run on it)" ;;
+			esac
 		done
 		[ -n "$race_kernels" ] ||
-			echo "vm-test: no two-CPU guest: VM_KERNELS ($kernels) has none of VM_RACE_KERNELS (${VM_RACE_KERNELS:-6.1 6.12}); dcache-race not run"
+			echo "vm-test: no two-CPU guest (VM_RACE_KERNELS: ${VM_RACE_KERNELS-6.1 6.12}); dcache-race not run"
 	fi
 	for k in $race_kernels; do
 		# Alone, after the others: its two vCPUs would otherwise
@@ -250,7 +256,8 @@ fi
 mode=test
 
 rc_file=$log.rc
-rm -f "$log" "$rc_file"
+pid_file=$log.pid
+rm -f "$log" "$rc_file" "$pid_file"
 start=$(date +%s)
 echo "vm-test: [$label] booting $(cat "$vm_dir/kernel-$series/release" 2>/dev/null) under $accel, $smp CPU ($("$qemu" --version | head -n 1)), timeout ${timeout_s}s"
 # qemu dies if stdin is closed, and CI has none: give it /dev/null. The
@@ -258,12 +265,23 @@ echo "vm-test: [$label] booting $(cat "$vm_dir/kernel-$series/release" 2>/dev/nu
 # VM_QUIET=1 (two kernels at once): the console goes to its log only.
 tee_out=/dev/stdout
 [ "${VM_QUIET:-0}" = 0 ] || tee_out=/dev/null
+# timeout puts itself and qemu in a process group of their own, which a
+# signal to this one (Ctrl-C, or `test` stopping its guests) does not
+# reach: on INT, TERM or HUP, stop it by its pid.
 {
-	timeout -k 5 "$timeout_s" "$qemu" "$@" -append "$append" </dev/null 2>&1
+	timeout -k 5 "$timeout_s" "$qemu" "$@" -append "$append" </dev/null 2>&1 &
+	echo $! > "$pid_file"
+	wait $!
 	echo $? > "$rc_file"
-} | tee "$log" > "$tee_out"
+} | tee "$log" > "$tee_out" &
+tpid=$!
+trap 'trap - INT TERM HUP; kill -TERM "$(cat "$pid_file" 2>/dev/null)" 2>/dev/null
+	wait "$tpid" 2>/dev/null; rm -f "$pid_file" "$rc_file"
+	echo "vm-test: [$label] interrupted; qemu stopped" >&2; exit 130' INT TERM HUP
+wait "$tpid"
+trap - INT TERM HUP
 qemu_rc=$(cat "$rc_file" 2>/dev/null || echo 255)
-rm -f "$rc_file"
+rm -f "$rc_file" "$pid_file"
 elapsed=$(($(date +%s) - start))
 
 why=""
