@@ -50,8 +50,8 @@
 # VM_KERNEL (shell, demo, bench: 6.1), QEMU (the qemu binary: the
 # system's qemu-system-x86_64 for 6.1, VM_DIR/qemu's for others),
 # VM_RACE (test: 1, the two-CPU guests; 0 none), VM_RACE_KERNELS (their
-# kernels, 6.1 6.12; empty: none), VM_RACE_TIMEOUT (each one's hang guard, 900 s); for
-# one guest (test-one): VM_SMP (its CPUs, 1),
+# kernels, 6.1 6.12; empty: none), VM_RACE_TIMEOUT (each one's hang
+# guard, 900 s); for one guest (test-one): VM_SMP (its CPUs, 1),
 # VM_LABEL (its name in results and logs: the kernel's).
 set -u
 
@@ -87,8 +87,7 @@ if [ "$mode" = test ]; then
 	done
 	labels=$kernels
 	# The two-CPU guests: each kernel of VM_RACE_KERNELS that VM_KERNELS
-	# has, one after the other.
-	# An empty VM_RACE_KERNELS asks for none; each kernel once.
+	# has, once, one after the other (an empty VM_RACE_KERNELS: none).
 	race_kernels=
 	if [ "${VM_RACE:-1}" = 1 ]; then
 		for k in ${VM_RACE_KERNELS-6.1 6.12}; do
