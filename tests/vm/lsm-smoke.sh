@@ -210,16 +210,19 @@ swap() {	# swap CGROUP_OF_C CGROUP_OF_D
 	printf 'name: so-c\ncgroups: [%s]\nnetwork:\n  default: deny\nfiles:\n  write: [%s]\n' "$1" "$w2" > "$pol/c.yaml"
 	printf 'name: so-d\ncgroups: [%s]\nnetwork:\n  default: deny\nfiles:\n  write: [%s]\n' "$2" "$w1" > "$pol/d.yaml"
 }
-# stale_step NAME WANT CMD...: run CMD, then watch the loop's next lines
-# (the first one may have begun before CMD returned): all WANT.
+# stale_step NAME WANT CMD...: run CMD, then watch the loop's lines
+# written after CMD returned (the first of them may have begun before):
+# all WANT. Lines written while CMD ran are not judged: the step is done
+# when CMD returns, and a reload under TCG takes longer than the loop's
+# 0.1 s between writes. A failure says where the first wrong line came.
 stale_step() {
 	_t=$1 _want=$2
 	shift 2
-	_n0=$(wc -l < "$work/si.out")
 	if ! "$@" > "$work/si-step.out" 2>&1; then
 		t_fail "lsm-smoke/$_t" "$* failed: $(tail -n 3 "$work/si-step.out")"
 		return
 	fi
+	_n0=$(wc -l < "$work/si.out")
 	sleep 3
 	_after=$(tail -n +"$((_n0 + 2))" "$work/si.out")
 	_n=$(echo "$_after" | grep -c .)
@@ -227,7 +230,7 @@ stale_step() {
 	if [ "$_n" -lt 10 ]; then
 		t_fail "lsm-smoke/$_t" "only $_n writes in 3 s after '$*' (the loop stopped?)"
 	elif [ "$_bad" != 0 ]; then
-		t_fail "lsm-smoke/$_t" "after '$*', $_bad of $_n writes by the same task were not $_want (a stale copy of its entry)"
+		t_fail "lsm-smoke/$_t" "after '$*', $_bad of $_n writes by the same task were not $_want (a stale copy of its entry; the first at line $(echo "$_after" | grep -vn "^$_want\$" | head -n 1 | cut -d: -f1) of them)"
 	else
 		t_ok "lsm-smoke/$_t"
 	fi
