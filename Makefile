@@ -177,7 +177,20 @@ $(OUT)/tools/lsmnull: tools/lsmnull.c | $(OUT)
 # storm reads the pinned .bss with the skeleton's struct stockade__bss.
 $(OUT)/tools/storm $(OUT)/tools/evcount: $(BPF_OUT)/stockade.skel.h
 
-tools: $(TOOL_BINS)
+# setupprobe-ld: setupprobe built dynamic, whatever STATIC says, with an
+# ELF interpreter whose path takes long to resolve: 2,000 "./" and then
+# SLOWLD_DIR/s1, a chain of symlinks of as many "./" each that
+# tests/vm/setup-race.sh makes in the guest, ending at the real ld.so.
+# A runtime moving its init while the init re-executes its clone then
+# lands, more often than not, between the exec's bprm_check and its
+# interpreter's open (include/setup.h, struct setup_clone).
+SLOWLD_DIR	:= /tmp/slowld
+$(OUT)/tools/setupprobe-ld: tools/setupprobe.c | $(OUT)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $< -Wl,--dynamic-linker=$(SLOWLD_DIR)/$$(printf './%.0s' $$(seq 2000))s1 -o $@
+
+tools: $(TOOL_BINS) $(OUT)/tools/setupprobe-ld
 
 $(OUT):
 	$(Q)mkdir -p $(OUT)

@@ -752,8 +752,9 @@ int BPF_PROG(stk_file_open, struct file *file)
  * rounds have a #! or binfmt_misc interpreter, which file_open judged).
  * When the pass ends here, the binary is judged here: its open was not
  * (the task was outside, or its pass began within that open), or was
- * taken for the interpreter of a clone's exec that had failed. A move
- * after this and before the interpreter's open ends the pass there.
+ * taken for the interpreter of a clone's exec that had failed. A clone's
+ * exec with no pass yet is noted here (struct setup_clone), so that a
+ * move after this and before the interpreter's open keeps the pass too.
  */
 SEC("lsm/bprm_check_security")
 int BPF_PROG(stk_bprm_check, struct linux_binprm *bprm)

@@ -16,6 +16,13 @@ struct {
 	__type(value, struct setup_state);
 } setup_tasks SEC(".maps") __weak;
 
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct setup_clone);
+} setup_clones SEC(".maps") __weak;
+
 /* Owned by the agent (agent/setup.c), which writes a cgroup's grant
  * before the entry that ends its pending state. */
 struct {
@@ -166,18 +173,40 @@ static __always_inline bool setup_exec(struct file *file, bool unattached,
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct sandbox *sb, snap;
 	struct setup_state *st;
+	struct setup_clone *c;
 	__u64 cgid, xid;
 
 	st = bpf_task_storage_get(&setup_tasks, t, 0, 0);
-	if (!st || !st->deadline_ns)
+	if (!st || !st->deadline_ns) {
+		/* No pass (yet): a clone's exec is noted, for a pass that
+		 * begins before its interpreter's open (include/setup.h,
+		 * struct setup_clone). Never for a task judged in a
+		 * sandbox, which can have no pass. No storage: a pass that
+		 * begins within this exec ends at its interpreter (closed). */
+		if (binary && unattached && !(st && (st->flags & SETUP_F_SANDBOXED))) {
+			c = bpf_task_storage_get(&setup_clones, t, 0,
+						 BPF_LOCAL_STORAGE_GET_F_CREATE);
+			if (c) {
+				c->xid1 = BPF_CORE_READ(t, self_exec_id) + 1;
+				c->mntns = mntns_of(t);
+			}
+		}
 		return false;
+	}
 	xid = BPF_CORE_READ(t, self_exec_id);
 	if (mntns_of(t) == st->mntns && unattached) {
 		st->clone_xid = xid + 1;
 		return false;
 	}
-	if (st->clone_xid == xid + 1 && !binary)
-		return false;	/* the interpreter of the clone's exec */
+	if (!binary) {
+		/* The interpreter of the clone's exec, noted in the pass or
+		 * before it began (then made in the mover's namespace). */
+		if (st->clone_xid == xid + 1)
+			return false;
+		c = bpf_task_storage_get(&setup_clones, t, 0, 0);
+		if (c && c->xid1 == xid + 1 && c->mntns == st->mntns)
+			return false;
+	}
 	sb = sandbox_current(&cgid, &snap);
 	setup_end(st, sb ? sb->policy_id : POLICY_ID_CONFLICT, cgid,
 		  EV_OP_SETUP_EXEC,

@@ -24,6 +24,7 @@ judge_handoff -
 cg_born watch.c
 lsm_count -
 setup_tasks -
+setup_clones -
 exec_tasks -
 mq_owner -
 key_owner -

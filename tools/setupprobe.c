@@ -26,6 +26,20 @@
  *                    the payload as for open
  *   hold SECONDS     prints held=PID and sleeps (a target for ptrace and
  *                    signals from the sandbox)
+ *   memfd-race PATH US
+ *                    the other order, as runc's: the child copies itself
+ *                    into a memfd and re-execs it, and the parent moves
+ *                    it US microseconds after the child said it was about
+ *                    to (a busy wait: on a second CPU); the parent prints
+ *                    moved=PID and in-exec=yes|no (was the exec still
+ *                    under way after the move: the child's comm not yet
+ *                    the new image's), then lets the new image go on:
+ *                    memfd-open=RES, then the payload as for open. Run as
+ *                    setupprobe-ld (a dynamic build whose ELF
+ *                    interpreter's path takes long to resolve: the
+ *                    Makefile, tests/vm/setup-race.sh), a move during the
+ *                    exec lands mostly between its bprm_check and its
+ *                    interpreter's open
  *
  * FILEPROBE (env) is the payload binary, default: fileprobe beside this
  * one. Nothing is written outside CGDIR/cgroup.procs.
@@ -94,8 +108,9 @@ static void exec_payload(const char *path, int new_ns)
 	_exit(1);
 }
 
-/* Copy /proc/self/exe into a memfd and exec that, with argv. */
-static void exec_memfd(char **argv)
+/* Copy /proc/self/exe into a memfd and exec that, with argv; ready >= 0:
+ * say "r" there just before the exec. */
+static void exec_memfd(char **argv, int ready)
 {
 	int in = open("/proc/self/exe", O_RDONLY), out = memfd_create("setupprobe", 0);
 	struct stat st;
@@ -106,6 +121,10 @@ static void exec_memfd(char **argv)
 		_exit(1);
 	}
 	close(in);
+	if (ready >= 0 && (write(ready, "r", 1) != 1 || close(ready))) {
+		step("memfd-ready", -1);
+		_exit(1);
+	}
 	fexecve(out, argv, environ);
 	step("memfd-exec", -1);
 	_exit(1);
@@ -127,6 +146,100 @@ static int exec_garbage(void)
 	return -1;
 }
 
+static void comm_of(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	fd = open(path, O_RDONLY);
+	n = fd >= 0 ? read(fd, buf, len - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+}
+
+/* Move pid into cgdir from here (the mover); on failure it is killed. */
+static int move_into(const char *cgdir, pid_t pid)
+{
+	char procs[PATH_MAX], buf[32];
+	int fd, n;
+
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgdir);
+	fd = open(procs, O_WRONLY);
+	n = snprintf(buf, sizeof(buf), "%d\n", pid);
+	if (fd < 0 || write(fd, buf, (size_t)n) != n) {
+		fprintf(stderr, "setupprobe: moving %d into %s failed: %s\n", pid, procs,
+			strerror(errno));
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+static long us_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000000L + (t.tv_nsec - t0->tv_nsec) / 1000;
+}
+
+/*
+ * memfd-race (see the top): the parent's side. The child says "r" once its
+ * copy is made, just before its exec; the move comes us microseconds
+ * later. "m" after the move lets the new image go on (its fd number is
+ * its argv[4]).
+ */
+static int memfd_race(char **argv, long us)
+{
+	char buf[4], self[32], pre[32], post[32];
+	int ready[2], moved[2], status;
+	struct timespec t0;
+	long took;
+	pid_t pid;
+
+	if (pipe(ready) || pipe(moved))
+		return 1;
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0) {
+		char fdarg[16];
+		char *av[] = { argv[0], argv[1], "memfd-race-2", argv[3], fdarg, NULL };
+
+		close(ready[0]);
+		close(moved[1]);
+		snprintf(fdarg, sizeof(fdarg), "%d", moved[0]);
+		exec_memfd(av, ready[1]);
+	}
+	close(ready[1]);
+	close(moved[0]);
+	if (read(ready[0], buf, 1) != 1)
+		return 1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (us_since(&t0) < us)
+		;
+	comm_of(pid, pre, sizeof(pre));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (move_into(argv[1], pid))
+		return 1;
+	took = us_since(&t0);
+	comm_of(pid, post, sizeof(post));
+	comm_of(getpid(), self, sizeof(self));
+	printf("moved=%d\nin-exec=%s\npre=%s\nwrite-us=%ld\n", pid,
+	       strcmp(post, self) ? "no" : "yes", strcmp(pre, self) ? "no" : "yes", took);
+	fflush(stdout);
+	if (write(moved[1], "m", 1) != 1)
+		return 1;
+	close(moved[1]);
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
 static void child(int argc, char **argv)
 {
 	const char *mode = argv[2], *arg = argc > 3 ? argv[3] : "";
@@ -143,8 +256,15 @@ static void child(int argc, char **argv)
 	} else if (!strcmp(mode, "memfd")) {
 		char *av[] = { argv[0], argv[1], "memfd-2", (char *)arg, NULL };
 
-		exec_memfd(av);
+		exec_memfd(av, -1);
 	} else if (!strcmp(mode, "memfd-2")) {
+		step("memfd-open", try_open(arg));
+		exec_payload(arg, 1);
+	} else if (!strcmp(mode, "memfd-race-2")) {
+		char go;
+
+		if (argc < 5 || read(atoi(argv[4]), &go, 1) != 1)
+			_exit(1);
 		step("memfd-open", try_open(arg));
 		exec_payload(arg, 1);
 	} else if (!strcmp(mode, "memfd-fail")) {
@@ -176,8 +296,8 @@ static void child(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	char procs[PATH_MAX], buf[32], *slash;
-	int go[2], status, fd, n;
+	char buf[32], *slash;
+	int go[2], status, n;
 	const char *env = getenv("FILEPROBE");
 	pid_t pid;
 
@@ -186,7 +306,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/* Re-executed from a memfd: already moved, already the child. */
-	if (!strcmp(argv[2], "memfd-2")) {
+	if (!strcmp(argv[2], "memfd-2") || !strcmp(argv[2], "memfd-race-2")) {
 		snprintf(payload, sizeof(payload), "%s", env ? env : "");
 		child(argc, argv);
 	}
@@ -200,6 +320,8 @@ int main(int argc, char **argv)
 	}
 	/* The memfd copy cannot find fileprobe beside itself. */
 	setenv("FILEPROBE", payload, 1);
+	if (!strcmp(argv[2], "memfd-race"))
+		return argc > 4 ? memfd_race(argv, atol(argv[4])) : 2;
 	if (pipe(go))
 		return 1;
 	pid = fork();
@@ -214,17 +336,8 @@ int main(int argc, char **argv)
 	}
 	close(go[0]);
 	/* The parent, outside every sandbox, moves the child: the mover. */
-	snprintf(procs, sizeof(procs), "%s/cgroup.procs", argv[1]);
-	fd = open(procs, O_WRONLY);
-	n = snprintf(buf, sizeof(buf), "%d\n", pid);
-	if (fd < 0 || write(fd, buf, (size_t)n) != n) {
-		fprintf(stderr, "setupprobe: moving %d into %s failed: %s\n", pid, procs,
-			strerror(errno));
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
+	if (move_into(argv[1], pid))
 		return 1;
-	}
-	close(fd);
 	printf("moved=%d\n", pid);
 	fflush(stdout);
 	if (write(go[1], "g", 1) != 1)

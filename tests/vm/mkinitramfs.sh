@@ -67,9 +67,11 @@ mknod "$stage"/dev/console c 5 1 2>/dev/null ||
 	echo "vm-initramfs: warning: cannot mknod dev/console (not root?)" >&2
 
 cp "$stockade" "$stage"/opt/stockade/stockade
+# Static, but for tools/setupprobe-ld, which is dynamic on purpose (the
+# Makefile says why): its libraries are bundled below.
 for t in "$tools"/*; do
 	[ -f "$t" ] && [ -x "$t" ] || continue
-	need_static "$t"
+	case $t in */setupprobe-ld) ;; *) need_static "$t" ;; esac
 	cp "$t" "$stage"/opt/stockade/tools/
 done
 cp "$repo"/tools/demo-files.sh "$stage"/opt/stockade/tools/
@@ -97,6 +99,8 @@ bundle_libs() {
 		cp -L "$lib" "$stage$lib"
 	done
 }
+
+[ ! -x "$tools/setupprobe-ld" ] || bundle_libs "$tools/setupprobe-ld"
 
 # Python, for the real-workload test (tests/vm/workload.sh): the Debian
 # interpreter, the shared libraries ldd names (the guest has no libc

@@ -37,11 +37,12 @@
 # `done` (crash, early exit of init, or VM_TIMEOUT), for any kernel.
 #
 # After them, `test` boots one more guest per kernel, with two CPUs, one
-# after the other, for the one section that needs two programs running
-# at once: dcache-race (tests/vm/dcache-race.sh, the cache's lockless
-# read against writers on the other CPU). Their results are labelled
-# [6.1-2cpu] and [6.12-2cpu] and count in the total. VM_RACE=0 leaves
-# them out (make vm-test VM_ONLY=... without dcache-race does);
+# after the other, for the sections that need two programs running at
+# once: dcache-race (tests/vm/dcache-race.sh, the cache's lockless read
+# against writers on the other CPU) and setup-race (tests/vm/setup-race.sh,
+# a runtime's move landing during its init's exec). Their results are
+# labelled [6.1-2cpu] and [6.12-2cpu] and count in the total. VM_RACE=0
+# leaves them out (make vm-test VM_ONLY=... without either does);
 # VM_RACE_KERNELS (6.1 6.12) says which kernels of VM_KERNELS get one.
 #
 # Env: VM_DIR (build/vm), VM_TIMEOUT (2400 s: two guests share the cores, with the host tests beside them in make test), VM_KVM=1 (use /dev/kvm: off by
@@ -94,11 +95,11 @@ if [ "$mode" = test ]; then
 			case " $race_kernels " in *" $k "*) continue ;; esac
 			case " $kernels " in
 			*" $k "*) race_kernels="$race_kernels $k" ;;
-			*) echo "vm-test: no two-CPU guest for $k: VM_KERNELS ($kernels) has no $k (dcache-race not run on it)" ;;
+			*) echo "vm-test: no two-CPU guest for $k: VM_KERNELS ($kernels) has no $k (dcache-race and setup-race not run on it)" ;;
 			esac
 		done
 		[ -n "$race_kernels" ] ||
-			echo "vm-test: no two-CPU guest (VM_RACE_KERNELS: ${VM_RACE_KERNELS-6.1 6.12}); dcache-race not run"
+			echo "vm-test: no two-CPU guest (VM_RACE_KERNELS: ${VM_RACE_KERNELS-6.1 6.12}); dcache-race and setup-race not run"
 	fi
 	for k in $race_kernels; do
 		# Alone, after the others: its two vCPUs would otherwise
@@ -106,7 +107,7 @@ if [ "$mode" = test ]; then
 		# comes last on the command line, so it is the one that holds.
 		echo "vm-test: [$k-2cpu] booting (console in $vm_dir/console-$k-2cpu.log)"
 		VM_KERNEL=$k VM_SMP=2 VM_LABEL=$k-2cpu VM_QUIET=1 VM_TIMEOUT=${VM_RACE_TIMEOUT:-900} \
-			VM_APPEND="${VM_APPEND:-} stockade.race=1 stockade.only=dcache-race" \
+			VM_APPEND="${VM_APPEND:-} stockade.race=1 stockade.only=dcache-race,setup-race" \
 			sh "$0" test-one > "$vm_dir/results-$k-2cpu.txt" 2>&1 &
 		pids=$!
 		wait "$pids" || rc=1

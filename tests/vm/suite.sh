@@ -17,6 +17,9 @@
 #                   it decided on (tests/vm/dcache.sh); dcache-race/*:
 #                   its lockless read against writers on another CPU,
 #                   in the two-CPU guests only (tests/vm/dcache-race.sh);
+#      setup-race/* issue 12: a runtime's move during its init's re-exec
+#                   keeps the setup pass, in the two-CPU guests only
+#                   (tests/vm/setup-race.sh);
 #      ipc/*        issue 11: keys, SysV IPC, mqueues, SIGIO
 #                   (tests/vm/ipc.sh);
 #      priv/*       issue 11: capabilities, kernel code, host state, perf
@@ -236,8 +239,8 @@ fi
 
 # The cache's lockless read against writers on another CPU
 # (tests/vm/dcache-race.sh): in the two-CPU guests, which run only it
-# (tests/vm/run.sh boots one per kernel with VM_RACE=1: stockade.race=1
-# stockade.only=dcache-race); a one-CPU guest cannot run two programs at
+# and setup-race (tests/vm/run.sh boots one per kernel with VM_RACE=1:
+# stockade.race=1 stockade.only=dcache-race,setup-race); a one-CPU guest cannot run two programs at
 # once.
 # The race guest (stockade.race=1) runs it whatever its CPUs: the script
 # fails on one. A one-CPU guest asked for it by name says why not.
@@ -246,6 +249,16 @@ if want dcache-race; then
 		vm_script dcache-race 300 benchfile
 	elif [ -n "$only" ]; then
 		t_skip dcache-race/cpus "needs two CPUs: the two-CPU guests ([6.1-2cpu], [6.12-2cpu]) run it"
+	fi
+fi
+
+# A runtime's move landing during its init's re-exec of its clone
+# (tests/vm/setup-race.sh): the two-CPU guests too, as dcache-race.
+if want setup-race; then
+	if [ -n "$race" ] || [ "$(grep -c '^processor' /proc/cpuinfo)" -ge 2 ]; then
+		vm_script setup-race 300 setupprobe-ld
+	elif [ -n "$only" ]; then
+		t_skip setup-race/cpus "needs two CPUs: the two-CPU guests ([6.1-2cpu], [6.12-2cpu]) run it"
 	fi
 fi
 
