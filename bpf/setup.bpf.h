@@ -110,14 +110,17 @@ static __always_inline bool setup_pass(struct sandbox *sb, __u64 cgid, bool *ove
 		 * outsider started straight into it (clone3 with
 		 * CLONE_INTO_CGROUP). Its pass begins now. A task born inside
 		 * inherits its parent's state at fork, and a cgroup that was
-		 * there before this agent grants no pass to itself.
+		 * there before this agent grants no pass to itself. Only a
+		 * thread group's leader: the move's tracepoint fires for the
+		 * leader alone, and the other threads of a moved process (or
+		 * of one that joined on its own) get no pass (setup.bpf.c).
 		 */
 		st = bpf_task_storage_get(&setup_tasks, t, 0,
 					  BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (!st)
 			return false;
 		g = grant_of(BPF_CORE_READ(t, cgroups, dfl_cgrp), &dsnap, &inside);
-		if (g && inside) {
+		if (g && inside && t->pid == t->tgid) {
 			now = bpf_ktime_get_boot_ns();
 			st->begin_ns = now;
 			st->deadline_ns = now + (__u64)g->deadline_ms * 1000000;
@@ -180,16 +183,20 @@ static __always_inline bool setup_exec(struct file *file, bool unattached,
 	if (!st || !st->deadline_ns) {
 		/* No pass (yet): a clone's exec is noted, for a pass that
 		 * begins before its interpreter's open (include/setup.h,
-		 * struct setup_clone). Never for a task judged in a
-		 * sandbox, which can have no pass. No storage: a pass that
-		 * begins within this exec ends at its interpreter (closed). */
-		if (binary && unattached && !(st && (st->flags & SETUP_F_SANDBOXED))) {
-			c = bpf_task_storage_get(&setup_clones, t, 0,
-						 BPF_LOCAL_STORAGE_GET_F_CREATE);
-			if (c) {
-				c->xid1 = BPF_CORE_READ(t, self_exec_id) + 1;
-				c->mntns = mntns_of(t);
-			}
+		 * struct setup_clone), and any other exec drops the note a
+		 * failed clone's exec left at the same self_exec_id. Never
+		 * for a task judged in a sandbox, which can have no pass. No
+		 * storage: a pass that begins within this exec ends at its
+		 * interpreter (closed). */
+		if (!binary || (st && (st->flags & SETUP_F_SANDBOXED)))
+			return false;
+		c = bpf_task_storage_get(&setup_clones, t, 0,
+					 unattached ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+		if (c && unattached) {
+			c->xid1 = BPF_CORE_READ(t, self_exec_id) + 1;
+			c->mntns = mntns_of(t);
+		} else if (c) {
+			c->xid1 = 0;
 		}
 		return false;
 	}
@@ -200,12 +207,16 @@ static __always_inline bool setup_exec(struct file *file, bool unattached,
 	}
 	if (!binary) {
 		/* The interpreter of the clone's exec, noted in the pass or
-		 * before it began (then made in the mover's namespace). */
+		 * before it began (then made in the mover's namespace, the
+		 * task's still). Used once: the exec opens one. */
 		if (st->clone_xid == xid + 1)
 			return false;
 		c = bpf_task_storage_get(&setup_clones, t, 0, 0);
-		if (c && c->xid1 == xid + 1 && c->mntns == st->mntns)
+		if (c && c->xid1 == xid + 1 && c->mntns == st->mntns &&
+		    c->mntns == mntns_of(t)) {
+			c->xid1 = 0;
 			return false;
+		}
 	}
 	sb = sandbox_current(&cgid, &snap);
 	setup_end(st, sb ? sb->policy_id : POLICY_ID_CONFLICT, cgid,

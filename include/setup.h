@@ -56,12 +56,14 @@ struct setup_state {
 #define SETUP_F_SANDBOXED	(1u << 0)	/* judged in a sandbox: never a pass */
 
 /* Task storage `setup_clones`: an exec of a runtime's clone (a copy with
- * no path: include/setup.h's "memory-backed") that a task made while it
- * had no pass, noted at its bprm_check. runc moves its init while the
- * init re-executes its clone: a pass that begins after that exec's
- * bprm_check and before it opens its ELF interpreter learns here that
- * the interpreter belongs to the clone's exec (struct setup_state's
- * clone_xid is for an exec made in a pass). */
+ * no path: "memory-backed" above) that a task made while it had no pass,
+ * noted at its bprm_check; the task's next exec of anything else drops
+ * the note. runc moves its init while the init re-executes its clone: a
+ * pass that begins after that exec's bprm_check and before it opens its
+ * ELF interpreter learns here that this open belongs to the clone's exec
+ * (struct setup_state's clone_xid is for an exec made in a pass). The
+ * note keeps the pass at one exec open that is not an exec's binary for
+ * certain (bprm_check's), then is spent. */
 struct setup_clone {
 	__u64 xid1;		/* 1 + the task's self_exec_id in that exec */
 	__u32 mntns;		/* the namespace it ran in (inode number) */

@@ -26,6 +26,9 @@
  *                    the payload as for open
  *   hold SECONDS     prints held=PID and sleeps (a target for ptrace and
  *                    signals from the sandbox)
+ *   thread PATH      the child has a second thread before it is moved:
+ *                    leader-open=RES, then thread-open=RES (the other
+ *                    thread's open, after the leader's), and no exec
  *   memfd-race PATH US
  *                    the other order, as runc's: the child copies itself
  *                    into a memfd and re-execs it, and the parent moves
@@ -47,6 +50,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -60,6 +64,7 @@
 #include <unistd.h>
 
 static char payload[PATH_MAX];
+static pthread_t thread;
 
 static const char *res(int rc)
 {
@@ -240,6 +245,21 @@ static int memfd_race(char **argv, long us)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+/* thread mode: the second thread waits for a byte on thread_go, then
+ * opens thread_path. */
+static int thread_go[2];
+static const char *thread_path;
+
+static void *second_thread(void *unused)
+{
+	char b;
+
+	(void)unused;
+	if (read(thread_go[0], &b, 1) == 1)
+		step("thread-open", try_open(thread_path));
+	return NULL;
+}
+
 static void child(int argc, char **argv)
 {
 	const char *mode = argv[2], *arg = argc > 3 ? argv[3] : "";
@@ -283,6 +303,11 @@ static void child(int argc, char **argv)
 			exec_payload(arg, 1);
 		}
 		waitpid(pid, NULL, 0);
+	} else if (!strcmp(mode, "thread")) {
+		step("leader-open", try_open(arg));
+		if (write(thread_go[1], "t", 1) != 1)
+			_exit(1);
+		pthread_join(thread, NULL);
 	} else if (!strcmp(mode, "hold")) {
 		printf("held=%d\n", getpid());
 		fflush(stdout);
@@ -329,6 +354,13 @@ int main(int argc, char **argv)
 		return 1;
 	if (pid == 0) {
 		close(go[1]);
+		/* thread: the second thread exists before the move. */
+		if (!strcmp(argv[2], "thread")) {
+			thread_path = argc > 3 ? argv[3] : "";
+			if (pipe(thread_go) ||
+			    pthread_create(&thread, NULL, second_thread, NULL))
+				_exit(1);
+		}
 		if (read(go[0], buf, 1) != 1)
 			_exit(1);
 		close(go[0]);

@@ -28,6 +28,9 @@
 #               record "deadline"
 #   self        a process that joins the new cgroup itself (no runtime) is
 #               judged from its first syscall: EPERM
+#   thread      the moved child had a second thread before the move: the
+#               leader is in setup (OK), the other thread is not (EPERM,
+#               one deny record)
 #   literal     a plain-path selector: no pass (EPERM)
 #   ptrace/kill a sandboxed task of the same sandbox attaches to (and
 #               signals) a task in setup: EPERM, reason in_setup
@@ -181,6 +184,15 @@ runtime memfd-fail memfd-fail /etc/shadow
 expect memfd-fail failed-exec ENOEXEC
 payload memfd-fail
 rec memfd-fail exec "$child" '"path":"fileprobe"'
+
+runtime thread thread /etc/shadow
+expect thread leader-open OK
+expect thread thread-open EPERM
+if [ "$(deny_for "$child" | grep -c '"path":"/etc/shadow"')" = 1 ]; then
+	t_ok $T/thread/record
+else
+	t_fail $T/thread/record "want one deny record for pid $child: $(deny_for "$child" | head -n 3)"
+fi
 
 runtime same-ns same-ns /etc/shadow
 expect same-ns setup-open OK
