@@ -9,8 +9,9 @@
 /*
  * The kernel moved task into dst (a write to cgroup.procs, or systemd's
  * doing on a runtime's behalf); current is the mover. Called after the
- * move, for the thread group's leader only: other threads of a moved
- * group get no pass (judged: fail closed). A task moved into a sandbox
+ * move, for the thread group's leader only (or a thread moved alone, by
+ * cgroup.threads): other threads of a moved group get no pass (judged:
+ * fail closed). A task moved into a sandbox
  * without a pass is marked there and then, so it can never get one later
  * (include/setup.h).
  */
@@ -22,7 +23,7 @@ int BPF_PROG(stk_setup_attach, struct cgroup *dst, const char *path,
 	struct setup_grant *g;
 	struct setup_state *st;
 	__u64 cgid, dst_id, now;
-	bool inside, self;
+	bool inside, self, refuse;
 	int state;
 
 	dst_id = BPF_CORE_READ(dst, kn, id);
@@ -43,12 +44,45 @@ int BPF_PROG(stk_setup_attach, struct cgroup *dst, const char *path,
 	sb = sandbox_lookup(&cgid, &snap, &state, true);
 	self = (__u32)BPF_CORE_READ(task, tgid) ==
 	       (__u32)(bpf_get_current_pid_tgid() >> 32);
-	if (!st)
-		st = bpf_task_storage_get(&setup_tasks, task, 0,
+	/* A thread moved alone (cgroup.threads, a threaded cgroup): the
+	 * tracepoint fires for it, not its leader; as the other threads of a
+	 * moved process, it gets no pass. */
+	refuse = sb || self || !g || task->pid != task->tgid;
+	if (!st) {
+		/* Made whole in one step: the moved task runs on another CPU,
+		 * and a first judged call of its own that found the storage
+		 * made but not yet filled would mark it judged for good, with
+		 * the pass begun here all the same (begin record, then every
+		 * call refused: tests/vm/setup-race.sh under load). */
+		struct setup_state init = {};
+
+		now = bpf_ktime_get_boot_ns();
+		if (refuse) {
+			init.flags = SETUP_F_SANDBOXED;
+		} else {
+			init.begin_ns = now;
+			init.deadline_ns = now + (__u64)g->deadline_ms * 1000000;
+			init.cgroup_id = dst_id;
+			init.mntns = mntns_of(bpf_get_current_task_btf());
+		}
+		st = bpf_task_storage_get(&setup_tasks, task, &init,
 					  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st)
-		return 0;	/* no storage: judged, unmarked (the pass is refused) */
-	if (sb || self || !g) {
+		/* NULL also when the task made it in between (BPF_NOEXIST). */
+		if (!st)
+			st = bpf_task_storage_get(&setup_tasks, task, 0, 0);
+		if (!st)
+			return 0;	/* no storage: judged, unmarked (the pass is refused) */
+		if (!refuse && st->begin_ns == now && st->cgroup_id == dst_id) {
+			/* Ours: the task made none meanwhile. */
+			lsm_record(dsnap.policy_id, dst_id, EV_SETUP, EV_KIND_SETUP,
+				   EV_OP_SETUP_BEGIN, 0, NULL, NULL,
+				   BPF_CORE_READ(task, tgid), 0, g->deadline_ms);
+			return 0;
+		}
+		/* Else the task's own first judged call made it first (or it
+		 * is ours, a refusal): decided below as any existing one. */
+	}
+	if (refuse) {
 		/* Judged in this sandbox from now on. */
 		if (st->deadline_ns)
 			setup_end(st, dsnap.policy_id, dst_id, EV_OP_SETUP_MOVED,

@@ -115,23 +115,37 @@ static __always_inline bool setup_pass(struct sandbox *sb, __u64 cgid, bool *ove
 		 * leader alone, and the other threads of a moved process (or
 		 * of one that joined on its own) get no pass (setup.bpf.c).
 		 */
-		st = bpf_task_storage_get(&setup_tasks, t, 0,
-					  BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (!st)
-			return false;
+		struct setup_state init = {};
+
+		/* Made whole in one step, as the move's tracepoint makes it
+		 * (setup.bpf.c), which may run at the same time on the
+		 * mover's CPU: each finds the other's complete or none. */
+		now = bpf_ktime_get_boot_ns();
 		g = grant_of(BPF_CORE_READ(t, cgroups, dfl_cgrp), &dsnap, &inside);
 		if (g && inside && t->pid == t->tgid) {
-			now = bpf_ktime_get_boot_ns();
-			st->begin_ns = now;
-			st->deadline_ns = now + (__u64)g->deadline_ms * 1000000;
-			st->cgroup_id = cgid;
-			st->mntns = mntns_of(t);
-			st->clone_xid = 0;
+			init.begin_ns = now;
+			init.deadline_ns = now + (__u64)g->deadline_ms * 1000000;
+			init.cgroup_id = cgid;
+			init.mntns = mntns_of(t);
+		} else {
+			init.flags = SETUP_F_SANDBOXED;
+		}
+		st = bpf_task_storage_get(&setup_tasks, t, &init,
+					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+		/* NULL also when the tracepoint made it in between (the
+		 * kernel creates with BPF_NOEXIST): then it is there. */
+		if (!st)
+			st = bpf_task_storage_get(&setup_tasks, t, 0, 0);
+		if (!st)
+			return false;
+		if (g && init.deadline_ns && st->begin_ns == now &&
+		    st->cgroup_id == cgid) {
 			lsm_record(dsnap.policy_id, cgid, EV_SETUP, EV_KIND_SETUP,
 				   EV_OP_SETUP_BEGIN, 0, NULL, NULL,
 				   BPF_CORE_READ(t, tgid), 0, g->deadline_ms);
 			return true;
 		}
+		/* No grant (marked below), or the tracepoint's, made first. */
 	}
 	if (st->deadline_ns) {
 		now = bpf_ktime_get_boot_ns();

@@ -25,7 +25,10 @@
 #            already refused and logged;
 #   nested   started while the agent runs under a confined parent
 #            (policy runc-parent, cgroups: [/runc-parent], the container
-#            in /runc-parent/stk-nested): the same.
+#            in /runc-parent/stk-nested): the same;
+#   exec     `runc exec` into a container started while the agent runs:
+#            runc's own steps go through (`true` exits 0), the command
+#            is judged (`head /etc/shadow` refused, one record).
 # The payloads' pids are their pid namespace's, so records are matched
 # by the container's cgroup id (and the parent's for nested: whichever
 # the record names), and counted against the refused attempts: one each.
@@ -375,6 +378,40 @@ for id in $up; do
 		judge_ctr "$n" "$id" runc-docker "${cg:-none}" 0
 	fi
 done
+
+# ---- exec: `runc exec` into a container started while the agent runs ----
+# runc's setns process is moved into the container's cgroup by its
+# parent once it has joined the container's namespaces; its Go runtime
+# has threads by then, and only the leader gets a setup pass. runc's own
+# steps go through, the command it runs is judged: `true` exits 0, `head
+# /etc/shadow` is refused with one record (comm head: the payload's
+# reads are cat's).
+ids="$ids stk-exec"
+ctr_start stk-exec /docker/stk-exec 1000
+if started $T/exec stk-exec; then
+	timeout 60 "$RUNC" exec stk-exec true > "$work/exec-true.out" 2>&1
+	rc=$?
+	if [ $rc = 0 ]; then
+		t_ok $T/exec/true
+	else
+		t_fail $T/exec/true "runc exec true: exit $rc: $(short "$(cat "$work/exec-true.out")")$(runc_recs stk-exec)"
+	fi
+	timeout 60 "$RUNC" exec stk-exec head -n 1 /etc/shadow > "$work/exec-head.out" 2>&1
+	log_settle "$log"
+	cg=$(stat -c %i "$docker/stk-exec" 2>/dev/null)
+	nrec=$(grep '"event":"deny"' "$log" | grep '"comm":"head"' |
+		grep -c "\"cgroup_id\":${cg:-none},.*\"path\":\"/etc/shadow\"")
+	if ! grep -q "$EPERM_TXT" "$work/exec-head.out"; then
+		t_fail $T/exec/shadow-refused "runc exec head /etc/shadow: $(short "$(cat "$work/exec-head.out")")$(runc_recs stk-exec)"
+	elif [ "$nrec" != 1 ]; then
+		t_fail $T/exec/shadow-refused "refused with $nrec records (want 1): $(grep '"comm":"head"' "$log" | head -n 2)"
+	else
+		t_ok $T/exec/shadow-refused
+	fi
+else
+	t_fail $T/exec/true "not run: the container did not start"
+	t_fail $T/exec/shadow-refused "not run: the container did not start"
+fi
 
 # For whoever reads the console after a failed start: every refusal but
 # the payloads' own attempts (runc's processes, before the payload's exec).

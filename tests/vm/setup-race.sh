@@ -96,6 +96,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
+: > "$log"
 # shellcheck disable=SC2086
 "$STOCKADE" agent $STOCKADE_AGENT_FLAGS --policy "$work/pol" --bpffs "$bpffs" \
 	--cgroup-root "$CGROUP_ROOT" --detach-on-exit --log "$log" \
@@ -139,7 +140,8 @@ while [ $i -le $n ]; do
 	if [ -n "$why" ]; then
 		bad=$((bad + 1))
 		[ $bad -le 3 ] &&
-			echo "setup-race: trial $i (move at $(cat "$work/t$i.us") us): $why: $(tr '\n' ' ' < "$out")"
+			echo "setup-race: trial $i (move at $(cat "$work/t$i.us") us): $why: $(tr '\n' ' ' < "$out")" &&
+			echo "setup-race: its records: $(grep -E '"event":"(setup|deny)"' "$log" | grep -E "\"(pid|target_pid)\":$pid," | sed 's/^.*"cgroup_id"/"cgroup_id"/' | head -n 6 | tr '\n' ' ')"
 	fi
 	i=$((i + 1))
 done
