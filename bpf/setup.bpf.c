@@ -70,8 +70,11 @@ int BPF_PROG(stk_setup_attach, struct cgroup *dst, const char *path,
 		/* NULL also when the task made it in between (BPF_NOEXIST). */
 		if (!st)
 			st = bpf_task_storage_get(&setup_tasks, task, 0, 0);
+		/* No storage (memory, or the helper busy on this CPU): the
+		 * task stays unmarked, and its first judged call decides as
+		 * for a move this tracepoint did not see. */
 		if (!st)
-			return 0;	/* no storage: judged, unmarked (the pass is refused) */
+			return 0;
 		if (!refuse && st->begin_ns == now && st->cgroup_id == dst_id) {
 			/* Ours: the task made none meanwhile. */
 			lsm_record(dsnap.policy_id, dst_id, EV_SETUP, EV_KIND_SETUP,
@@ -103,12 +106,16 @@ int BPF_PROG(stk_setup_attach, struct cgroup *dst, const char *path,
 			   BPF_CORE_READ(task, tgid), 0, 0);
 		return 0;
 	}
+	/* An existing state (a task moved out and back, or whose pass an
+	 * exec ended) is filled in place: the deadline last, so a call of
+	 * the task's that sees it sees the rest; one that marks the task
+	 * meanwhile wins (setup_pass(): the mark over the deadline). */
 	now = bpf_ktime_get_boot_ns();
 	st->begin_ns = now;
-	st->deadline_ns = now + (__u64)g->deadline_ms * 1000000;
 	st->cgroup_id = dst_id;
 	st->mntns = mntns_of(bpf_get_current_task_btf());
 	st->clone_xid = 0;
+	st->deadline_ns = now + (__u64)g->deadline_ms * 1000000;
 	lsm_record(dsnap.policy_id, dst_id, EV_SETUP, EV_KIND_SETUP,
 		   EV_OP_SETUP_BEGIN, 0, NULL, NULL, BPF_CORE_READ(task, tgid),
 		   0, g->deadline_ms);

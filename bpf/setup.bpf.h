@@ -147,7 +147,10 @@ static __always_inline bool setup_pass(struct sandbox *sb, __u64 cgid, bool *ove
 		}
 		/* No grant (marked below), or the tracepoint's, made first. */
 	}
-	if (st->deadline_ns) {
+	/* The mark wins over a deadline: a pass the tracepoint began on an
+	 * existing state while this task's call marked it (the two write
+	 * it on two CPUs) is none. */
+	if (st->deadline_ns && !(st->flags & SETUP_F_SANDBOXED)) {
 		now = bpf_ktime_get_boot_ns();
 		if (now < st->deadline_ns)
 			return true;
@@ -163,7 +166,8 @@ static __always_inline bool in_setup(struct task_struct *t)
 {
 	struct setup_state *st = bpf_task_storage_get(&setup_tasks, t, 0, 0);
 
-	return st && st->deadline_ns && bpf_ktime_get_boot_ns() < st->deadline_ns;
+	return st && st->deadline_ns && !(st->flags & SETUP_F_SANDBOXED) &&
+	       bpf_ktime_get_boot_ns() < st->deadline_ns;
 }
 
 /*
@@ -194,7 +198,7 @@ static __always_inline bool setup_exec(struct file *file, bool unattached,
 	__u64 cgid, xid;
 
 	st = bpf_task_storage_get(&setup_tasks, t, 0, 0);
-	if (!st || !st->deadline_ns) {
+	if (!st || !st->deadline_ns || (st->flags & SETUP_F_SANDBOXED)) {
 		/* No pass (yet): a clone's exec is noted, for a pass that
 		 * begins before its interpreter's open (include/setup.h,
 		 * struct setup_clone), and any other exec drops the note a
@@ -271,7 +275,7 @@ static __always_inline int setup_inherit(struct task_struct *child)
 				 BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!c)
 		return -12;
-	c->deadline_ns = p->deadline_ns;
+	c->deadline_ns = p->flags & SETUP_F_SANDBOXED ? 0 : p->deadline_ns;
 	c->begin_ns = p->begin_ns;
 	c->cgroup_id = p->cgroup_id;
 	c->mntns = p->mntns;
