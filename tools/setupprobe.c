@@ -322,7 +322,7 @@ static void child(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	char buf[32], *slash;
-	int go[2], status, n;
+	int go[2], ready[2], status, n;
 	const char *env = getenv("FILEPROBE");
 	pid_t pid;
 
@@ -347,26 +347,36 @@ int main(int argc, char **argv)
 	setenv("FILEPROBE", payload, 1);
 	if (!strcmp(argv[2], "memfd-race"))
 		return argc > 4 ? memfd_race(argv, atol(argv[4])) : 2;
-	if (pipe(go))
+	if (pipe(go) || pipe(ready))
 		return 1;
 	pid = fork();
 	if (pid < 0)
 		return 1;
 	if (pid == 0) {
 		close(go[1]);
-		/* thread: the second thread exists before the move. */
+		close(ready[0]);
+		/* thread: the second thread exists before the move (a thread
+		 * made during the pass inherits it, as a forked child does). */
 		if (!strcmp(argv[2], "thread")) {
 			thread_path = argc > 3 ? argv[3] : "";
 			if (pipe(thread_go) ||
 			    pthread_create(&thread, NULL, second_thread, NULL))
 				_exit(1);
 		}
+		/* Moved only once ready: waiting for go. */
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
+		close(ready[1]);
 		if (read(go[0], buf, 1) != 1)
 			_exit(1);
 		close(go[0]);
 		child(argc, argv);
 	}
 	close(go[0]);
+	close(ready[1]);
+	if (read(ready[0], buf, 1) != 1)
+		return 1;
+	close(ready[0]);
 	/* The parent, outside every sandbox, moves the child: the mover. */
 	if (move_into(argv[1], pid))
 		return 1;
