@@ -313,7 +313,7 @@ variant-layout:
 # Every script runs, even after one failed (each says what it found), and
 # the target fails if any did.
 LIVE_TESTS := run noentry setuppass degraded limits-hybrid lifecycle reload zerowin burst latency preexist manifest probe report ocihook \
-	      systemd reopen metrics preflight configmap containers watch idle fdlimit
+	      systemd reopen logfull metrics preflight configmap containers watch idle fdlimit
 live-test: $(BIN) tools variant variant-layout
 	@rc=0; for t in $(LIVE_TESTS); do \
 		STOCKADE_VARIANT=$(VARIANT) STOCKADE_VARIANT_LAYOUT=$(VARIANT_LAYOUT) \

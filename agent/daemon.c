@@ -969,6 +969,7 @@ int agent__run(const struct agent_opts *opt)
 				   .slot_id = names_slot_id };
 	a->pin_fd = -1;
 	a->ino_fd = -1;
+	events__init(&a->ev);
 	/* Before the first scan: the watched directories' watches go on it. */
 	a->cg_ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (a->cg_ino_fd < 0)

@@ -9,12 +9,13 @@
  * The ring buffer is pinned and outlives the agent (include/lifecycle.h),
  * so it is read here directly rather than with libbpf's ring_buffer: the
  * consumer position moves on only after the records before it have been
- * written out (fflush). An agent killed at any moment thus leaves every
+ * written out (out_flush()). An agent killed at any moment thus leaves every
  * record it has not written in the ring for the next agent; the worst a
  * SIGKILL can do is make a few records appear twice (same seq), never
  * vanish.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,8 +71,16 @@
 #define RING_COALESCE_US	2000
 /* A turn's records go after its signals, inotify events and timers. */
 #define RING_PRIO	LOOP_PRIO_BULK
-/* stdio buffer of stdout and --log: about 200 records per write(). */
-#define OUT_BUF	(64 * 1024)
+/*
+ * The records of a turn go out in one write() per stream, from one
+ * buffer both streams share (struct out_batch): a turn's 512 records are
+ * about 150 KiB. Each record is copied once, into it, where stdio copied
+ * it into each stream's own buffer, and wrote a 64 KiB buffer in three
+ * write()s: with two storm threads, those copies and the file system's
+ * cost per write() were a fifth of the agent's time (perf, README
+ * "Performance"). A record longer than the whole buffer goes out alone.
+ */
+#define OUT_BUF	(256 * 1024)
 
 struct evring {
 	int map_fd;
@@ -205,6 +214,104 @@ static void ts_field(struct json *j, int64_t real_ns)
 	json_name_k(j, "ts", sizeof("ts") - 1, buf, 30);
 }
 
+void events__init(struct events *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->log_fd = -1;
+}
+
+/* --log FILE, appended to as fopen(path, "ae") would: fd or -errno. */
+static int log_open(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* All of buf to fd, through short writes and signals: 0, or -errno with
+ * *done the bytes that went out before the failure. */
+static int write_all(int fd, const char *buf, size_t len, size_t *done)
+{
+	ssize_t n;
+
+	*done = 0;
+	while (*done < len) {
+		n = write(fd, buf + *done, len - *done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		*done += (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * A write of buf to --log failed after done bytes (the file system
+ * filled up mid-batch): the part of a record it wrote is cut off again,
+ * so the file holds whole lines only, and the next write, once there is
+ * space, does not glue a record onto that part. The agent alone appends
+ * to the file.
+ */
+static void log_trim(int fd, const char *buf, size_t done)
+{
+	size_t keep = done;
+	off_t end;
+
+	while (keep && buf[keep - 1] != '\n')
+		keep--;
+	if (keep == done)
+		return;
+	end = lseek(fd, 0, SEEK_END);
+	if (end >= 0 && end < (off_t)(done - keep))
+		return;		/* truncated meanwhile (copytruncate): gone */
+	if (end < 0 || ftruncate(fd, end - (off_t)(done - keep)))
+		pr_warn("events", "cutting a part-written record off --log failed: %s; its last line is incomplete",
+			strerror(errno));
+}
+
+/* A stream's write failed (no space, a closed pipe): said once per run of
+ * failures, as the records in it are missing from that stream. */
+static void out_failed(struct events *ev, int i, int err)
+{
+	static const char *const what[] = { "stdout", "--log" };
+
+	if (err && !ev->out.failed[i])
+		pr_err("events", "writing records to %s failed: %s; the records of this write (up to %d KiB) are missing from it, and the agent goes on writing (free space, or whatever the stream needs)",
+		       what[i], strerror(-err), OUT_BUF / 1024);
+	else if (!err && ev->out.failed[i])
+		pr_warn("events", "writing records to %s works again", what[i]);
+	ev->out.failed[i] = err != 0;
+}
+
+/* buf to every stream: stdout, and --log. 0, or --log's -errno. */
+static int out_write(struct events *ev, const char *buf, size_t len)
+{
+	size_t done;
+	int err = write_all(STDOUT_FILENO, buf, len, &done);
+
+	out_failed(ev, 0, err);
+	if (ev->log_fd < 0)
+		return 0;
+	err = write_all(ev->log_fd, buf, len, &done);
+	if (err && done)
+		log_trim(ev->log_fd, buf, done);
+	out_failed(ev, 1, err);
+	return err;
+}
+
+/* The batch written out: before the ring's consumer moves on. */
+static int out_flush(struct events *ev)
+{
+	int err;
+
+	if (!ev->out.len)
+		return 0;
+	err = out_write(ev, ev->out.buf, ev->out.len);
+	ev->out.len = 0;
+	return err;
+}
+
 static void write_line(struct events *ev)
 {
 	if (ev->j.oom) {
@@ -212,9 +319,14 @@ static void write_line(struct events *ev)
 		ev->lost_agent++;
 		return;
 	}
-	fwrite(ev->j.buf, 1, ev->j.len, stdout);
-	if (ev->log)
-		fwrite(ev->j.buf, 1, ev->j.len, ev->log);
+	if (ev->out.len + ev->j.len > OUT_BUF)
+		out_flush(ev);
+	if (ev->j.len > OUT_BUF || !ev->out.buf) {
+		out_write(ev, ev->j.buf, ev->j.len);
+	} else {
+		memcpy(ev->out.buf + ev->out.len, ev->j.buf, ev->j.len);
+		ev->out.len += ev->j.len;
+	}
 	ev->written++;
 	/* The one place every record passes, drained, kernel and agent-side
 	 * ones alike, lost included: the watchers get the same bytes. */
@@ -265,9 +377,7 @@ void events__emit(struct events *ev)
 {
 	json_end(&ev->j);
 	write_line(ev);
-	fflush(stdout);
-	if (ev->log)
-		fflush(ev->log);
+	out_flush(ev);
 }
 
 void events__cgroup_fields(struct events *ev, const struct sandbox_cg *cg)
@@ -483,13 +593,6 @@ static void report_lost(struct events *ev)
 	ev->lost_seen = lost;
 	events__emit(ev);
 	events__meta_update(ev);
-}
-
-static void out_flush(struct events *ev)
-{
-	fflush(stdout);
-	if (ev->log)
-		fflush(ev->log);
 }
 
 /* Written out, so the kernel may reuse the space. */
@@ -748,23 +851,22 @@ int events__open(struct events *ev, struct stockade *skel,
 		pr_warn("events", "reading /proc/sys/kernel/random/boot_id failed: %s; exec_ids carry a boot id of zeros, unique on this boot only",
 			strerror(-err));
 	json_init(&ev->j);
-	/*
-	 * Records go out in batches (ring_commit flushes each one, and every
-	 * poll), so stdio's default 4 KiB buffer only multiplies write()s:
-	 * one per dozen records, per stream. A terminal keeps its line
-	 * buffering. Nothing has been written to stdout yet.
-	 */
-	if (!isatty(STDOUT_FILENO))
-		setvbuf(stdout, NULL, _IOFBF, OUT_BUF);
+	ev->out.buf = malloc(OUT_BUF);
+	if (!ev->out.buf) {
+		pr_err("events", "allocating the records' output buffer (%d KiB) failed",
+		       OUT_BUF / 1024);
+		return -ENOMEM;
+	}
+	/* Whatever stdio holds for stdout goes before the first record. */
+	fflush(stdout);
 	if (cfg->log_path) {
-		ev->log = fopen(cfg->log_path, "ae");
-		if (!ev->log) {
-			err = -errno;
+		ev->log_fd = log_open(cfg->log_path);
+		if (ev->log_fd < 0) {
+			err = ev->log_fd;
 			pr_err("events", "cannot open --log %s: %s", cfg->log_path,
-			       strerror(errno));
+			       strerror(-err));
 			return err;
 		}
-		setvbuf(ev->log, NULL, _IOFBF, OUT_BUF);
 	}
 	err = ring_open(ev, bpf_map__fd(skel->maps.rb));
 	if (err) {
@@ -790,8 +892,8 @@ int events__open(struct events *ev, struct stockade *skel,
  * Nothing may be lost or written twice on the way, so: the new file is
  * opened first, and on failure (its directory gone, no space for the
  * inode, EACCES) the old one stays in use, with an error and a
- * `log_reopen` record saying so in it. Then what the old FILE still
- * buffers goes to the old file (fflush): every record before this one is
+ * `log_reopen` record saying so in it. Then the batch not yet written
+ * goes to the old file (out_flush()): every record before this one is
  * in the old file, every record after it in the new one. The agent is
  * single-threaded and this runs between two of the loop's callbacks, so
  * no record is half written; records still in the ring are read after,
@@ -800,14 +902,13 @@ int events__open(struct events *ev, struct stockade *skel,
  */
 int events__log_reopen(struct events *ev)
 {
-	FILE *f;
-	int err = 0;
+	int fd, err = 0;
 
-	if (!ev->log)
+	if (ev->log_fd < 0)
 		return 0;
-	f = fopen(ev->cfg.log_path, "ae");
-	if (!f) {
-		err = -errno;
+	fd = log_open(ev->cfg.log_path);
+	if (fd < 0) {
+		err = fd;
 		pr_err("events", "reopening --log %s failed: %s; still writing to the file opened before (wherever it was moved); make the path writable again and send SIGUSR1 again (stockade reopen-logs)",
 		       ev->cfg.log_path, strerror(-err));
 		events__begin(ev, "log_reopen");
@@ -817,15 +918,16 @@ int events__log_reopen(struct events *ev)
 		events__emit(ev);
 		return err;
 	}
-	setvbuf(f, NULL, _IOFBF, OUT_BUF);
-	/* A failed write of the old file's last buffer is the one way a
+	/* A failed write of the old file's last batch is the one way a
 	 * record could go missing here: say it (the kernel's counters still
 	 * tell how many were produced). */
-	if (fflush(ev->log) || ferror(ev->log))
+	err = out_flush(ev);
+	if (err)
 		pr_err("events", "flushing the rotated --log file failed: %s; the records of its last write (up to %d KiB) may be missing from it",
-		       strerror(errno), OUT_BUF / 1024);
-	fclose(ev->log);
-	ev->log = f;
+		       strerror(-err), OUT_BUF / 1024);
+	close(ev->log_fd);
+	ev->log_fd = fd;
+	ev->out.failed[1] = false;
 	/* The new file's first line: where the rotated one ended. */
 	events__begin(ev, "log_reopen");
 	json_str(&ev->j, "path", ev->cfg.log_path);
@@ -852,11 +954,13 @@ void events__close_ring(struct events *ev)
 void events__close(struct events *ev)
 {
 	events__close_ring(ev);
-	fflush(stdout);
-	if (ev->log) {
-		fclose(ev->log);
-		ev->log = NULL;
+	out_flush(ev);
+	if (ev->log_fd >= 0) {
+		close(ev->log_fd);
+		ev->log_fd = -1;
 	}
+	free(ev->out.buf);
+	ev->out.buf = NULL;
 	json_free(&ev->j);
 	exec_hash__free(ev->hash);
 	ev->hash = NULL;

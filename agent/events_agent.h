@@ -53,7 +53,15 @@ struct events_cfg {
 struct events {
 	struct events_cfg cfg;
 	struct json j;			/* the record being built */
-	FILE *log;			/* --log, or NULL */
+	int log_fd;			/* --log, or -1 */
+	/* The records written but not out yet, in one buffer for both
+	 * streams (agent/events.c: OUT_BUF); failed[]: stdout's, --log's
+	 * last write failed (said once). */
+	struct out_batch {
+		char *buf;
+		size_t len;
+		bool failed[2];
+	} out;
 	struct evring *ring;		/* NULL: not reading */
 	/* Paths of every cgroup, while draining records from before us. */
 	struct cgroup_paths *drain_paths;
@@ -70,6 +78,8 @@ struct events {
 	struct exec_hash *hash;		/* exec.hash: sha256 (agent/exec_hash.h) */
 };
 
+/* Zeroed, no --log: before events__open() and events__close(). */
+void events__init(struct events *ev);
 /* Before the load: the ring buffer's size in bytes (--ring-size). */
 void events__set_ring_size(struct stockade *skel, unsigned int bytes);
 /* After the load: --log opened, the ring mapped, the losses an earlier

@@ -1,0 +1,129 @@
+#!/bin/sh
+# The --log file's file system fills up during a denial storm, live on this
+# host (root). The agent writes every record to stdout and to --log; a
+# failed write of one stream must not stop the other, nor the agent, and
+# must be said:
+#   - --log on a 512 KiB tmpfs, stdout to a file of its own; a storm of
+#     refused datagrams fills the tmpfs;
+#   - the agent says once on stderr that writing to --log failed (no
+#     space), and keeps running;
+#   - the full log holds whole records only (a record the failed write
+#     cut in two is taken off again);
+#   - stdout holds every record: deny records + lost = produced (the
+#     kernel's counter), every seq once;
+#   - the log, once emptied (space again), gets records again, and the
+#     agent says that writing to it works again.
+#
+# Holds /tmp/stockade-live.lock. Env: STOCKADE, TOOLS, CGROUP_ROOT,
+# STOCKADE_AGENT_FLAGS.
+set -u
+
+if [ -z "${STOCKADE_LIVE_LOCKED:-}" ]; then
+	export STOCKADE_LIVE_LOCKED=1
+	exec flock /tmp/stockade-live.lock sh "$0" "$@"
+fi
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+need_cgroup2 logfull
+need_bpffs logfull
+
+work=$(mktemp -d /tmp/stockade-logfull.XXXXXX)
+bpffs=/sys/fs/bpf/stockade-logfull-$$
+cg=$CGROUP_ROOT/stockade-logfull-$$
+full=$work/full
+log=$full/events.jsonl
+out=$work/stdout.jsonl
+agent_pid=
+
+cleanup() {
+	agent_end
+	cg_empty "$cg"
+	umount "$full" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+mkdir -p "$work/pol" "$full" "$cg"
+mount -t tmpfs -o size=512k tmpfs "$full" || { echo "logfull: cannot mount a tmpfs" >&2; exit 1; }
+cat > "$work/pol/logfull.yaml" <<YAML
+name: logfull
+cgroups: [/stockade-logfull-$$]
+network:
+  default: deny
+YAML
+
+# shellcheck disable=SC2086
+"$STOCKADE" agent $STOCKADE_AGENT_FLAGS --policy "$work/pol" --bpffs "$bpffs" \
+	--cgroup-root "$CGROUP_ROOT" --detach-on-exit --log "$log" \
+	--state "$work/state.json" > "$out" 2> "$work/agent.err" &
+agent_pid=$!
+if ! wait_ready "$out"; then
+	not_ok "agent_ready" "$(tail -n 3 "$work/agent.err" | tr '\n' ' ')"
+	summary
+	exit 1
+fi
+
+# storm N SECONDS: refused datagrams from the sandbox, in a private network
+# namespace (only lo); its output in storm.N.
+storm() {
+	unshare -n sh -c 'ip link set lo up && echo $$ > "$1/cgroup.procs" && shift && exec "$@"' \
+		sh "$cg" "$TOOLS/storm" --bpffs "$bpffs" --dst 127.0.0.1 9 --seconds "$2" \
+		--rate 50000 --agent-pid "$agent_pid" > "$work/storm.$1" 2> "$work/storm.$1.err" ||
+		not_ok "storm $1" "$(cat "$work/storm.$1.err")"
+}
+key() { sed -n "s/^$2=//p" "$work/storm.$1"; }
+
+# 50,000 records of about 300 bytes: 30 times the tmpfs.
+storm 1 1
+used=$(df -k "$full" | awk 'NR == 2 { print $3 }')
+[ "$(df -k "$full" | awk 'NR == 2 { print $4 }')" -lt 8 ] &&
+	ok "the storm filled --log's file system (${used} KiB used)" ||
+	not_ok "filled" "$(df -k "$full" | tail -n 1)"
+n=$(grep -c 'writing records to --log failed: No space left on device' "$work/agent.err")
+[ "$n" = 1 ] && ok "the failed --log write said once on stderr" ||
+	not_ok "said once" "$n messages: $(grep 'writing records' "$work/agent.err" | head -n 3 | tr '\n' ' ')"
+grep -q 'writing records to stdout' "$work/agent.err" &&
+	not_ok "stdout" "$(grep 'writing records to stdout' "$work/agent.err" | head -n 1)"
+kill -0 "$agent_pid" 2>/dev/null && ok "the agent keeps running" ||
+	not_ok "agent alive" "$(tail -n 3 "$work/agent.err" | tr '\n' ' ')"
+
+# Only whole records in it: the part of one that the failed write left
+# was cut off again.
+bad=$(awk '!/^\{.*\}$/ { n++ } END { print n + 0 }' "$log")
+[ "$bad" = 0 ] && [ -s "$log" ] && ok "the full log holds whole records only ($(wc -l < "$log") lines)" ||
+	not_ok "whole records" "$bad lines not a whole record: $(tail -c 200 "$log")"
+
+# Space again: the next records reach the log.
+: > "$log"
+storm 2 0.3
+if wait_for 'writing records to --log works again' "$work/agent.err" 50 &&
+   wait_for '"event":"deny"' "$log" 50; then
+	ok "--log written again once it has space, and said"
+else
+	not_ok "written again" "$(grep -c '"event":"deny"' "$log") deny records in the log; $(tail -n 2 "$work/agent.err" | tr '\n' ' ')"
+fi
+
+kill -TERM "$agent_pid"
+wait "$agent_pid"
+rc=$?
+agent_pid=
+[ "$rc" = 0 ] || not_ok "agent exit" "exit $rc: $(tail -n 3 "$work/agent.err" | tr '\n' ' ')"
+
+# stdout lost nothing: every storm's denials there, or counted lost.
+produced=$(($(key 1 produced) + $(key 2 produced)))
+denied=$(($(key 1 eperm) + $(key 2 eperm)))
+logged=$(grep -c '"event":"deny","kind":"sendmsg","policy":"logfull"' "$out")
+lost=$(lost_sum "$out")
+# shellcheck disable=SC2046
+set -- $(grep '"event":"deny"' "$out" | seq_span)
+if [ "$produced" -gt 0 ] && [ "$produced" = "$denied" ] &&
+   [ "$produced" = $((logged + lost)) ] && [ "$3" = "$4" ]; then
+	ok "stdout complete: produced $produced = logged $logged + lost $lost, every seq once"
+else
+	not_ok "stdout complete" "produced $produced, denied $denied, logged $logged, lost $lost, seqs $*"
+fi
+grep -q '"event":"agent_stop"' "$out" && ok "agent_stop on stdout" ||
+	not_ok "agent_stop" "$(tail -n 1 "$out")"
+
+summary
