@@ -27,6 +27,7 @@
 #include <bpf/libbpf.h>
 
 #include "cgroup.h"
+#include "clock.h"
 #include "events.h"
 #include "containers.h"
 #include "events_agent.h"
@@ -247,57 +248,82 @@ static int write_all(int fd, const char *buf, size_t len, size_t *done)
 }
 
 /*
- * A write of buf to --log failed after done bytes (the file system
- * filled up mid-batch): the part of a record it wrote is cut off again,
- * so the file holds whole lines only, and the next write, once there is
- * space, does not glue a record onto that part. The agent alone appends
- * to the file.
+ * A write of buf to --log failed after done bytes, within a record (the
+ * file system filled up mid-batch): that part of a record is cut off the
+ * file again, so it holds whole lines only. The agent alone appends to
+ * it. False when it cannot be (not a regular file: a FIFO).
  */
-static void log_trim(int fd, const char *buf, size_t done)
+static bool log_trim(int fd, const char *buf, size_t done)
 {
 	size_t keep = done;
 	off_t end;
 
 	while (keep && buf[keep - 1] != '\n')
 		keep--;
-	if (keep == done)
-		return;
 	end = lseek(fd, 0, SEEK_END);
 	if (end >= 0 && end < (off_t)(done - keep))
-		return;		/* truncated meanwhile (copytruncate): gone */
-	if (end < 0 || ftruncate(fd, end - (off_t)(done - keep)))
-		pr_warn("events", "cutting a part-written record off --log failed: %s; its last line is incomplete",
-			strerror(errno));
+		return true;	/* truncated meanwhile (copytruncate): gone */
+	return end >= 0 && !ftruncate(fd, end - (off_t)(done - keep));
 }
 
-/* A stream's write failed (no space, a closed pipe): said once per run of
- * failures, as the records in it are missing from that stream. */
+/*
+ * A stream's write failed (no space, a closed pipe): said once, as the
+ * records of the write are missing from that stream, and said again only
+ * after a write worked a second after the last failure (then said too):
+ * on a full file system a small write into the last block's free tail
+ * works between two failed batches.
+ */
 static void out_failed(struct events *ev, int i, int err)
 {
 	static const char *const what[] = { "stdout", "--log" };
+	struct out_batch *o = &ev->out;
+	int64_t now;
 
-	if (err && !ev->out.failed[i])
-		pr_err("events", "writing records to %s failed: %s; the records of this write (up to %d KiB) are missing from it, and the agent goes on writing (free space, or whatever the stream needs)",
-		       what[i], strerror(-err), OUT_BUF / 1024);
-	else if (!err && ev->out.failed[i])
+	if (!err && !o->failed[i])
+		return;
+	now = clock_now_ns(CLOCK_MONOTONIC);
+	if (err) {
+		if (!o->failed[i])
+			pr_err("events", "writing records to %s failed: %s; the records of this write (up to %d KiB) are missing from it, and the agent goes on writing (free space, or whatever the stream needs)",
+			       what[i], strerror(-err), OUT_BUF / 1024);
+		o->failed[i] = true;
+		o->fail_ns[i] = now;
+	} else if (now - o->fail_ns[i] >= 1000000000) {
 		pr_warn("events", "writing records to %s works again", what[i]);
-	ev->out.failed[i] = err != 0;
+		o->failed[i] = false;
+	}
+}
+
+/*
+ * buf to stream i (0 stdout, 1 --log) at fd. A part of a record that a
+ * failed write left there (on a pipe, or a file it could not be cut off)
+ * is ended first by a newline: the next record starts a line of its own,
+ * never glued onto it.
+ */
+static int stream_write(struct events *ev, int i, int fd, const char *buf,
+			size_t len)
+{
+	size_t done;
+	int err = 0;
+
+	if (ev->out.cut[i]) {
+		err = write_all(fd, "\n", 1, &done);
+		ev->out.cut[i] = err != 0;
+	}
+	if (!err) {
+		err = write_all(fd, buf, len, &done);
+		if (err && done && buf[done - 1] != '\n')
+			ev->out.cut[i] = !(i == 1 && log_trim(fd, buf, done));
+	}
+	out_failed(ev, i, err);
+	return err;
 }
 
 /* buf to every stream: stdout, and --log. 0, or --log's -errno. */
 static int out_write(struct events *ev, const char *buf, size_t len)
 {
-	size_t done;
-	int err = write_all(STDOUT_FILENO, buf, len, &done);
-
-	out_failed(ev, 0, err);
-	if (ev->log_fd < 0)
-		return 0;
-	err = write_all(ev->log_fd, buf, len, &done);
-	if (err && done)
-		log_trim(ev->log_fd, buf, done);
-	out_failed(ev, 1, err);
-	return err;
+	stream_write(ev, 0, STDOUT_FILENO, buf, len);
+	return ev->log_fd < 0 ? 0 : stream_write(ev, 1, ev->log_fd, buf, len);
 }
 
 /* The batch written out: before the ring's consumer moves on. */
@@ -927,7 +953,7 @@ int events__log_reopen(struct events *ev)
 		       strerror(-err), OUT_BUF / 1024);
 	close(ev->log_fd);
 	ev->log_fd = fd;
-	ev->out.failed[1] = false;
+	ev->out.failed[1] = ev->out.cut[1] = false;
 	/* The new file's first line: where the rotated one ended. */
 	events__begin(ev, "log_reopen");
 	json_str(&ev->j, "path", ev->cfg.log_path);

@@ -40,27 +40,30 @@ struct events_cfg {
 	 * reported, which are events' own. */
 	void (*meta)(const void *ctx, struct agent_meta *m);
 	const void *ctx;
-	/* Every line written out, as written (newline included), after
-	 * stdout and --log have it: the events socket's fan-out
+	/* Every line written out, as written (newline included), once it
+	 * is in the batch that goes to stdout and --log: the events
+	 * socket's fan-out
 	 * (agent/watch_server.h), or NULL. It must not block. */
 	void (*sink)(void *sink_ctx, const char *line, size_t len);
 	void *sink_ctx;
 };
 
 /* The fields are events.c's: the others read and write only j, between
- * events__begin() and events__emit(). All zero before events__open(), and
- * events__close() takes that too. */
+ * events__begin() and events__emit(). Set by events__init() before
+ * events__open(), and events__close() takes that too. */
 struct events {
 	struct events_cfg cfg;
 	struct json j;			/* the record being built */
 	int log_fd;			/* --log, or -1 */
 	/* The records written but not out yet, in one buffer for both
-	 * streams (agent/events.c: OUT_BUF); failed[]: stdout's, --log's
-	 * last write failed (said once). */
+	 * streams (agent/events.c: OUT_BUF). Per stream (stdout, --log):
+	 * failed, said, until a write works a second after the last failure
+	 * (fail_ns); cut, a failed write left part of a record there. */
 	struct out_batch {
 		char *buf;
 		size_t len;
-		bool failed[2];
+		bool failed[2], cut[2];
+		int64_t fail_ns[2];
 	} out;
 	struct evring *ring;		/* NULL: not reading */
 	/* Paths of every cgroup, while draining records from before us. */

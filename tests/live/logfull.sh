@@ -12,7 +12,8 @@
 #   - stdout holds every record: deny records + lost = produced (the
 #     kernel's counter), every seq once;
 #   - the log, once emptied (space again), gets records again, and the
-#     agent says that writing to it works again.
+#     agent says that writing to it works again (a second after the last
+#     failure: not for a small write into a full block's free tail).
 #
 # Holds /tmp/stockade-live.lock. Env: STOCKADE, TOOLS, CGROUP_ROOT,
 # STOCKADE_AGENT_FLAGS.
@@ -64,18 +65,18 @@ if ! wait_ready "$out"; then
 	exit 1
 fi
 
-# storm N SECONDS: refused datagrams from the sandbox, in a private network
-# namespace (only lo); its output in storm.N.
+# storm N SECONDS RATE: refused datagrams from the sandbox, in a private
+# network namespace (only lo); its output in storm.N.
 storm() {
 	unshare -n sh -c 'ip link set lo up && echo $$ > "$1/cgroup.procs" && shift && exec "$@"' \
 		sh "$cg" "$TOOLS/storm" --bpffs "$bpffs" --dst 127.0.0.1 9 --seconds "$2" \
-		--rate 50000 --agent-pid "$agent_pid" > "$work/storm.$1" 2> "$work/storm.$1.err" ||
+		--rate "$3" --agent-pid "$agent_pid" > "$work/storm.$1" 2> "$work/storm.$1.err" ||
 		not_ok "storm $1" "$(cat "$work/storm.$1.err")"
 }
 key() { sed -n "s/^$2=//p" "$work/storm.$1"; }
 
 # 50,000 records of about 300 bytes: 30 times the tmpfs.
-storm 1 1
+storm 1 1 50000
 used=$(df -k "$full" | awk 'NR == 2 { print $3 }')
 [ "$(df -k "$full" | awk 'NR == 2 { print $4 }')" -lt 8 ] &&
 	ok "the storm filled --log's file system (${used} KiB used)" ||
@@ -90,13 +91,16 @@ kill -0 "$agent_pid" 2>/dev/null && ok "the agent keeps running" ||
 
 # Only whole records in it: the part of one that the failed write left
 # was cut off again.
-bad=$(awk '!/^\{.*\}$/ { n++ } END { print n + 0 }' "$log")
+# One record per line: one "seq" in it, nothing glued onto it.
+bad=$(awk '!/^\{"ts":.*\}$/ || gsub(/"seq":/, "&") != 1 { n++ } END { print n + 0 }' "$log")
 [ "$bad" = 0 ] && [ -s "$log" ] && ok "the full log holds whole records only ($(wc -l < "$log") lines)" ||
 	not_ok "whole records" "$bad lines not a whole record: $(tail -c 200 "$log")"
 
-# Space again: the next records reach the log.
+# Space again: the next records reach the log, and once they have for a
+# second since the last failure, the agent says so: 750 records, half the
+# file system.
 : > "$log"
-storm 2 0.3
+storm 2 1.5 500
 if wait_for 'writing records to --log works again' "$work/agent.err" 50 &&
    wait_for '"event":"deny"' "$log" 50; then
 	ok "--log written again once it has space, and said"
