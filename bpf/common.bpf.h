@@ -85,6 +85,15 @@ struct {
 	__type(value, struct task_verdict_val);
 } task_verdict SEC(".maps") __weak;
 
+/* Is cgrp in the cgroup v2 hierarchy (hierarchy id 0)? A cgroup v1
+ * hierarchy's (a hybrid host: runc joins each of them too) cgroup ids are
+ * another kernfs's numbering, and may equal a sandbox's: a hook handed an
+ * arbitrary cgroup (a move's, a mkdir's) checks this before its id. */
+static __always_inline bool cgroup_is_v2(struct cgroup *cgrp)
+{
+	return BPF_CORE_READ(cgrp, root, hierarchy_id) == 0;
+}
+
 /* Bumped by the agent after every write of the sandboxes map: see
  * include/sandbox.h. */
 __u64 sandbox_gen __weak = 1;

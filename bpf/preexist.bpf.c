@@ -19,10 +19,6 @@ struct {
 /* Notices that found join_rb full: the agent walks every sandbox then. */
 __u64 join_lost = 0;
 
-/* The dfl (cgroup v2) hierarchy's id: v1 hierarchies' cgroup ids are
- * another numbering, and may equal a sandbox's. */
-#define DFL_HIERARCHY_ID	0
-
 static __always_inline void join(__u64 cgid, __u32 pid, __u32 how)
 {
 	struct sandbox *sb = bpf_map_lookup_elem(&sandboxes, &cgid);
@@ -40,7 +36,7 @@ SEC("raw_tp/cgroup_attach_task")
 int BPF_PROG(stk_join_attach, struct cgroup *dst, const char *path,
 	     struct task_struct *task, bool threadgroup)
 {
-	if (BPF_CORE_READ(dst, root, hierarchy_id) != DFL_HIERARCHY_ID)
+	if (!cgroup_is_v2(dst))
 		return 0;
 	join(BPF_CORE_READ(dst, kn, id), BPF_CORE_READ(task, tgid), JOIN_MOVED);
 	return 0;

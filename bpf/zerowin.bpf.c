@@ -8,11 +8,8 @@
  * where BPF-LSM cannot (the agent falls back to the ctime when it does
  * not).
  */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_core_read.h>
+#include "common.bpf.h"
 #include <bpf/bpf_tracing.h>
-
 #include "sandbox.h"
 
 /* cgroup id -> bpf_ktime_get_boot_ns() at its mkdir; the agent reads it
@@ -29,6 +26,9 @@ int BPF_PROG(stk_cg_mkdir, struct cgroup *cgrp, const char *path)
 {
 	__u64 id = BPF_CORE_READ(cgrp, kn, id), now = bpf_ktime_get_boot_ns();
 
+	/* A v1 hierarchy's mkdir: its id may be a v2 cgroup's. */
+	if (!cgroup_is_v2(cgrp))
+		return 0;
 	bpf_map_update_elem(&cg_born, &id, &now, BPF_ANY);
 	return 0;
 }

@@ -34,9 +34,12 @@
  *                    into a memfd and re-execs it, and the parent moves
  *                    it US microseconds after the child said it was about
  *                    to (a busy wait: on a second CPU); the parent prints
- *                    moved=PID and in-exec=yes|no (was the exec still
+ *                    moved=PID, in-exec=yes|no (was the exec still
  *                    under way after the move: the child's comm not yet
- *                    the new image's), then lets the new image go on:
+ *                    the new image's), pre=yes|no (the same, read before
+ *                    the move's write) and write-us=N (how long the
+ *                    write to cgroup.procs took), then lets the new image
+ *                    go on:
  *                    memfd-open=RES, then the payload as for open. Run as
  *                    setupprobe-ld (a dynamic build whose ELF
  *                    interpreter's path takes long to resolve: the
@@ -45,7 +48,9 @@
  *                    interpreter's open
  *
  * FILEPROBE (env) is the payload binary, default: fileprobe beside this
- * one. Nothing is written outside CGDIR/cgroup.procs.
+ * one. SETUPPROBE_V1 (env, not memfd-race): a cgroup v1 directory the
+ * child is moved into too, right after CGDIR (runc on a hybrid host).
+ * Nothing is written outside CGDIR/cgroup.procs (and that one's).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -377,8 +382,11 @@ int main(int argc, char **argv)
 	if (read(ready[0], buf, 1) != 1)
 		return 1;
 	close(ready[0]);
-	/* The parent, outside every sandbox, moves the child: the mover. */
-	if (move_into(argv[1], pid))
+	/* The parent, outside every sandbox, moves the child: the mover.
+	 * SETUPPROBE_V1: then into that cgroup v1 directory as well, as runc
+	 * joins every hierarchy of a hybrid host. */
+	if (move_into(argv[1], pid) ||
+	    (getenv("SETUPPROBE_V1") && move_into(getenv("SETUPPROBE_V1"), pid)))
 		return 1;
 	printf("moved=%d\n", pid);
 	fflush(stdout);

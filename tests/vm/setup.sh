@@ -21,6 +21,10 @@
 #               the same self_exec_id: the failed exec's clone mark does
 #               not carry over, the payload's exec ends the pass: EPERM,
 #               and a setup record exec naming fileprobe
+#   hybrid      the child moved into a cgroup v1 hierarchy too, after
+#               the sandbox's cgroup (runc on a hybrid host): the pass goes
+#               on (OK, no deny; its setup records a begin in the sandbox's
+#               cgroup and the payload's exec, no more); the payload: EPERM
 #   same-ns     an exec of a real file in the mover's namespace ends it
 #   fork        the child's child inherits the pass, and ends its own by
 #               its exec: OK, then EPERM
@@ -192,6 +196,33 @@ if [ "$(deny_for "$child" | grep -c '"path":"/etc/shadow"')" = 1 ]; then
 	t_ok $T/thread/record
 else
 	t_fail $T/thread/record "want one deny record for pid $child: $(deny_for "$child" | head -n 3)"
+fi
+
+# hybrid: the child is moved into a cgroup v1 hierarchy too, right after
+# the sandbox's cgroup (runc on a hybrid host joins each hierarchy): that
+# move is not one out of the sandbox, the pass goes on.
+v1=$work/v1
+mkdir -p "$v1"
+if mount -t cgroup -o none,name=stkv1 cgroup "$v1" 2> "$work/v1.err" &&
+   mkdir -p "$v1/c"; then
+	SETUPPROBE_V1=$v1/c runtime hybrid open /etc/shadow
+	expect hybrid setup-open OK
+	no_deny hybrid "$child"
+	payload hybrid
+	# Its setup records: the sandbox's begin and the payload's exec, no
+	# more (the v1 move, taken for one between sandboxes, made a second
+	# begin named by the v1 cgroup's id, or a "moved" that ended it).
+	_cgid=$(stat -c %i "$cg")
+	if [ "$(setup_rec '[a-z]*' "$child" | grep -c .)" != 2 ] ||
+	   [ "$(setup_rec begin "$child" | grep -c "\"cgroup_id\":$_cgid,")" != 1 ]; then
+		t_fail $T/hybrid/records "want a begin in cgroup $_cgid and an exec: $(setup_rec '[a-z]*' "$child" | cut -c 1-300)"
+	else
+		t_ok $T/hybrid/records
+	fi
+	rmdir "$v1/c"
+	umount "$v1"
+else
+	t_fail $T/hybrid "cannot mount a named cgroup v1 hierarchy: $(cat "$work/v1.err")"
 fi
 
 runtime same-ns same-ns /etc/shadow
