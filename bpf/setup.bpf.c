@@ -64,14 +64,11 @@ int BPF_PROG(stk_setup_attach, struct cgroup *dst, const char *path,
 		struct setup_state init = {};
 
 		now = bpf_ktime_get_boot_ns();
-		if (refuse) {
+		if (refuse)
 			init.flags = SETUP_F_SANDBOXED;
-		} else {
-			init.begin_ns = now;
-			init.deadline_ns = now + (__u64)g->deadline_ms * 1000000;
-			init.cgroup_id = dst_id;
-			init.mntns = mntns_of(bpf_get_current_task_btf());
-		}
+		else
+			setup_fill(&init, now, g, dst_id,
+				   mntns_of(bpf_get_current_task_btf()));
 		st = bpf_task_storage_get(&setup_tasks, task, &init,
 					  BPF_LOCAL_STORAGE_GET_F_CREATE);
 		/* NULL also when the task made it in between (BPF_NOEXIST). */
@@ -118,11 +115,7 @@ int BPF_PROG(stk_setup_attach, struct cgroup *dst, const char *path,
 	 * the task's that sees it sees the rest; one that marks the task
 	 * meanwhile wins (setup_pass(): the mark over the deadline). */
 	now = bpf_ktime_get_boot_ns();
-	st->begin_ns = now;
-	st->cgroup_id = dst_id;
-	st->mntns = mntns_of(bpf_get_current_task_btf());
-	st->clone_xid = 0;
-	st->deadline_ns = now + (__u64)g->deadline_ms * 1000000;
+	setup_fill(st, now, g, dst_id, mntns_of(bpf_get_current_task_btf()));
 	lsm_record(dsnap.policy_id, dst_id, EV_SETUP, EV_KIND_SETUP,
 		   EV_OP_SETUP_BEGIN, 0, NULL, NULL, BPF_CORE_READ(task, tgid),
 		   0, g->deadline_ms);

@@ -37,6 +37,24 @@ static __always_inline __u32 mntns_of(struct task_struct *t)
 	return BPF_CORE_READ(t, nsproxy, mnt_ns, ns.inum);
 }
 
+/*
+ * A pass that begins at now in cgroup cgid, by grant g, to be left from
+ * mount namespace mntns: st's fields, its deadline last, so that a call
+ * of the task's on another CPU that sees the deadline sees the rest (an
+ * existing state filled in place; a new one is made whole from a local).
+ */
+static __always_inline void setup_fill(struct setup_state *st, __u64 now,
+				       const struct setup_grant *g, __u64 cgid,
+				       __u32 mntns)
+{
+	st->begin_ns = now;
+	st->cgroup_id = cgid;
+	st->mntns = mntns;
+	st->clone_xid = 0;
+	asm volatile("" ::: "memory");
+	st->deadline_ns = now + (__u64)g->deadline_ms * 1000000;
+}
+
 /* End t's pass (st) with a record of its length. */
 static __always_inline void setup_end(struct setup_state *st, __u32 policy_id,
 				      __u64 cgid, __u8 op, const char *name,
@@ -122,14 +140,10 @@ static __always_inline bool setup_pass(struct sandbox *sb, __u64 cgid, bool *ove
 		 * mover's CPU: each finds the other's complete or none. */
 		now = bpf_ktime_get_boot_ns();
 		g = grant_of(BPF_CORE_READ(t, cgroups, dfl_cgrp), &dsnap, &inside);
-		if (g && inside && t->pid == t->tgid) {
-			init.begin_ns = now;
-			init.deadline_ns = now + (__u64)g->deadline_ms * 1000000;
-			init.cgroup_id = cgid;
-			init.mntns = mntns_of(t);
-		} else {
+		if (g && inside && t->pid == t->tgid)
+			setup_fill(&init, now, g, cgid, mntns_of(t));
+		else
 			init.flags = SETUP_F_SANDBOXED;
-		}
 		st = bpf_task_storage_get(&setup_tasks, t, &init,
 					  BPF_LOCAL_STORAGE_GET_F_CREATE);
 		/* NULL also when the tracepoint made it in between (the

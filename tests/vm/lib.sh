@@ -82,6 +82,16 @@ t_show() {
 	echo "----"
 }
 
+# two_cpus T: the guest has two CPUs or more, else a failed case T/cpus
+# (a race needs a second CPU: tests/vm/run.sh boots the two-CPU guests
+# with VM_RACE=1) and false.
+two_cpus() {
+	_cpus=$(grep -c '^processor' /proc/cpuinfo)
+	[ "$_cpus" -ge 2 ] && return 0
+	t_fail "$1/cpus" "the guest has $_cpus CPU; the race needs 2 (tests/vm/run.sh boots the two-CPU guests with VM_RACE=1)"
+	return 1
+}
+
 # alive PID: running, not a zombie (kill -0 succeeds on an unreaped
 # child, and the shell reaps background jobs only when it waits for them).
 alive() {

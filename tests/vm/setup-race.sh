@@ -45,11 +45,7 @@ if [ "$(hostname)" != stockade-vm ] || [ ! -f /init ]; then
 	t_fail $T/guest "refusing to run outside the test VM: it writes /etc/shadow"
 	exit 0
 fi
-cpus=$(grep -c '^processor' /proc/cpuinfo)
-if [ "$cpus" -lt 2 ]; then
-	t_fail $T/cpus "the guest has $cpus CPU; the race needs 2 (tests/vm/run.sh boots the two-CPU guests with VM_RACE=1)"
-	exit 0
-fi
+two_cpus $T || exit 0
 for f in "$rt" "$ld"; do
 	[ -x "$f" ] || { t_fail $T/setup "no $f (make tools; tests/vm/mkinitramfs.sh bundles its libraries)"; exit 0; }
 done
