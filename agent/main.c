@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* stockade: command-line entry (getopt_long). */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -428,8 +429,25 @@ static int cmd_agent(int argc, char **argv)
 	return err ? 1 : 0;
 }
 
+/*
+ * fds 0 to 2 open before anything else is: an agent started with stdout
+ * closed (`>&-`, a careless unit) would find the next file it opens there
+ * (--log, an inotify fd) and write every record into it as stdout too.
+ * /dev/null stands in for a closed one, as a service manager's does.
+ */
+static void std_fds_open(void)
+{
+	int fd;
+
+	for (fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF &&
+		    open("/dev/null", O_RDWR) < 0)
+			return;
+}
+
 int main(int argc, char **argv)
 {
+	std_fds_open();
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

@@ -13,7 +13,9 @@
 #     kernel's counter), every seq once;
 #   - the log, once emptied (space again), gets records again, and the
 #     agent says that writing to it works again (a second after the last
-#     failure: not for a small write into a full block's free tail).
+#     failure: not for a small write into a full block's free tail);
+#   - an agent started with stdout closed gets /dev/null there: each
+#     record once in its log, and no failed write to stdout.
 #
 # Holds /tmp/stockade-live.lock. Env: STOCKADE, TOOLS, CGROUP_ROOT,
 # STOCKADE_AGENT_FLAGS.
@@ -129,5 +131,25 @@ else
 fi
 grep -q '"event":"agent_stop"' "$out" && ok "agent_stop on stdout" ||
 	not_ok "agent_stop" "$(tail -n 1 "$out")"
+
+# An agent started with stdout closed: /dev/null takes its place, so the
+# log (the first file it opens after) gets each record once, and no write
+# to stdout fails.
+log2=$work/closed.jsonl
+# shellcheck disable=SC2086
+"$STOCKADE" agent $STOCKADE_AGENT_FLAGS --policy "$work/pol" --bpffs "$bpffs" \
+	--cgroup-root "$CGROUP_ROOT" --detach-on-exit --log "$log2" \
+	--state "$work/state.json" >&- 2> "$work/closed.err" &
+agent_pid=$!
+wait_ready "$log2" || not_ok "agent_ready, stdout closed" "$(tail -n 3 "$work/closed.err" | tr '\n' ' ')"
+kill -TERM "$agent_pid"
+wait "$agent_pid"
+agent_pid=
+n=$(grep -c '"event":"agent_ready"' "$log2")
+if [ "$n" = 1 ] && ! grep -q 'writing records to stdout' "$work/closed.err"; then
+	ok "stdout closed at start: each record once in the log, no failed write"
+else
+	not_ok "stdout closed" "$n agent_ready lines; $(grep 'writing records' "$work/closed.err" | head -n 1)"
+fi
 
 summary
