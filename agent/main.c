@@ -441,8 +441,11 @@ static void std_fds_open(void)
 
 	for (fd = 0; fd < 3; fd++)
 		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF &&
-		    open("/dev/null", O_RDWR) < 0)
+		    open("/dev/null", O_RDWR) < 0) {
+			fprintf(stderr, "stockade: fd %d is closed and /dev/null cannot be opened in its place: %s; start stockade with fds 0 to 2 open\n",
+				fd, strerror(errno));
 			return;
+		}
 }
 
 int main(int argc, char **argv)

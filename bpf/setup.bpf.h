@@ -39,9 +39,14 @@ static __always_inline __u32 mntns_of(struct task_struct *t)
 
 /*
  * A pass that begins at now in cgroup cgid, by grant g, to be left from
- * mount namespace mntns: st's fields, its deadline last, so that a call
- * of the task's on another CPU that sees the deadline sees the rest (an
- * existing state filled in place; a new one is made whole from a local).
+ * mount namespace mntns: st's fields, its deadline last (an existing
+ * state filled in place; a new one is made whole from a local). The
+ * barrier keeps the compiler's order; x86 keeps the stores' (TSO), so a
+ * call of the task's on another CPU that sees the deadline sees the rest.
+ * A weaker CPU (arm64's JIT emits plain stores) may show the deadline
+ * with the fields of the pass before: a stale clone_xid never matches a
+ * later exec (self_exec_id only grows), a stale mntns is the last
+ * mover's.
  */
 static __always_inline void setup_fill(struct setup_state *st, __u64 now,
 				       const struct setup_grant *g, __u64 cgid,
