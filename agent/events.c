@@ -303,17 +303,27 @@ static void out_failed(struct events *ev, int i, int err)
 static int stream_write(struct events *ev, int i, int fd, const char *buf,
 			size_t len)
 {
-	size_t done;
+	size_t done = 0, k;
 	int err = 0;
 
 	if (ev->out.cut[i]) {
 		err = write_all(fd, "\n", 1, &done);
 		ev->out.cut[i] = err != 0;
+		done = 0;
 	}
 	if (!err) {
 		err = write_all(fd, buf, len, &done);
 		if (err && done && buf[done - 1] != '\n')
 			ev->out.cut[i] = !(i == 1 && log_trim(fd, buf, done));
+	}
+	if (i == 1) {
+		/* The records that are not whole in the log: from the end
+		 * of the last whole line written (report_log_lost()). */
+		ev->out.log_ok = !err;
+		while (done && buf[done - 1] != '\n')
+			done--;
+		for (k = done; err && k < len; k++)
+			ev->out.log_missing += buf[k] == '\n';
 	}
 	out_failed(ev, i, err);
 	return err;
@@ -607,11 +617,34 @@ end:
  * Turn growth of the kernel's loss counter, plus records the kernel
  * delivered that the agent could not write out, into one `lost` record.
  */
+/*
+ * Records missing from --log, whose writes failed (no space) while stdout
+ * had them: told in the log by a `log_lost` record once a write to it
+ * works again, so that the file's sequence has no gap it does not
+ * explain (`stockade register check` counts it as `lost`'s). Its own seq
+ * is counted as missing in turn when its write fails too.
+ */
+static void report_log_lost(struct events *ev)
+{
+	struct out_batch *o = &ev->out;
+
+	if (ev->log_fd < 0 || !o->log_ok || o->log_missing == o->log_told)
+		return;
+	events__begin(ev, "log_lost");
+	json_u64(&ev->j, "count", o->log_missing - o->log_told);
+	json_u64(&ev->j, "missing_total", o->log_missing);
+	json_str(&ev->j, "path", ev->cfg.log_path);
+	json_str(&ev->j, "reason", "write_failed");
+	o->log_told = o->log_missing;
+	events__emit(ev);
+}
+
 static void report_lost(struct events *ev)
 {
 	uint64_t lost = __atomic_load_n(ev->kernel_lost, __ATOMIC_RELAXED) +
 			ev->lost_agent;
 
+	report_log_lost(ev);
 	if (lost == ev->lost_seen)
 		return;
 	events__begin(ev, "lost");

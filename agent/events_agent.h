@@ -58,12 +58,16 @@ struct events {
 	/* The records written but not out yet, in one buffer for both
 	 * streams (agent/events.c: OUT_BUF). Per stream (stdout, --log):
 	 * failed, said, until a write works a second after the last failure
-	 * (fail_ns); cut, a failed write left part of a record there. */
+	 * (fail_ns); cut, a failed write left part of a record there.
+	 * --log's records missing from it (its writes failed), and how many
+	 * of them a log_lost record has told; log_ok: its last write worked. */
 	struct out_batch {
 		char *buf;
 		size_t len;
 		bool failed[2], cut[2];
 		int64_t fail_ns[2];
+		uint64_t log_missing, log_told;
+		bool log_ok;
 	} out;
 	struct evring *ring;		/* NULL: not reading */
 	/* Paths of every cgroup, while draining records from before us. */

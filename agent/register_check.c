@@ -339,7 +339,10 @@ int register__check(const struct code_register *r, FILE *log, int64_t since,
 			break;
 		}
 		s.seqs[s.n_seqs++] = seq;
-		if (!strcmp(ev, "lost") && logrec_u64(line, len, "count", &x))
+		/* lost: records the log never got (the ring was full);
+		 * log_lost: records this log's writes failed for. */
+		if ((!strcmp(ev, "lost") || !strcmp(ev, "log_lost")) &&
+		    logrec_u64(line, len, "count", &x))
 			out->seq_accounted += x;
 		else if (!strcmp(ev, "pin_replace") && logrec_u64(line, len, "seq_unused", &x))
 			out->seq_accounted += x;
