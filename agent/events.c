@@ -621,22 +621,36 @@ end:
  * Records missing from --log, whose writes failed (no space) while stdout
  * had them: told in the log by a `log_lost` record once a write to it
  * works again, so that the file's sequence has no gap it does not
- * explain (`stockade register check` counts it as `lost`'s). Its own seq
- * is counted as missing in turn when its write fails too.
+ * explain (`stockade register check` counts it as `lost`'s). A note of
+ * the file's, written to it alone, with no seq of its own: stdout and the
+ * watchers had every record, and no gap of theirs is left to explain. A
+ * failed write of it tells nothing: the next one tells all.
  */
 static void report_log_lost(struct events *ev)
 {
 	struct out_batch *o = &ev->out;
+	uint64_t missing;
 
 	if (ev->log_fd < 0 || !o->log_ok || o->log_missing == o->log_told)
 		return;
-	events__begin(ev, "log_lost");
-	json_u64(&ev->j, "count", o->log_missing - o->log_told);
-	json_u64(&ev->j, "missing_total", o->log_missing);
+	out_flush(ev);		/* the records before it go first */
+	missing = o->log_missing;
+	if (!o->log_ok)
+		return;		/* that write failed: later */
+	json_begin(&ev->j);
+	ts_field(&ev->j, clock_now_ns(CLOCK_REALTIME));
+	json_name(&ev->j, "event", "log_lost");
+	json_u64(&ev->j, "count", missing - o->log_told);
+	json_u64(&ev->j, "missing_total", missing);
 	json_str(&ev->j, "path", ev->cfg.log_path);
 	json_str(&ev->j, "reason", "write_failed");
-	o->log_told = o->log_missing;
-	events__emit(ev);
+	json_end(&ev->j);
+	if (ev->j.oom)
+		return;		/* told by the next one */
+	if (!stream_write(ev, 1, ev->log_fd, ev->j.buf, ev->j.len))
+		o->log_told = missing;
+	/* Not a record of the sequence: never missing itself. */
+	o->log_missing = missing;
 }
 
 static void report_lost(struct events *ev)
@@ -649,8 +663,12 @@ static void report_lost(struct events *ev)
 		return;
 	events__begin(ev, "lost");
 	records__lost(&ev->j, lost - ev->lost_seen, lost, NULL);
-	ev->lost_seen = lost;
 	events__emit(ev);
+	/* Missing from the log, it takes the seqs it counts with it: the
+	 * log's gap grows by them too (its own is counted already). */
+	if (ev->log_fd >= 0 && !ev->out.log_ok)
+		ev->out.log_missing += lost - ev->lost_seen;
+	ev->lost_seen = lost;
 	events__meta_update(ev);
 }
 

@@ -307,12 +307,20 @@ int register__check(const struct code_register *r, FILE *log, int64_t since,
 		int64_t ts = 0;
 		bool in;
 
-		if (!logrec_str(line, len, "event", ev, sizeof(ev)) ||
-		    !logrec_u64(line, len, "seq", &seq))
+		if (!logrec_str(line, len, "event", ev, sizeof(ev)))
 			continue;
 		if (logrec_str(line, len, "ts", ts_s, sizeof(ts_s)))
 			ts = probe_parse_ts(ts_s);
 		in = (!since || ts >= since) && (!until || ts <= until);
+		/* log_lost, a note of this log file's with no seq: records
+		 * its writes failed for (its file system full). */
+		if (!strcmp(ev, "log_lost")) {
+			if (in && logrec_u64(line, len, "count", &x))
+				out->seq_accounted += x;
+			continue;
+		}
+		if (!logrec_u64(line, len, "seq", &seq))
+			continue;
 		if (!strcmp(ev, "policy")) {
 			char name[64] = "";
 			struct pol_seen *ps = NULL;
@@ -339,10 +347,8 @@ int register__check(const struct code_register *r, FILE *log, int64_t since,
 			break;
 		}
 		s.seqs[s.n_seqs++] = seq;
-		/* lost: records the log never got (the ring was full);
-		 * log_lost: records this log's writes failed for. */
-		if ((!strcmp(ev, "lost") || !strcmp(ev, "log_lost")) &&
-		    logrec_u64(line, len, "count", &x))
+		/* lost: records the log never got (the ring was full). */
+		if (!strcmp(ev, "lost") && logrec_u64(line, len, "count", &x))
 			out->seq_accounted += x;
 		else if (!strcmp(ev, "pin_replace") && logrec_u64(line, len, "seq_unused", &x))
 			out->seq_accounted += x;

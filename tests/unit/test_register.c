@@ -149,24 +149,24 @@ static void test_failures(void **state)
 	if (EXPECT_EQ(rep.n_p, 1))
 		EXPECT_EQ(rep.p[0].first_seq, 3);
 	reg_report__free(&rep);
-	/* A gap a log_lost record explains (the log's writes failed), with
-	 * a lost one: passes; one record short of it fails. */
+	/* A gap a log_lost note (no seq: the log's writes failed) and a
+	 * lost record explain: passes; without the lost record, fails. */
 	check(r, POL("model-code", "00000000000000bb", "model-generated-code", "\"memory\",\"runtime\"")
 		 EXEC("2026-12-01T09:00:02Z", 2, "model-code", "00000000000000bb", "model-generated-code", "/sandboxes/job-1")
-		 "{\"ts\":\"2026-12-01T09:00:03Z\",\"seq\":7,\"event\":\"log_lost\",\"count\":3}\n"
+		 "{\"ts\":\"2026-12-01T09:00:03Z\",\"event\":\"log_lost\",\"count\":4}\n"
 		 "{\"ts\":\"2026-12-01T09:00:03Z\",\"seq\":8,\"event\":\"lost\",\"count\":1}\n"
 		 EXEC("2026-12-01T09:00:03Z", 9, "model-code", "00000000000000bb", "model-generated-code", "/sandboxes/job-1"),
 	      &rep);
-	EXPECT_EQ(rep.seq_missing, 4);
-	EXPECT_EQ(rep.seq_accounted, 4);
+	EXPECT_EQ(rep.seq_missing, 5);
+	EXPECT_EQ(rep.seq_accounted, 5);
 	EXPECT_EQ(rep.n_p, 0);
 	reg_report__free(&rep);
 	check(r, POL("model-code", "00000000000000bb", "model-generated-code", "\"memory\",\"runtime\"")
 		 EXEC("2026-12-01T09:00:02Z", 2, "model-code", "00000000000000bb", "model-generated-code", "/sandboxes/job-1")
-		 "{\"ts\":\"2026-12-01T09:00:03Z\",\"seq\":7,\"event\":\"log_lost\",\"count\":3}\n"
+		 "{\"ts\":\"2026-12-01T09:00:03Z\",\"event\":\"log_lost\",\"count\":4}\n"
 		 EXEC("2026-12-01T09:00:03Z", 9, "model-code", "00000000000000bb", "model-generated-code", "/sandboxes/job-1"),
 	      &rep);
-	EXPECT(has(&rep, "5 sequence number(s) between 1 and 9 are missing and only 3 are accounted for"));
+	EXPECT(has(&rep, "6 sequence number(s) between 1 and 9 are missing and only 4 are accounted for"));
 	reg_report__free(&rep);
 	/* The same record twice (after a SIGKILL): no gap. */
 	check(r, POL("model-code", "00000000000000bb", "model-generated-code", "\"memory\",\"runtime\"")
