@@ -248,22 +248,18 @@ static int write_all(int fd, const char *buf, size_t len, size_t *done)
 }
 
 /*
- * A write of buf to --log failed after done bytes, within a record (the
- * file system filled up mid-batch): that part of a record is cut off the
- * file again, so it holds whole lines only. The agent alone appends to
- * it. False when it cannot be (not a regular file: a FIFO).
+ * A write to --log failed within a record (the file system filled up
+ * mid-batch), its last part bytes: cut off the file again, so it holds
+ * whole lines only. The agent alone appends to it. False when it cannot
+ * be (not a regular file: a FIFO).
  */
-static bool log_trim(int fd, const char *buf, size_t done)
+static bool log_trim(int fd, size_t part)
 {
-	size_t keep = done;
-	off_t end;
+	off_t end = lseek(fd, 0, SEEK_END);
 
-	while (keep && buf[keep - 1] != '\n')
-		keep--;
-	end = lseek(fd, 0, SEEK_END);
-	if (end >= 0 && end < (off_t)(done - keep))
+	if (end >= 0 && end < (off_t)part)
 		return true;	/* truncated meanwhile (copytruncate): gone */
-	return end >= 0 && !ftruncate(fd, end - (off_t)(done - keep));
+	return end >= 0 && !ftruncate(fd, end - (off_t)part);
 }
 
 /*
@@ -303,7 +299,7 @@ static void out_failed(struct events *ev, int i, int err)
 static int stream_write(struct events *ev, int i, int fd, const char *buf,
 			size_t len)
 {
-	size_t done = 0, k;
+	size_t done = 0, whole, k;
 	int err = 0;
 
 	if (ev->out.cut[i]) {
@@ -311,20 +307,20 @@ static int stream_write(struct events *ev, int i, int fd, const char *buf,
 		ev->out.cut[i] = err != 0;
 		done = 0;
 	}
-	if (!err) {
+	if (!err)
 		err = write_all(fd, buf, len, &done);
-		if (err && done && buf[done - 1] != '\n')
-			ev->out.cut[i] = !(i == 1 && log_trim(fd, buf, done));
-	}
-	if (i == 1) {
-		/* The records that are not whole in the log: from the end
-		 * of the last whole line written (report_log_lost()). */
-		ev->out.log_ok = !err;
-		while (done && buf[done - 1] != '\n')
-			done--;
-		for (k = done; err && k < len; k++)
+	if (err) {
+		/* The end of the last whole line that went out. */
+		for (whole = done; whole && buf[whole - 1] != '\n'; whole--)
+			;
+		if (whole < done)
+			ev->out.cut[i] = !(i == 1 && log_trim(fd, done - whole));
+		/* The records not whole in the log (report_log_lost()). */
+		for (k = whole; i == 1 && k < len; k++)
 			ev->out.log_missing += buf[k] == '\n';
 	}
+	if (i == 1)
+		ev->out.log_ok = !err;
 	out_failed(ev, i, err);
 	return err;
 }
@@ -614,10 +610,6 @@ end:
 }
 
 /*
- * Turn growth of the kernel's loss counter, plus records the kernel
- * delivered that the agent could not write out, into one `lost` record.
- */
-/*
  * Records missing from --log, whose writes failed (no space) while stdout
  * had them: told in the log by a `log_lost` record once a write to it
  * works again, so that the file's sequence has no gap it does not
@@ -653,6 +645,10 @@ static void report_log_lost(struct events *ev)
 	o->log_missing = missing;
 }
 
+/*
+ * Turn growth of the kernel's loss counter, plus records the kernel
+ * delivered that the agent could not write out, into one `lost` record.
+ */
 static void report_lost(struct events *ev)
 {
 	uint64_t lost = __atomic_load_n(ev->kernel_lost, __ATOMIC_RELAXED) +

@@ -24,11 +24,13 @@ struct {
 SEC("tp_btf/cgroup_mkdir")
 int BPF_PROG(stk_cg_mkdir, struct cgroup *cgrp, const char *path)
 {
-	__u64 id = BPF_CORE_READ(cgrp, kn, id), now = bpf_ktime_get_boot_ns();
+	__u64 id, now;
 
 	/* A v1 hierarchy's mkdir: its id may be a v2 cgroup's. */
 	if (!cgroup_is_v2(cgrp))
 		return 0;
+	id = BPF_CORE_READ(cgrp, kn, id);
+	now = bpf_ktime_get_boot_ns();
 	bpf_map_update_elem(&cg_born, &id, &now, BPF_ANY);
 	return 0;
 }
