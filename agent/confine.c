@@ -671,7 +671,6 @@ int scan(struct agent *a)
 	return ctx.err;
 }
 
-
 /* Does id root a sandbox this agent confines (its counters stay)? */
 /*
  * After the first scan of an agent that adopted pins: remove what the
@@ -793,7 +792,6 @@ static void sweep_entries(struct agent *a)
 	limits__sweep(a->lim, &paths);
 	cgroup_paths__free(&paths);
 }
-
 
 void sweep(struct agent *a)
 {

@@ -240,7 +240,6 @@ static const struct mf_policy *blob_of(struct blob *v, size_t *n,
 	return nv->ok ? &nv->p : NULL;
 }
 
-
 /* Processes of dir and every cgroup below it. */
 static int add_procs(struct mf_sandbox *s, const char *dir, int depth)
 {

@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,7 +170,6 @@ static const char *const reason_names[] = {
 	[EV_REASON_ANON_EXEC] = "anon_exec",
 };
 
-
 #define NAME(tbl, i) ((size_t)(i) < sizeof(tbl) / sizeof(tbl[0]) && tbl[i] ? \
 		      tbl[i] : "unknown")
 
@@ -230,9 +230,14 @@ static int log_open(const char *path)
 }
 
 /* All of buf to fd, through short writes and signals: 0, or -errno with
- * *done the bytes that went out before the failure. */
+ * *done the bytes that went out before the failure. A full stream that
+ * is non-blocking (O_NONBLOCK set on the pipe by whoever shares it: a
+ * supervisor's end, a shell) is waited for as a blocking one would be:
+ * EAGAIN is no failure, and dropping the batch would lose its records
+ * from that stream. */
 static int write_all(int fd, const char *buf, size_t len, size_t *done)
 {
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
 	ssize_t n;
 
 	*done = 0;
@@ -240,6 +245,12 @@ static int write_all(int fd, const char *buf, size_t len, size_t *done)
 		n = write(fd, buf + *done, len - *done);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			/* An error or hang-up shows in the next write. */
+			if (poll(&p, 1, -1) < 0 && errno != EINTR)
+				return -errno;
+			continue;
+		}
 		if (n <= 0)
 			return n < 0 ? -errno : -EIO;
 		*done += (size_t)n;
@@ -410,6 +421,15 @@ void events__emit(struct events *ev)
 	json_end(&ev->j);
 	write_line(ev);
 	out_flush(ev);
+}
+
+void events__emit_counting(struct events *ev, uint64_t seqs)
+{
+	events__emit(ev);
+	/* Missing from the log, it takes the seqs it counts with it: the
+	 * log's gap grows by them too (its own is counted already). */
+	if (ev->log_fd >= 0 && !ev->out.log_ok)
+		ev->out.log_missing += seqs;
 }
 
 void events__cgroup_fields(struct events *ev, const struct sandbox_cg *cg)
@@ -659,11 +679,7 @@ static void report_lost(struct events *ev)
 		return;
 	events__begin(ev, "lost");
 	records__lost(&ev->j, lost - ev->lost_seen, lost, NULL);
-	events__emit(ev);
-	/* Missing from the log, it takes the seqs it counts with it: the
-	 * log's gap grows by them too (its own is counted already). */
-	if (ev->log_fd >= 0 && !ev->out.log_ok)
-		ev->out.log_missing += lost - ev->lost_seen;
+	events__emit_counting(ev, lost - ev->lost_seen);
 	ev->lost_seen = lost;
 	events__meta_update(ev);
 }

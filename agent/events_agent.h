@@ -115,6 +115,10 @@ void events__meta_update(struct events *ev);
  * ev->j, finish with events__emit(). */
 void events__begin(struct events *ev, const char *event);
 void events__emit(struct events *ev);
+/* events__emit() of a record that accounts for seqs other records' sequence
+ * numbers (a lost record's count, pin_replace's seq_unused): should it
+ * miss --log, those are missing from the log's sequence too (log_lost). */
+void events__emit_counting(struct events *ev, uint64_t seqs);
 /* Records since events__open(): sequence numbers taken (programs and
  * agent), lines written out, lost (kernel and agent). A record from
  * before the agent started that it writes counts as logged only. */

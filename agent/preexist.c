@@ -299,7 +299,6 @@ static bool scan_pid(struct preexist *P, const struct sandbox_cg *cg,
 	return false;
 }
 
-
 /* Already walked for cg under its policy (else remembered now)? */
 static bool seen(struct preexist *P, const struct sandbox_cg *cg, uint32_t pid,
 		 uint64_t start)

@@ -945,7 +945,7 @@ static uint64_t old_losses(struct replace *r)
 	if (lost) {
 		events__begin(r->env.ev, "lost");
 		records__lost(&r->env.ev->j, lost, lost_total, "replaced");
-		events__emit(r->env.ev);
+		events__emit_counting(r->env.ev, lost);
 	}
 	return lost;
 }
@@ -990,7 +990,7 @@ static void emit_pin_replace(struct replace *r, unsigned int lsm_attached,
 	json_u64(j, "counters_carried", r->cnt_carried);
 	json_u64(j, "detached_carried", r->det_carried);
 	json_u64(j, "limits_carried", r->saved_carried);
-	events__emit(ev);
+	events__emit_counting(ev, r->seq_start ? unused : 0);
 }
 
 int replace__finish(struct replace *r, unsigned int lsm_attached, bool lsm_none)

@@ -523,7 +523,6 @@ int64_t pending_us_of(struct agent *a, const char *rel, uint64_t id)
 	return clock_now_ns(CLOCK_REALTIME) / 1000 - born;
 }
 
-
 static void *sub_one(const char *rel, uint64_t id, void *parent, void *vctx)
 {
 	struct sub_ctx *c = vctx;

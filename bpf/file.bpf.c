@@ -139,7 +139,6 @@ static __always_inline int walked2(struct sandbox *sb, struct policy_conf *conf,
 			&b1[o1 & MASK], &b2[o2 & MASK], 0, 0);
 }
 
-
 static __always_inline bool str_eq(const char *a, const char *b, int n)
 {
 	int i;
@@ -564,7 +563,6 @@ static __always_inline __u32 dcache_opens(struct inode *ino)
 	return seen->opens;
 }
 
-
 /*
  * Store flags under k (sequences included) in way f->way, where the same
  * open was cached before with other sequences, else in the next way in
@@ -847,9 +845,8 @@ int BPF_PROG(stk_mmap_file, struct file *file, unsigned long reqprot,
 {
 	struct policy_conf *conf;
 	struct sandbox *sb, sb_snap;
-	__u64 cgid;
-
 	struct file *raw = NULL;
+	__u64 cgid;
 
 	/* Every mmap on the host comes here: leave before any lookup. The
 	 * kernel has added PROT_EXEC for READ_IMPLIES_EXEC already. */

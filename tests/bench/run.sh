@@ -36,7 +36,7 @@ for s in ${BENCH_ONLY:-net events hash files scale}; do
 	fi
 	case $(head -n 1 "$f") in
 	*bash*) sh=bash ;;
-	*) sh=sh ;;
+	*) sh="sh" ;;
 	esac
 	if [ "${BENCH_TINY:-0}" = 1 ]; then
 		echo "== bench $s (tiny)"

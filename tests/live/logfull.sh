@@ -18,7 +18,12 @@
 #     log_lost record in it tells how many records it missed, so that
 #     its sequence's gap is explained;
 #   - an agent started with stdout closed gets /dev/null there: each
-#     record once in its log, and no failed write to stdout.
+#     record once in its log, and no failed write to stdout;
+#   - an agent whose stdout is a non-blocking pipe (O_NONBLOCK set on its
+#     end, as a supervisor or a shell sharing the pipe may do) that its
+#     reader leaves full for a while: the agent waits for the reader, as
+#     on a blocking pipe, and stdout gets every record (or its lost
+#     count), with no failed write said.
 #
 # Holds /tmp/stockade-live.lock. Env: STOCKADE, TOOLS, CGROUP_ROOT,
 # STOCKADE_AGENT_FLAGS.
@@ -175,6 +180,39 @@ if [ "$n" = 1 ] && ! grep -q 'writing records to stdout' "$work/closed.err"; the
 	ok "stdout closed at start: each record once in the log, no failed write"
 else
 	not_ok "stdout closed" "$n agent_ready lines; $(grep 'writing records' "$work/closed.err" | head -n 1)"
+fi
+
+# stdout a non-blocking FIFO whose reader begins 2 s after a storm of
+# 20,000 records (6 MB; the pipe holds 64 KiB) began: each write past
+# the pipe's room gets EAGAIN until then.
+fifo=$work/nb.fifo
+nbout=$work/nb.jsonl
+mkfifo "$fifo"
+{ while [ ! -e "$work/go" ]; do sleep 0.1; done; cat; } < "$fifo" > "$nbout" &
+reader=$!
+# shellcheck disable=SC2086
+python3 -c 'import os, sys; os.set_blocking(1, False); os.execvp(sys.argv[1], sys.argv[1:])' \
+	"$STOCKADE" agent $STOCKADE_AGENT_FLAGS --policy "$work/pol" --bpffs "$bpffs" \
+	--cgroup-root "$CGROUP_ROOT" --detach-on-exit --log "$work/nb.log" \
+	--state "$work/state.json" > "$fifo" 2> "$work/nb.err" &
+agent_pid=$!
+wait_ready "$work/nb.log" || not_ok "agent_ready, stdout non-blocking" "$(tail -n 3 "$work/nb.err" | tr '\n' ' ')"
+(sleep 2; touch "$work/go") &
+storm 3 1 20000
+kill -TERM "$agent_pid"
+wait "$agent_pid"
+agent_pid=
+wait "$reader"
+produced=$(key 3 produced)
+logged=$(grep -c '"event":"deny","kind":"sendmsg","policy":"logfull"' "$nbout")
+lost=$(lost_sum "$nbout")
+# shellcheck disable=SC2046
+set -- $(grep '"event":"deny"' "$nbout" | seq_span)
+if [ "${produced:-0}" -gt 0 ] && [ "$produced" = $((logged + lost)) ] && [ "$3" = "$4" ] &&
+   grep -q '"event":"agent_stop"' "$nbout" && ! grep -q 'writing records to stdout' "$work/nb.err"; then
+	ok "stdout a non-blocking pipe, full for 2 s: produced $produced = written $logged + lost $lost, no failed write"
+else
+	not_ok "stdout non-blocking" "produced $produced, written $logged, lost $lost, seqs $*; $(grep 'writing records' "$work/nb.err" | head -n 1)"
 fi
 
 summary
