@@ -76,6 +76,42 @@ static __always_inline bool is_foreign_mount(struct vfsmount *vfsmnt)
 	return BPF_CORE_READ(mnt, mnt_ns) != task->nsproxy->mnt_ns;
 }
 
+/* fs/mount.h: the mnt_ns of a kernel-private mount (kern_mount(), and
+ * clone_private_mount(): overlayfs's layers), in no namespace. */
+#define MNT_NS_INTERNAL		((void *)-22L)	/* ERR_PTR(-EINVAL) */
+
+/*
+ * An open the kernel makes for itself within the task's call, under
+ * credentials of its own (override_creds(): the task's cred is not its
+ * real_cred), of a file the task cannot name: overlayfs's opens of its
+ * layers, with its mounter's credentials (the real file behind an
+ * overlay file, on 6.8 and later a backing file whose path is the
+ * layer's; a copy-up's lower and upper files; a directory's layers for
+ * readdir), on the layers' private mounts, in no namespace; and 6.1's
+ * real file behind an overlay file, which carries the overlay's path
+ * with the layer's inode. The call each serves was judged by its overlay
+ * path: judging the kernel's own open again would refuse it as a
+ * detached mount (an overlay container could read nothing on 6.8 and
+ * later, nor write an image file at all) or record the same refusal, or
+ * exec, twice. The credential test alone would not do (an io_uring
+ * personality's credentials differ from a task's real ones once it
+ * changed its own), nor would the mount test (a coredump writes its file
+ * under credentials of the kernel's, on the task's own mount): both.
+ */
+static __always_inline bool kernel_own_open(struct file *file)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct mount *mnt;
+
+	if (t->cred == t->real_cred)
+		return false;
+	if (file->f_inode != file->f_path.dentry->d_inode)
+		return true;
+	/* container_of(): a probe read. */
+	mnt = (void *)file->f_path.mnt - bpf_core_field_offset(struct mount, mnt);
+	return (void *)BPF_CORE_READ(mnt, mnt_ns) == MNT_NS_INTERNAL;
+}
+
 /* Judge a walked path; 0 to allow, else the verdict from lsm_deny(). */
 static __always_inline int walked(struct sandbox *sb, struct policy_conf *conf,
 				  __u64 cgid, struct lsm_scratch *s,
@@ -732,6 +768,8 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 SEC("lsm/file_open")
 int BPF_PROG(stk_file_open, struct file *file)
 {
+	if (kernel_own_open(file))
+		return 0;
 	/* An exec ends a setup pass (include/setup.h) before it is judged,
 	 * so the payload's own binary is judged. */
 	if (file_exec_open(file))
@@ -1060,34 +1098,6 @@ int BPF_PROG(stk_file_truncate, struct file *file)
 		      WANT_WRITE);
 }
 
-/* xattr hooks get no mount: the walk stops at the filesystem's root
- * (include/file.h states the limit). */
-#define XATTR_HOOK(fn, hook, op)					\
-SEC("lsm/" #hook)							\
-int BPF_PROG(fn, void *idmap, struct dentry *dentry)			\
-{									\
-	struct policy_conf *conf;					\
-	struct lsm_scratch *s;						\
-	struct sandbox *sb, sb_snap;					\
-	__u64 cgid;							\
-									\
-	conf = lsm_current(&sb, &cgid, &sb_snap);			\
-	if (!conf)							\
-		return 0;						\
-	s = scratch();							\
-	if (!s)								\
-		return -EPERM;						\
-	return walked(sb, conf, cgid, s, NULL, dentry, op, WANT_WRITE);	\
-}
-
-XATTR_HOOK(stk_inode_setxattr, inode_setxattr, EV_OP_SETXATTR)
-XATTR_HOOK(stk_inode_removexattr, inode_removexattr, EV_OP_REMOVEXATTR)
-/* 6.2 on: system.posix_acl_* go through vfs_set_acl()/vfs_remove_acl()
- * and these hooks instead of the xattr ones; an ACL change is a write.
- * On 6.1 the xattr hooks above see them (op setxattr/removexattr). */
-XATTR_HOOK(stk_inode_set_acl, inode_set_acl, EV_OP_SET_ACL)
-XATTR_HOOK(stk_inode_rm_acl, inode_remove_acl, EV_OP_REMOVE_ACL)
-
 /* Both ends: moving a file out of scope, or in from outside, is a write
  * to each side. */
 SEC("lsm/path_rename")
@@ -1259,14 +1269,65 @@ static long mnt_step(__u32 i, void *ctx)
 	return 0;
 }
 
+/*
+ * The mount of the current task's namespace through which dentry d is
+ * reached (its filesystem's mounts, the first whose root is d or one of
+ * its ancestors), or NULL: d's filesystem is mounted nowhere there, or not
+ * above d. s->buf[1] holds d's ancestors meanwhile.
+ */
+static __always_inline void *mount_in_ns(struct dentry *d, struct lsm_scratch *s)
+{
+	struct super_block *fs = BPF_CORE_READ(d, d_sb);
+	struct setattr_ctx c = {};
+
+	c.anc = (__u64 *)s->buf[1];
+	c.anc[0] = (__u64)d;
+	c.n = 1;
+	bpf_loop(SETATTR_ANC, anc_step, &c, 0);
+	c.ns = BPF_CORE_READ(bpf_get_current_task_btf(), nsproxy, mnt_ns);
+	if (bpf_core_field_exists(struct mount___list, mnt_instance)) {
+		struct list_head *head = (void *)fs +
+			bpf_core_field_offset(struct super_block___list, s_mounts);
+
+		c.head = head;
+		c.cur = BPF_CORE_READ(head, next);
+	} else {
+		c.cur = BPF_CORE_READ(fs, s_mounts);
+	}
+	bpf_loop(SETATTR_MOUNTS, mnt_step, &c, 0);
+	return c.found;
+}
+
+/*
+ * A change the kernel makes for itself within the task's call, under
+ * credentials of its own, to a dentry the task cannot reach: overlayfs's
+ * copy-up giving the new upper file the lower one's attributes, times
+ * and xattrs (and its own trusted.overlay.* ones), with its mounter's
+ * credentials, on layers mounted nowhere in the task's namespace (a
+ * container's). The call it serves (a write open, a chmod) was judged
+ * by its overlay path. The credential test alone would not do: io_uring
+ * runs a request under a personality's credentials, which a task that
+ * changed its own since registering it makes differ from its real ones;
+ * but a dentry it could name through no mount of its namespace it can
+ * only reach through an fd judged when it was opened or received.
+ */
+static __always_inline bool kernel_own_dentry(struct dentry *d,
+					      struct lsm_scratch *s)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	return t->cred != t->real_cred && !mount_in_ns(d, s);
+}
+
 static __always_inline int judge_setattr(struct dentry *d, struct iattr *attr)
 {
 	unsigned int v = BPF_CORE_READ(attr, ia_valid);
-	struct setattr_ctx c = {};
 	struct policy_conf *conf;
 	struct lsm_scratch *s;
 	struct sandbox *sb, sb_snap;
 	struct super_block *fs;
+	struct task_struct *t;
+	void *found;
 	__u64 cgid;
 
 	if (v & (ATTR_MODE | ATTR_UID | ATTR_GID | ATTR_SIZE))
@@ -1286,26 +1347,17 @@ static __always_inline int judge_setattr(struct dentry *d, struct iattr *attr)
 	s = scratch();
 	if (!s)
 		return -EPERM;
-	c.anc = (__u64 *)s->buf[1];
-	c.anc[0] = (__u64)d;
-	c.n = 1;
-	bpf_loop(SETATTR_ANC, anc_step, &c, 0);
-	c.ns = BPF_CORE_READ(bpf_get_current_task_btf(), nsproxy, mnt_ns);
-	if (bpf_core_field_exists(struct mount___list, mnt_instance)) {
-		struct list_head *head = (void *)fs +
-			bpf_core_field_offset(struct super_block___list, s_mounts);
-
-		c.head = head;
-		c.cur = BPF_CORE_READ(head, next);
-	} else {
-		c.cur = BPF_CORE_READ(fs, s_mounts);
-	}
-	bpf_loop(SETATTR_MOUNTS, mnt_step, &c, 0);
-	if (!c.found)
+	found = mount_in_ns(d, s);
+	if (!found) {
+		/* kernel_own_dentry(), its search made already. */
+		t = bpf_get_current_task_btf();
+		if (t->cred != t->real_cred)
+			return 0;
 		return lsm_deny(sb, conf, cgid, EV_KIND_FILE, EV_OP_SETATTR,
 				EV_REASON_DETACHED_MOUNT, NULL, NULL, 0, 0);
+	}
 	return walked(sb, conf, cgid, s,
-		      (void *)c.found + bpf_core_field_offset(struct mount, mnt), d,
+		      found + bpf_core_field_offset(struct mount, mnt), d,
 		      EV_OP_SETATTR, WANT_WRITE);
 }
 
@@ -1323,3 +1375,34 @@ int BPF_PROG(stk_inode_setattr_61, struct dentry *dentry, struct iattr *attr)
 {
 	return judge_setattr(dentry, attr);
 }
+
+/* xattr hooks get no mount: the walk stops at the filesystem's root
+ * (include/file.h states the limit). A copy-up's xattrs are the kernel's
+ * (kernel_own_dentry()). */
+#define XATTR_HOOK(fn, hook, op)					\
+SEC("lsm/" #hook)							\
+int BPF_PROG(fn, void *idmap, struct dentry *dentry)			\
+{									\
+	struct policy_conf *conf;					\
+	struct lsm_scratch *s;						\
+	struct sandbox *sb, sb_snap;					\
+	__u64 cgid;							\
+									\
+	conf = lsm_current(&sb, &cgid, &sb_snap);			\
+	if (!conf)							\
+		return 0;						\
+	s = scratch();							\
+	if (!s)								\
+		return -EPERM;						\
+	if (kernel_own_dentry(dentry, s))				\
+		return 0;						\
+	return walked(sb, conf, cgid, s, NULL, dentry, op, WANT_WRITE);	\
+}
+
+XATTR_HOOK(stk_inode_setxattr, inode_setxattr, EV_OP_SETXATTR)
+XATTR_HOOK(stk_inode_removexattr, inode_removexattr, EV_OP_REMOVEXATTR)
+/* 6.2 on: system.posix_acl_* go through vfs_set_acl()/vfs_remove_acl()
+ * and these hooks instead of the xattr ones; an ACL change is a write.
+ * On 6.1 the xattr hooks above see them (op setxattr/removexattr). */
+XATTR_HOOK(stk_inode_set_acl, inode_set_acl, EV_OP_SET_ACL)
+XATTR_HOOK(stk_inode_rm_acl, inode_remove_acl, EV_OP_REMOVE_ACL)

@@ -17,6 +17,9 @@
 #                   it decided on (tests/vm/dcache.sh); dcache-race/*:
 #                   its lockless read against writers on another CPU,
 #                   in the two-CPU guests only (tests/vm/dcache-race.sh);
+#      overlay/*    a sandbox on overlayfs, as a container's root: the
+#                   kernel's own opens of its layers neither refused nor
+#                   judged twice (tests/vm/overlay.sh);
 #      setup-race/* issue 12: a runtime's move during its init's re-exec
 #                   keeps the setup pass, in the two-CPU guests only
 #                   (tests/vm/setup-race.sh);
@@ -235,6 +238,11 @@ fi
 # mount, a root or the rules lets a cached allow outlive it.
 if want dcache; then
 	vm_script dcache 150 fileprobe
+fi
+
+# A sandbox on overlayfs (tests/vm/overlay.sh).
+if want overlay; then
+	vm_script overlay 150 fileprobe
 fi
 
 # The cache's lockless read against writers on another CPU
