@@ -312,7 +312,7 @@ variant-layout:
 # ---- live tests on this machine's kernel (root) ----
 # Every script runs, even after one failed (each says what it found), and
 # the target fails if any did.
-LIVE_TESTS := run noentry setuppass degraded limits-hybrid lifecycle reload zerowin burst latency preexist manifest probe report ocihook \
+LIVE_TESTS := run noentry srcroute setuppass degraded limits-hybrid lifecycle reload zerowin burst latency preexist manifest probe report ocihook \
 	      systemd reopen logfull metrics preflight configmap containers watch idle fdlimit
 live-test: $(BIN) tools variant variant-layout
 	@rc=0; for t in $(LIVE_TESTS); do \

@@ -168,6 +168,7 @@ static const char *const reason_names[] = {
 	[EV_REASON_MEMORY_FILE] = "memory_file",
 	[EV_REASON_DELETED_FILE] = "deleted_file",
 	[EV_REASON_ANON_EXEC] = "anon_exec",
+	[EV_REASON_SOURCE_ROUTE] = "source_route",
 };
 
 #define NAME(tbl, i) ((size_t)(i) < sizeof(tbl) / sizeof(tbl[0]) && tbl[i] ? \

@@ -19,34 +19,197 @@ struct {
 } lim_saved SEC(".maps");
 
 /*
- * The sandbox root a packet of the socket cgroup id belongs to, 0 for
- * none. Egress runs in
+ * The nearest `sandboxes` entry of the socket cgroup id, copied into
+ * snap: its own first, else its ancestors', nearest wins (a cgroup created
+ * since the agent's last scan), like sandbox_current(). Egress runs in
  * whatever context sends the packet (softirq for TCP retransmits and ACK
  * clocking), so the current task says nothing: the socket's cgroup does.
- * Its own entry first, else its ancestors, nearest wins (a cgroup created
- * since the agent's last scan), like sandbox_current(). Only root_id is
- * read, and read once per entry: the counters are per sandbox root, not
- * per policy, so the slot needs no resolving.
+ * False when none has one.
  */
-static __always_inline __u64 sandbox_root_of_skb(struct __sk_buff *skb, __u64 id)
+static __always_inline bool sandbox_of_skb(struct __sk_buff *skb, __u64 id,
+					   struct sandbox *snap)
 {
 	struct sandbox *sb;
-	__u64 root = 0;
+	bool found = false;
 	int level;
 
 	sb = bpf_map_lookup_elem(&sandboxes, &id);
-	if (sb)
-		return sb->root_id;
+	if (sb) {
+		*snap = *sb;
+		return true;
+	}
 	/* 0 beyond the socket cgroup's own level: walk down from the root. */
 	for (level = 0; level < SANDBOX_MAX_DEPTH; level++) {
 		id = bpf_skb_ancestor_cgroup_id(skb, level);
 		if (!id)
 			break;
 		sb = bpf_map_lookup_elem(&sandboxes, &id);
-		if (sb)
-			root = sb->root_id;
+		if (sb) {
+			*snap = *sb;
+			found = true;
+		}
 	}
-	return root;
+	return found;
+}
+
+/* ---- source routes ------------------------------------------------------ */
+
+#define ETH_P_IP		0x0800
+#define ETH_P_IPV6		0x86DD
+#define IPOPT_LSRR		0x83	/* loose source and record route */
+#define IPOPT_SSRR		0x89	/* strict source and record route */
+#define NEXTHDR_HOP		0
+#define NEXTHDR_ROUTING		43
+#define NEXTHDR_FRAGMENT	44
+#define NEXTHDR_DEST		60
+#define IP6_EXT_MAX		8	/* extension headers looked through */
+
+struct src_route {
+	__u8 daddr[16];
+	__u16 dport;		/* host order; 0 when not at hand */
+	__u8 proto;		/* the transport, IPPROTO_* */
+	bool v6;
+	bool first;		/* not a fragment, or the first one */
+};
+
+/*
+ * An IPv4 packet's options (its header at offset 0, ihl > 5): is there a
+ * loose or strict source route? Such a packet goes first to the hop the
+ * option names, whatever address connect() or sendto() was judged by
+ * (IP_OPTIONS, or an IP_RETOPTS control message on each send: neither
+ * reaches a cgroup program).
+ */
+static __always_inline bool ip4_source_routed(struct __sk_buff *skb, __u32 ihl,
+					      struct src_route *r)
+{
+	__u8 h[20], opt[64] = {};
+	__u32 optlen = ihl * 4 - 20, i = 0, k;
+	__u8 t, l;
+
+	if (optlen < 4 || optlen > 40 ||
+	    bpf_skb_load_bytes(skb, 0, h, sizeof(h)) ||
+	    bpf_skb_load_bytes(skb, 20, opt, optlen))
+		return false;
+	for (k = 0; k < 40; k++) {
+		if (i >= optlen || i >= 40)
+			break;
+		t = opt[i & 63];
+		if (t == 0)		/* end of the list */
+			break;
+		if (t == 1) {		/* no-op */
+			i++;
+			continue;
+		}
+		if (t == IPOPT_LSRR || t == IPOPT_SSRR) {
+			__builtin_memcpy(r->daddr, &h[16], 4);
+			r->proto = h[9];
+			/* Fragment offset 0: the first, or no fragment. */
+			r->first = !((h[6] & 0x1f) | h[7]);
+			if (r->first && (r->proto == 6 || r->proto == 17) &&
+			    !bpf_skb_load_bytes(skb, ihl * 4 + 2, &r->dport, 2))
+				r->dport = bpf_ntohs(r->dport);
+			return true;
+		}
+		l = opt[(i + 1) & 63];
+		if (l < 2)		/* malformed: the kernel sends none */
+			break;
+		i += l;
+	}
+	return false;
+}
+
+/* An IPv6 packet: a routing header among its first extension headers
+ * (IPV6_RTHDR, a segment routing header, needs no capability). */
+static __always_inline bool ip6_source_routed(struct __sk_buff *skb,
+					      struct src_route *r)
+{
+	__u8 h[40], x[4];
+	__u32 off = 40;
+	__u8 nh;
+	int k;
+
+	if (bpf_skb_load_bytes(skb, 0, h, sizeof(h)))
+		return false;
+	nh = h[6];
+	r->first = true;
+	for (k = 0; k < IP6_EXT_MAX; k++) {
+		if (nh == NEXTHDR_ROUTING) {
+			r->v6 = true;
+			__builtin_memcpy(r->daddr, &h[24], 16);
+			r->proto = 0;	/* not looked further for */
+			return true;
+		}
+		if (nh != NEXTHDR_HOP && nh != NEXTHDR_DEST &&
+		    nh != NEXTHDR_FRAGMENT)
+			return false;
+		if (bpf_skb_load_bytes(skb, off, x, sizeof(x)))
+			return false;
+		if (nh == NEXTHDR_FRAGMENT) {
+			if ((x[2] << 8 | x[3]) & 0xfff8)
+				r->first = false;
+			off += 8;
+		} else {
+			off += ((__u32)x[1] + 1) * 8;
+		}
+		nh = x[0];
+	}
+	return false;
+}
+
+/*
+ * A source-routed packet from a sandbox's socket: refused (audit: let
+ * through), whatever the policy, as it would reach a host no rule judged;
+ * one record per packet refused, for the first fragment only (the others
+ * go with it). Its sender is named only when the current task is in the
+ * socket's cgroup: a TCP retransmission runs in softirq, in whatever task
+ * was interrupted. A socket cgroup with no entry at all, under a sandbox
+ * root whose program runs here, fails closed; one whose nearest entry
+ * puts it outside is not ours.
+ */
+static __noinline int egress_source_route(struct __sk_buff *skb, __u64 id,
+					  struct src_route *r)
+{
+	struct sandbox snap = { .policy_id = POLICY_ID_CONFLICT };
+	struct policy_conf *conf = NULL;
+	bool found, audit;
+	struct event *e;
+	__u32 pid_id;
+
+	found = sandbox_of_skb(skb, id, &snap);
+	if (found && snap.policy_id != SANDBOX_ENTRY_SANDBOX &&
+	    snap.policy_id != SANDBOX_ENTRY_WATCHED)
+		return 1;	/* an OUTSIDE mark */
+	if (found) {
+		sandbox_resolve(&snap);
+		pid_id = snap.policy_id;
+		conf = bpf_map_lookup_elem(&policies, &pid_id);
+	}
+	audit = conf && conf->mode == SANDBOX_AUDIT;
+	if (found)
+		limits_count(&snap, EV_KIND_SENDMSG, true, audit);
+	if (!r->first)
+		return audit;
+	e = event_reserve();
+	if (e) {
+		if (bpf_get_current_cgroup_id() == id) {
+			event_fill_task(e, id, snap.policy_id,
+					audit ? EV_AUDIT : EV_DENY);
+		} else {
+			e->ts_boot_ns = bpf_ktime_get_boot_ns();
+			e->cgroup_id = id;
+			e->policy_id = snap.policy_id;
+			e->type = audit ? EV_AUDIT : EV_DENY;
+		}
+		e->kind = EV_KIND_SENDMSG;
+		e->reason = EV_REASON_SOURCE_ROUTE;
+		e->family = r->v6 ? 6 : 4;
+		e->proto = r->proto;
+		e->sock_type = r->proto == 6 ? 1 : 2;	/* SOCK_STREAM, SOCK_DGRAM */
+		e->dport = r->dport;
+		__builtin_memcpy(e->daddr, r->daddr, 16);
+		bpf_ringbuf_submit(e, 0);
+	}
+	return audit;
 }
 
 /*
@@ -55,27 +218,55 @@ static __always_inline __u64 sandbox_root_of_skb(struct __sk_buff *skb, __u64 id
  * for sandbox roots only (agent/limits.c makes one for each root and
  * deletes it when the cgroup stops being one; an agent adopting an older
  * one's pins sweeps out any other), so an entry under the socket's own
- * cgroup id is its root's. Any other socket takes sandbox_root_of_skb(),
- * one lookup more than before (a miss here). Counting only: no verdict
- * depends on it. A cgroup's counters and its sandboxes entry change in
- * separate writes, so packets sent while a cgroup becomes a root or
- * stops being one may count in its own entry (and go with it) rather
- * than its root's, or the other way round: a few packets, at a reload or
- * an adoption, as before in other ways.
+ * cgroup id is its root's. Any other socket takes the nearest entry's
+ * root. Counting only: no verdict depends on it. A cgroup's counters and
+ * its sandboxes entry change in separate writes, so packets sent while a
+ * cgroup becomes a root or stops being one may count in its own entry
+ * (and go with it) rather than its root's, or the other way round: a few
+ * packets, at a reload or an adoption, as before in other ways.
+ *
+ * The one verdict here: a source-routed packet is refused (above). The
+ * test reads one byte in place: IPv4's header length (options, which a
+ * socket's packets carry only when asked), IPv6's next header (an
+ * extension header).
  */
 SEC("cgroup_skb/egress")
 int stk_egress(struct __sk_buff *skb)
 {
 	__u64 id = bpf_skb_cgroup_id(skb), root = id;
 	struct sb_count *c = bpf_map_lookup_elem(&sb_count, &root);
+	void *data = (void *)(long)skb->data;
+	void *end = (void *)(long)skb->data_end;
+	struct src_route r = {};
+	struct sandbox snap;
+	__u8 vihl;
 
 	if (!c) {
-		root = sandbox_root_of_skb(skb, id);
+		root = sandbox_of_skb(skb, id, &snap) ? snap.root_id : 0;
 		c = root ? bpf_map_lookup_elem(&sb_count, &root) : NULL;
 	}
 	if (c) {
 		c->egress_bytes += skb->len;
 		c->egress_packets += 1;
+	}
+	if (skb->protocol == bpf_htons(ETH_P_IP)) {
+		/* Locally made: the header is in the linear part. */
+		if (data + 1 <= end)
+			vihl = *(__u8 *)data;
+		else if (bpf_skb_load_bytes(skb, 0, &vihl, 1))
+			return 1;
+		if ((vihl & 0x0f) > 5 && ip4_source_routed(skb, vihl & 0x0f, &r))
+			return egress_source_route(skb, id, &r);
+	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
+		/* The next header: the walk only past an extension header. */
+		if (data + 7 <= end)
+			vihl = ((__u8 *)data)[6];
+		else if (bpf_skb_load_bytes(skb, 6, &vihl, 1))
+			return 1;
+		if ((vihl == NEXTHDR_HOP || vihl == NEXTHDR_ROUTING ||
+		     vihl == NEXTHDR_FRAGMENT || vihl == NEXTHDR_DEST) &&
+		    ip6_source_routed(skb, &r))
+			return egress_source_route(skb, id, &r);
 	}
 	return 1;
 }

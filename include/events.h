@@ -193,6 +193,8 @@ enum ev_reason {
 	EV_REASON_MEMORY_FILE = 28,	/* memfd, shm, another internal mount */
 	EV_REASON_DELETED_FILE = 29,	/* unlinked (i_nlink 0), O_TMPFILE */
 	EV_REASON_ANON_EXEC = 30,	/* anonymous memory made executable */
+	EV_REASON_SOURCE_ROUTE = 31,	/* a packet with an IPv4 LSRR/SSRR
+					 * option or an IPv6 routing header */
 };
 
 #define EV_PATH_MAX	512	/* bytes of path/path2 in a record */

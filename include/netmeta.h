@@ -44,6 +44,16 @@
 	/* EKS Pod Identity agent over IPv6. */				\
 	X("fd00:ec2::23/128", NET_FAMILY_V6, 128,			\
 	  0xfd, 0x00, 0x0e, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x23) \
+	/* Google Cloud metadata server over IPv6. */			\
+	X("fd20:ce::254/128", NET_FAMILY_V6, 128,			\
+	  0xfd, 0x20, 0x00, 0xce, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x54) \
+	/* OpenStack metadata over IPv6 (link-local, 169.254.169.254's	\
+	 * bytes). */							\
+	X("fe80::a9fe:a9fe/128", NET_FAMILY_V6, 128,			\
+	  0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xa9, 0xfe, 0xa9, 0xfe) \
+	/* Oracle Cloud instance metadata over IPv6. */			\
+	X("fd00:c1::a9fe:a9fe/128", NET_FAMILY_V6, 128,			\
+	  0xfd, 0x00, 0x00, 0xc1, 0, 0, 0, 0, 0, 0, 0, 0, 0xa9, 0xfe, 0xa9, 0xfe) \
 	/* Alibaba Cloud ECS metadata. */				\
 	X("100.100.100.200/32", NET_FAMILY_V4, 32,			\
 	  100, 100, 100, 200, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)	\

@@ -114,7 +114,8 @@ run_cases() {
 			record "$where udp connect 127.0.0.1:8080" $base '"kind":"connect"' \
 				'"proto":"udp"' '"reason":"not_allowed"'
 		for m in 169.254.169.254 ::ffff:169.254.169.254 fd00:ec2::254 \
-			 fd00:ec2::23 ::169.254.169.254 64:ff9b::a9fe:a9fe \
+			 fd00:ec2::23 fd20:ce::254 fe80::a9fe:a9fe fd00:c1::a9fe:a9fe \
+			 ::169.254.169.254 64:ff9b::a9fe:a9fe \
 			 2002:a9fe:a9fe::1 100.100.100.200 168.63.129.16 192.0.0.192; do
 			case $m in *:*) fam=ipv6 ;; *) fam=ipv4 ;; esac
 			probe "$where connect [$m]:80" EPERM $in connect tcp "$m" 80 &&
