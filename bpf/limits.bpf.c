@@ -160,9 +160,9 @@ static __always_inline bool ip6_source_routed(struct __sk_buff *skb,
  * A source-routed packet from a sandbox's socket: refused (audit: let
  * through), whatever the policy, as it would reach a host no rule judged;
  * one record per packet refused, for the first fragment only (the others
- * go with it). Its sender is named only when the current task is in the
- * socket's cgroup: a TCP retransmission runs in softirq, in whatever task
- * was interrupted. A socket cgroup with no entry at all, under a sandbox
+ * go with it). It names no task (pid 0): the socket's cgroup and policy
+ * say whose it is, and the current task would be whatever a softirq
+ * interrupted (a TCP retransmission). A socket cgroup with no entry at all, under a sandbox
  * root whose program runs here, fails closed; one whose nearest entry
  * puts it outside is not ours.
  */
@@ -191,15 +191,12 @@ static __noinline int egress_source_route(struct __sk_buff *skb, __u64 id,
 		return audit;
 	e = event_reserve();
 	if (e) {
-		if (bpf_get_current_cgroup_id() == id) {
-			event_fill_task(e, id, snap.policy_id,
-					audit ? EV_AUDIT : EV_DENY);
-		} else {
-			e->ts_boot_ns = bpf_ktime_get_boot_ns();
-			e->cgroup_id = id;
-			e->policy_id = snap.policy_id;
-			e->type = audit ? EV_AUDIT : EV_DENY;
-		}
+		/* No task: 6.1 gives a cgroup_skb program none of the
+		 * current task's helpers. */
+		e->ts_boot_ns = bpf_ktime_get_boot_ns();
+		e->cgroup_id = id;
+		e->policy_id = snap.policy_id;
+		e->type = audit ? EV_AUDIT : EV_DENY;
 		e->kind = EV_KIND_SENDMSG;
 		e->reason = EV_REASON_SOURCE_ROUTE;
 		e->family = r->v6 ? 6 : 4;

@@ -156,13 +156,19 @@ int BPF_PROG(stk_socket_listen, struct socket *sock, int backlog)
  *     tables and firewall verdicts; SO_ATTACH_REUSEPORT_CBPF/EBPF (51, 52):
  *     steer a reuseport group's connections, the group may hold a host
  *     listener of the same uid.
- *   SOL_IP: IP_FREEBIND (15), IP_TRANSPARENT (19): bind or spoof
+ *   SOL_IP: IP_OPTIONS (4): a source route sends the packets first to
+ *     a hop no rule judged (the egress program refuses such packets too,
+ *     as it refuses an IP_RETOPTS control message's: bpf/limits.bpf.c);
+ *     IP_UNICAST_IF (50): SO_BINDTODEVICE's effect for one family;
+ *     IP_FREEBIND (15), IP_TRANSPARENT (19): bind or spoof
  *     addresses not ours (the metadata endpoint as a source);
  *     IP_IPSEC_POLICY (16), IP_XFRM_POLICY (17): per-socket IPsec policy;
  *     64, 65: iptables SET_REPLACE/ADD_COUNTERS; 96, 97: arptables;
  *     128, 129: ebtables; 200-213: multicast routing (MRT_*);
  *     1152-1167: IPVS (IP_VS_SO_SET_*), the kernel's load balancer.
- *   SOL_IPV6: IPV6_IPSEC_POLICY (34), IPV6_XFRM_POLICY (35),
+ *   SOL_IPV6: IPV6_RTHDR (57), IPV6_2292PKTOPTIONS (6): a routing
+ *     header (a segment routing one needs no capability), sticky;
+ *     IPV6_UNICAST_IF (76); IPV6_IPSEC_POLICY (34), IPV6_XFRM_POLICY (35),
  *     IPV6_TRANSPARENT (75), IPV6_FREEBIND (78), 64, 65: ip6tables;
  *     200-213: MRT6_*.
  *   SOL_TCP: TCP_REPAIR (19): a connection's state written by hand.
@@ -174,13 +180,15 @@ static __always_inline bool sockopt_refused(int level, int optname)
 		return optname == 25 || optname == 36 || optname == 51 ||
 		       optname == 52 || optname == 62;
 	case SOL_IP_:
-		return optname == 15 || optname == 16 || optname == 17 ||
+		return optname == 4 || optname == 50 ||
+		       optname == 15 || optname == 16 || optname == 17 ||
 		       optname == 19 || optname == 64 || optname == 65 ||
 		       optname == 96 || optname == 97 || optname == 128 ||
 		       optname == 129 || (optname >= 200 && optname <= 213) ||
 		       (optname >= 1152 && optname <= 1167);
 	case SOL_IPV6_:
-		return optname == 34 || optname == 35 || optname == 64 ||
+		return optname == 6 || optname == 57 || optname == 76 ||
+		       optname == 34 || optname == 35 || optname == 64 ||
 		       optname == 65 || optname == 75 || optname == 78 ||
 		       (optname >= 200 && optname <= 213);
 	case SOL_TCP_:

@@ -41,8 +41,13 @@
  *                                            freebind, mark, bindtodevice,
  *                                            bindtoifindex, ipsec_policy,
  *                                            ipt_replace, reuseport_cbpf,
- *                                            tcp_repair (IPv6 levels on
- *                                            tcp6/udp6)
+ *                                            tcp_repair, srcroute (IP_OPTIONS
+ *                                            with a loose source route;
+ *                                            IPV6_RTHDR with a segment
+ *                                            routing header), unicast_if,
+ *                                            pktoptions (IPV6_2292PKTOPTIONS,
+ *                                            tcp6/udp6 only) (IPv6 levels
+ *                                            on tcp6/udp6)
  *     netlink MSG                            one sendmsg() on a netlink
  *                                            socket: route-getaddr,
  *                                            route-getlink (dumps; OK only
@@ -372,6 +377,13 @@ static int sockopt_op(const char *kind, const char *opt)
 	struct ipt_replace rep;
 	struct sock_filter insn = { BPF_RET | BPF_K, 0, 0, 0 };
 	struct sock_fprog prog = { 1, &insn };
+	static const unsigned char lsrr[8] = { 1, 0x83, 7, 4, 127, 0, 0, 3 };
+	/* struct ipv6_sr_hdr, type 4, segments_left 1, two segments ::1. */
+	static const unsigned char srh[40] = {
+		0, 4, 4, 1, 1, 0, 0, 0,
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1,
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1,
+	};
 
 	memset(&rep, 0, sizeof(rep));
 	fd = socket(v6 ? AF_INET6 : AF_INET, tcp ? SOCK_STREAM : SOCK_DGRAM, 0);
@@ -408,6 +420,22 @@ static int sockopt_op(const char *kind, const char *opt)
 	} else if (!strcmp(opt, "tcp_repair")) {
 		level = IPPROTO_TCP;
 		name = TCP_REPAIR;
+	} else if (!strcmp(opt, "srcroute") && !v6) {
+		/* NOP, LSRR, length 7, pointer 4, one hop: 127.0.0.3. */
+		name = IP_OPTIONS;
+		val = lsrr;
+		vlen = sizeof(lsrr);
+	} else if (!strcmp(opt, "srcroute")) {
+		name = IPV6_RTHDR;
+		val = srh;
+		vlen = sizeof(srh);
+	} else if (!strcmp(opt, "unicast_if")) {
+		name = v6 ? IPV6_UNICAST_IF : IP_UNICAST_IF;
+	} else if (!strcmp(opt, "pktoptions") && v6) {
+		/* No control message: clears the sticky options. */
+		name = IPV6_2292PKTOPTIONS;
+		val = NULL;
+		vlen = 0;
 	} else {
 		return -2;
 	}

@@ -114,6 +114,11 @@ all_cases() {
 	kase so-ipsec-policy EPERM/ANY "$SO \"level\":0, \"optname\":16," '' setsockopt udp ipsec_policy
 	kase so-reuseport-cbpf EPERM/ANY "$SO \"level\":1, \"optname\":51," '' setsockopt tcp reuseport_cbpf
 	kase so-tcp-repair EPERM/ANY "$SO \"level\":6, \"optname\":19," '' setsockopt tcp tcp_repair
+	kase so-ip-options EPERM "$SO \"level\":0, \"optname\":4," '' setsockopt tcp srcroute
+	kase so-ipv6-rthdr EPERM/ANY "$SO \"level\":41, \"optname\":57," '' setsockopt udp6 srcroute
+	kase so-ipv6-pktoptions EPERM/ANY "$SO \"level\":41, \"optname\":6," '' setsockopt udp6 pktoptions
+	kase so-ip-unicast-if EPERM/ANY "$SO \"level\":0, \"optname\":50," '' setsockopt udp unicast_if
+	kase so-ipv6-unicast-if EPERM/ANY "$SO \"level\":41, \"optname\":76," '' setsockopt udp6 unicast_if
 }
 
 if [ "$(hostname)" != stockade-vm ]; then
