@@ -327,7 +327,11 @@ static __always_inline bool sock_outside_sandbox(struct sock *sk,
 /* An IPv6 sockaddr may be the RFC 2133 size, without sin6_scope_id. */
 #define SIN6_LEN_RFC2133	24
 #define SOCK_STREAM_		1
+#define SOCK_DGRAM_		2
 #define SOCK_RAW_		3
+#define IPPROTO_ICMP_		1
+#define IPPROTO_ICMPV6_		58
+#define MSG_FASTOPEN_		0x20000000
 #define AF_UNSPEC		0
 
 /* Raw sockets made outside are refused outright unless the policy allows
@@ -361,6 +365,50 @@ static __always_inline int raw_outside(struct sandbox *sb, __u64 cgid,
 	return audit ? 0 : -EPERM;
 }
 
+/*
+ * A socket of another family than inet, unix or netlink, made outside
+ * the sandbox (held from before joining, or passed in) and used from
+ * inside: refused as socket_create would have refused making it
+ * (AF_PACKET unless the policy allows raw sockets; vsock, tipc, xdp...
+ * always), one record in the network layout of kind KIND. A socket of
+ * such a family made inside was judged when it was made.
+ */
+static __always_inline int family_outside(struct sandbox *sb, __u64 cgid,
+					  struct sock *sk, __u16 family,
+					  __u8 kind)
+{
+	struct policy_conf *conf;
+	struct event *e;
+	__u32 id = sb->policy_id;
+	bool audit;
+
+	if (family == AF_UNIX || family == AF_NETLINK ||
+	    !sock_outside_sandbox(sk, sb))
+		return 0;
+	conf = bpf_map_lookup_elem(&policies, &id);
+	if (!conf)
+		return -EPERM;
+	if (family == AF_PACKET && (conf->flags & SANDBOX_RAW_SOCKETS))
+		return 0;
+	audit = conf->mode == SANDBOX_AUDIT;
+	limits_count(sb, kind, true, audit);
+	e = event_reserve();
+	if (e) {
+		event_fill_task(e, cgid, id, ev_type(sb, audit));
+		e->kind = kind;
+		e->reason = family == AF_PACKET ? EV_REASON_PACKET_SOCKET :
+						  EV_REASON_OTHER_PROTOCOL;
+		/* As socket_create's: 17 AF_PACKET, else 255 and the
+		 * family's number in dport. */
+		e->family = family == AF_PACKET ? AF_PACKET : 255;
+		e->dport = family;
+		e->sock_type = BPF_CORE_READ(sk, sk_type);
+		e->proto = BPF_CORE_READ(sk, sk_protocol);
+		bpf_ringbuf_submit(e, 0);
+	}
+	return audit ? 0 : -EPERM;
+}
+
 /* The connected peer of sk into sa6 (port 0 when not connected). */
 static __always_inline void peer_of(struct sock *sk, __u16 family,
 				    struct sockaddr_in6 *sa6)
@@ -389,7 +437,7 @@ int BPF_PROG(stk_socket_connect, struct socket *sock, struct sockaddr *address,
 	sk = BPF_CORE_READ(sock, sk);
 	family = BPF_CORE_READ(sk, __sk_common.skc_family);
 	if (family != AF_INET && family != AF_INET6)
-		return 0;
+		return family_outside(sb, cgid, sk, family, EV_KIND_CONNECT);
 	if (!sock_outside_sandbox(sk, sb))
 		return 0;
 	if (BPF_CORE_READ(sock, type) == SOCK_RAW_)
@@ -410,9 +458,16 @@ int BPF_PROG(stk_socket_connect, struct socket *sock, struct sockaddr *address,
 
 /*
  * Sends: a connected stream goes to its peer whatever msg_name says (the
- * kernel ignores it); a datagram goes to msg_name when given (AF_UNSPEC
- * means "this IPv4 address" on an IPv4 socket, "the peer" on IPv6), else
- * to the connected peer.
+ * kernel ignores it), but an unconnected one sent to with MSG_FASTOPEN
+ * connects to msg_name within the send (tcp_sendmsg_fastopen(), with no
+ * socket_connect hook; a socket made inside meets the connect4/6
+ * program there, one made outside meets nothing else); a datagram goes
+ * to msg_name when given (AF_UNSPEC means "this IPv4 address" on an IPv4
+ * socket, "the peer" on IPv6), else to the connected peer. An ICMP echo
+ * ("ping") socket is judged here whoever made it: its sends meet no
+ * cgroup program (ping_v4_sendmsg() has no sendmsg4 hook, only its
+ * connect does), so with `icmp: true` an echo's payload would reach any
+ * host.
  */
 SEC("lsm/socket_sendmsg")
 int BPF_PROG(stk_socket_sendmsg, struct socket *sock, struct msghdr *msg,
@@ -423,8 +478,9 @@ int BPF_PROG(stk_socket_sendmsg, struct socket *sock, struct msghdr *msg,
 	struct sock *sk;
 	void *name;
 	__u16 family, nfam = AF_UNSPEC;
+	bool fastopen, outside;
 	__u64 cgid;
-	int namelen, type;
+	int namelen, type, proto;
 
 	sb = sandbox_current(&cgid, &sb_snap);
 	if (!sb)
@@ -432,16 +488,25 @@ int BPF_PROG(stk_socket_sendmsg, struct socket *sock, struct msghdr *msg,
 	sk = BPF_CORE_READ(sock, sk);
 	family = BPF_CORE_READ(sk, __sk_common.skc_family);
 	if (family != AF_INET && family != AF_INET6)
-		return 0;
-	if (!sock_outside_sandbox(sk, sb))
-		return 0;
+		return family_outside(sb, cgid, sk, family, EV_KIND_SENDMSG);
 	type = BPF_CORE_READ(sock, type);
+	proto = BPF_CORE_READ(sk, sk_protocol);
+	outside = sock_outside_sandbox(sk, sb);
+	if (!outside && !(type == SOCK_DGRAM_ &&
+			  (proto == IPPROTO_ICMP_ || proto == IPPROTO_ICMPV6_)))
+		return 0;
 	if (type == SOCK_RAW_)
 		return raw_outside(sb, cgid, sock);
 	name = BPF_CORE_READ(msg, msg_name);
 	namelen = BPF_CORE_READ(msg, msg_namelen);
-	if (type != SOCK_STREAM_ && name && namelen >= (int)sizeof(__u16)) {
+	fastopen = type == SOCK_STREAM_ &&
+		   (BPF_CORE_READ(msg, msg_flags) & MSG_FASTOPEN_);
+	if ((type != SOCK_STREAM_ || fastopen) && name &&
+	    namelen >= (int)sizeof(__u16)) {
 		bpf_probe_read_kernel(&nfam, sizeof(nfam), name);
+		/* A stream's AF_UNSPEC disconnects: nothing is sent. */
+		if (fastopen && nfam != AF_INET && nfam != AF_INET6)
+			return 0;
 		if (nfam == AF_INET6 && namelen >= SIN6_LEN_RFC2133)
 			bpf_probe_read_kernel(&sa6, SIN6_LEN_RFC2133, name);
 		else if ((nfam == AF_INET ||
@@ -454,6 +519,10 @@ int BPF_PROG(stk_socket_sendmsg, struct socket *sock, struct msghdr *msg,
 			nfam = AF_INET;
 	}
 	if (nfam == AF_UNSPEC) {
+		/* A ping socket made inside: its connect was judged (by the
+		 * connect4/6 program), and so its peer. */
+		if (!outside)
+			return 0;
 		peer_of(sk, family, &sa6);
 		nfam = family;
 		if (!sa6.sin6_port)
@@ -462,8 +531,7 @@ int BPF_PROG(stk_socket_sendmsg, struct socket *sock, struct msghdr *msg,
 	return net_verdict(sb, cgid, EV_KIND_SENDMSG, nfam == AF_INET6,
 			   nfam == AF_INET6 ? (const __u8 *)&sa6.sin6_addr :
 			   (const __u8 *)&((struct sockaddr_in *)&sa6)->sin_addr,
-			   type, BPF_CORE_READ(sk, sk_protocol),
-			   bpf_ntohs(sa6.sin6_port)) ? 0 : -EPERM;
+			   type, proto, bpf_ntohs(sa6.sin6_port)) ? 0 : -EPERM;
 }
 
 /*

@@ -21,6 +21,13 @@
  *                                            sendto()s; prints the result
  *                                            of the last, and how many
  *                                            failed with which errno
+ *     sendto icmp ADDR PORT                  an echo request from an ICMP
+ *                                            echo ("ping") socket
+ *     sendto tcp ADDR PORT                   one byte with MSG_FASTOPEN:
+ *                                            the connect within the send
+ *     sendto packet lo 0                     an AF_PACKET datagram out of
+ *                                            lo (a socket made before
+ *                                            joining, with --join-late)
  *     socket raw4|raw6|icmp|icmp6|packet     socket() of that kind
  *     bind tcp|udp ADDR PORT [--freebind]    bind(); --freebind sets
  *                                            IP_FREEBIND / IPV6_FREEBIND
@@ -91,6 +98,7 @@
 #include <linux/genetlink.h>
 #include <linux/if_addr.h>
 #include <linux/if_ether.h>
+#include <linux/if_packet.h>
 #include <linux/inet_diag.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
@@ -703,20 +711,32 @@ static int bind_op(int argc, char **argv, const struct sockaddr_storage *ss,
 /* sendto udp ADDR PORT [--count N]: a storm of denials, for the event
  * pipeline's loss accounting. */
 static int sendto_op(int argc, char **argv, const struct sockaddr_storage *ss,
-		     socklen_t len, int type, const struct opts *o)
+		     socklen_t len, int type, int proto, const struct opts *o)
 {
+	/* An echo request: type 8 (128 for ICMPv6), the kernel sets the
+	 * identifier and the checksum. */
+	unsigned char echo[8] = { ss->ss_family == AF_INET6 ? 128 : 8, 0, 0, 0,
+				  0, 0, 0, 1 };
+	const void *buf = "x";
+	size_t blen = 1;
 	long n = 1, k, failed = 0;
-	int fd, rc = 0, last_errno = 0;
+	int fd, rc = 0, last_errno = 0, flags = 0;
 
 	if (argc > 5 && !strcmp(argv[4], "--count"))
 		n = atol(argv[5]);
-	fd = socket(ss->ss_family, type, 0);
+	fd = socket(ss->ss_family, type, proto);
 	if (fd < 0 || n < 1)
 		return probe_setup_fail("socket");
 	if (join_late(o))
 		return probe_setup_fail("joining the cgroup");
+	if (proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6) {
+		buf = echo;
+		blen = sizeof(echo);
+	}
+	if (type == SOCK_STREAM)
+		flags = MSG_FASTOPEN;
 	for (k = 0; k < n; k++) {
-		rc = sendto(fd, "x", 1, 0, (const struct sockaddr *)ss, len) < 0 ? -1 : 0;
+		rc = sendto(fd, buf, blen, flags, (const struct sockaddr *)ss, len) < 0 ? -1 : 0;
 		if (rc) {
 			failed++;
 			last_errno = errno;
@@ -727,6 +747,25 @@ static int sendto_op(int argc, char **argv, const struct sockaddr_storage *ss,
 		       failed ? probe_errname(last_errno) : "-");
 	errno = last_errno;
 	return probe_result(rc);
+}
+
+/* sendto packet lo 0: one AF_PACKET datagram (an IPv4 ethertype, 20
+ * zero bytes) out of lo, from a socket made before --join-late joins. */
+static int packet_send_op(const struct opts *o)
+{
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET,
+				   .sll_protocol = htons(ETH_P_IP),
+				   .sll_ifindex = (int)if_nametoindex("lo"),
+				   .sll_halen = ETH_ALEN };
+	char payload[20] = "";
+	int fd = socket(AF_PACKET, SOCK_DGRAM, htons(ETH_P_IP));
+
+	if (fd < 0 || !sll.sll_ifindex)
+		return probe_setup_fail("packet socket");
+	if (join_late(o))
+		return probe_setup_fail("joining the cgroup");
+	return probe_result(sendto(fd, payload, sizeof(payload), 0,
+				   (struct sockaddr *)&sll, sizeof(sll)) < 0 ? -1 : 0);
 }
 
 /* connect --listen: the listener it reaches is a service outside the
@@ -759,7 +798,7 @@ static int run(int argc, char **argv, const struct opts *o)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
-	int lfd, type, rc;
+	int lfd, type, proto, rc;
 
 	rc = pre_listener(argc, argv, &lfd);
 	if (rc)
@@ -784,18 +823,22 @@ static int run(int argc, char **argv, const struct opts *o)
 		return sockopt_op(argv[1], argv[2]);
 	if (!strcmp(argv[0], "listen") && argc >= 4 && !strcmp(argv[1], "tcp"))
 		return listen_op(argv[2], argv[3]);
+	if (!strcmp(argv[0], "sendto") && argc >= 2 && !strcmp(argv[1], "packet"))
+		return packet_send_op(o);
 	if (argc < 4 || parse_addr(argv[2], argv[3], &ss, &len))
 		return USAGE;
 	type = !strcmp(argv[1], "tcp") ? SOCK_STREAM :
-	       !strcmp(argv[1], "udp") ? SOCK_DGRAM : -1;
+	       !strcmp(argv[1], "udp") || !strcmp(argv[1], "icmp") ? SOCK_DGRAM : -1;
+	proto = strcmp(argv[1], "icmp") ? 0 :
+		ss.ss_family == AF_INET6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP;
 	if (type < 0)
 		return USAGE;
 	if (!strcmp(argv[0], "connect"))
 		return connect_op(argc, argv, &ss, len, type, lfd, o);
 	if (!strcmp(argv[0], "bind"))
 		return bind_op(argc, argv, &ss, len, type);
-	if (!strcmp(argv[0], "sendto") && type == SOCK_DGRAM)
-		return sendto_op(argc, argv, &ss, len, type, o);
+	if (!strcmp(argv[0], "sendto"))
+		return sendto_op(argc, argv, &ss, len, type, proto, o);
 	return USAGE;
 }
 

@@ -114,6 +114,15 @@ all_cases() {
 	kase so-ipsec-policy EPERM/ANY "$SO \"level\":0, \"optname\":16," '' setsockopt udp ipsec_policy
 	kase so-reuseport-cbpf EPERM/ANY "$SO \"level\":1, \"optname\":51," '' setsockopt tcp reuseport_cbpf
 	kase so-tcp-repair EPERM/ANY "$SO \"level\":6, \"optname\":19," '' setsockopt tcp tcp_repair
+	# Sends no cgroup program sees: a ping socket's (icmp: true), a
+	# TCP Fast Open connect within a send on a socket made before
+	# joining, an AF_PACKET socket made before joining.
+	kase ping-sendto EPERM '"kind":"sendmsg" "daddr":"127.0.0.9" "proto":"icmp" "reason":"not_allowed"' '' \
+		sendto icmp 127.0.0.9 0
+	kase tfo-made-before EPERM/ANY '"kind":"sendmsg" "daddr":"127.0.0.9" "dport":9, "proto":"tcp" "reason":"not_allowed"' '' \
+		--join-late sendto tcp 127.0.0.9 9
+	kase packet-made-before EPERM '"kind":"sendmsg" "reason":"packet_socket"' '' \
+		--join-late sendto packet lo 0
 	kase so-ip-options EPERM "$SO \"level\":0, \"optname\":4," '' setsockopt tcp srcroute
 	kase so-ipv6-rthdr EPERM/ANY "$SO \"level\":41, \"optname\":57," '' setsockopt udp6 srcroute
 	kase so-ipv6-pktoptions EPERM/ANY "$SO \"level\":41, \"optname\":6," '' setsockopt udp6 pktoptions
