@@ -678,11 +678,48 @@ deny:
 #define FS_IOC_FSSETXATTR	0x401c5820
 #define RTC_SET_TIME		0x4024700a	/* _IOW('p', 0x0a, struct rtc_time) */
 
+/*
+ * The socket ioctls that change the host's network (include/uapi/linux/
+ * sockios.h, if_tun-era tunnels at SIOCDEVPRIVATE): routes, interface
+ * addresses, flags, names, ARP entries, bridges, bonds, tunnels. They ask
+ * CAP_NET_ADMIN, and are what the netlink write filter refuses, by the
+ * older door: with NET_ADMIN in a policy's capabilities, a tunnel and a
+ * route into it would carry an allowed connect to any host. The reads
+ * (SIOCGIF*) stay allowed.
+ */
+static __always_inline bool sockios_set(unsigned int cmd)
+{
+	if (cmd < 0x8900 || cmd > 0x89ff)
+		return false;
+	switch (cmd) {
+	case 0x890b: case 0x890c: case 0x890d:	/* SIOCADDRT, DELRT, RTMSG */
+	case 0x8914: case 0x8916: case 0x8918:	/* SIOCSIFFLAGS, ADDR, DSTADDR */
+	case 0x891a: case 0x891c: case 0x891e:	/* BRDADDR, NETMASK, METRIC */
+	case 0x8920: case 0x8922: case 0x8923:	/* MEM, MTU, NAME */
+	case 0x8924: case 0x8926: case 0x8930:	/* HWADDR, ENCAP, SLAVE */
+	case 0x8931: case 0x8932: case 0x8934:	/* ADD/DELMULTI, PFLAGS */
+	case 0x8936: case 0x8937: case 0x8941:	/* DIFADDR, HWBROADCAST, BR */
+	case 0x8943: case 0x8949:		/* TXQLEN, SIOCSMIIREG */
+	case 0x8953: case 0x8955:		/* SIOCDARP, SIOCSARP */
+	case 0x8960: case 0x8962: case 0x8971:	/* DRARP, SRARP, SIOCSIFMAP */
+	case 0x8980: case 0x8981: case 0x8983:	/* ADD/DELDLCI, SIOCSIFVLAN */
+	case 0x8990: case 0x8991: case 0x8992:	/* bonding: enslave, release, */
+	case 0x8995:				/* hwaddr, change active */
+	case 0x89a0: case 0x89a1: case 0x89a2:	/* bridge add/del, addif */
+	case 0x89a3: case 0x89b0:		/* delif, SIOCSHWTSTAMP */
+	case 0x89f1: case 0x89f2: case 0x89f3:	/* ADD/DEL/CHGTUNNEL */
+	case 0x89f5: case 0x89f6: case 0x89f7:	/* ADD/DEL/CHGPRL */
+	case 0x89f9: case 0x89fa: case 0x89fb:	/* ADD/DEL/CHG6RD */
+		return true;
+	}
+	return false;
+}
+
 static __always_inline bool ioctl_refused(unsigned int cmd)
 {
 	return cmd == TIOCSTI || cmd == TIOCLINUX || cmd == FS_IOC_SETFLAGS ||
 	       cmd == FS_IOC32_SETFLAGS || cmd == FS_IOC_FSSETXATTR ||
-	       cmd == RTC_SET_TIME;
+	       cmd == RTC_SET_TIME || sockios_set(cmd);
 }
 
 /* Kernels without file_ioctl_compat pass compat ioctls here too. */

@@ -55,6 +55,10 @@
  *                                            pktoptions (IPV6_2292PKTOPTIONS,
  *                                            tcp6/udp6 only) (IPv6 levels
  *                                            on tcp6/udp6)
+ *     ioctl addrt|sifflags                   one socket ioctl that changes
+ *                                            the host's network: SIOCADDRT
+ *                                            (10.99.0.0/16 via lo),
+ *                                            SIOCSIFFLAGS (lo's own flags)
  *     netlink MSG                            one sendmsg() on a netlink
  *                                            socket: route-getaddr,
  *                                            route-getlink (dumps; OK only
@@ -82,6 +86,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
+#include <net/route.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -749,6 +754,37 @@ static int sendto_op(int argc, char **argv, const struct sockaddr_storage *ss,
 	return probe_result(rc);
 }
 
+/* ioctl addrt|sifflags */
+static int ioctl_op(const char *what)
+{
+	struct rtentry rt;
+	struct ifreq ifr;
+	struct sockaddr_in *sin;
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	if (fd < 0)
+		return probe_setup_fail("socket");
+	memset(&ifr, 0, sizeof(ifr));
+	memset(&rt, 0, sizeof(rt));
+	strcpy(ifr.ifr_name, "lo");
+	if (!strcmp(what, "sifflags")) {
+		if (ioctl(fd, SIOCGIFFLAGS, &ifr))
+			return probe_setup_fail("SIOCGIFFLAGS");
+		return probe_result(ioctl(fd, SIOCSIFFLAGS, &ifr));
+	}
+	if (strcmp(what, "addrt"))
+		return -2;
+	sin = (struct sockaddr_in *)&rt.rt_dst;
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = htonl(0x0a630000);
+	sin = (struct sockaddr_in *)&rt.rt_genmask;
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = htonl(0xffff0000);
+	rt.rt_dev = ifr.ifr_name;
+	rt.rt_flags = RTF_UP;
+	return probe_result(ioctl(fd, SIOCADDRT, &rt));
+}
+
 /* sendto packet lo 0: one AF_PACKET datagram (an IPv4 ethertype, 20
  * zero bytes) out of lo, from a socket made before --join-late joins. */
 static int packet_send_op(const struct opts *o)
@@ -819,6 +855,8 @@ static int run(int argc, char **argv, const struct opts *o)
 		return socket_op(argv[1]);
 	if (!strcmp(argv[0], "netlink"))
 		return netlink_op(argv[1]);
+	if (!strcmp(argv[0], "ioctl") && argc >= 2)
+		return ioctl_op(argv[1]);
 	if (!strcmp(argv[0], "setsockopt") && argc >= 3)
 		return sockopt_op(argv[1], argv[2]);
 	if (!strcmp(argv[0], "listen") && argc >= 4 && !strcmp(argv[1], "tcp"))

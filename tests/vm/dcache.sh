@@ -34,6 +34,8 @@
 #                  eight times
 #   reload         the policy no longer reads the file (a fresh policy
 #                  id, file_gen)
+#   write-after-read  a write open of a file whose read allow is cached:
+#                  refused, the read still allowed
 # Each case also checks that the cached file still opens where it should
 # (the allow stays an allow), and the last that the sandbox's records
 # lost none. Then `answered`: the test build of the agent (make variant),
@@ -117,7 +119,7 @@ EOF
 
 # Fixtures, each case its own file (tmpfs: the initramfs's rootfs).
 mkdir -p /dc/in/r /dc/in/b /dc/in/t
-for f in r/f f2 b/f h f3 f4; do
+for f in r/f f2 b/f h f3 f4 f5; do
 	echo data > "/dc/in/$f"
 done
 
@@ -144,6 +146,12 @@ phase_in "$sbx_b" deny dcache-b "$FP"
 kase other-sandbox EPERM "\"path\":\"/dc/in/f4\" $OUT" '' open-read /dc/in/f4
 judge_cases	# by this phase's fields: the other policy, the other cgroup
 phase_in "$sbx" deny dcache "$FP"
+
+# A read allow cached, then a write open of the same file (no write
+# scope here): the entry's flags answer only the access they allow.
+warm write-after-read /dc/in/f5
+kase write-after-read EPERM "\"op\":\"open_write\" \"path\":\"/dc/in/f5\" $OUT" '' open-write /dc/in/f5
+kase write-after-read-read OK '' '' open-read /dc/in/f5
 
 warm rename-dir /dc/in/r/f
 mv /dc/in/r /dc/secret/r

@@ -123,6 +123,10 @@ all_cases() {
 		--join-late sendto tcp 127.0.0.9 9
 	kase packet-made-before EPERM '"kind":"sendmsg" "reason":"packet_socket"' '' \
 		--join-late sendto packet lo 0
+	# Socket ioctls that change the host's network (refused before the
+	# kernel's own NET_ADMIN check; the audit twin lists NET_ADMIN).
+	kase ioctl-addrt EPERM/ANY '"kind":"file" "op":"ioctl" "ioctl_cmd":35083[,}] "reason":"always_denied"' '' ioctl addrt
+	kase ioctl-sifflags EPERM '"kind":"file" "op":"ioctl" "ioctl_cmd":35092[,}] "reason":"always_denied"' '' ioctl sifflags
 	kase so-ip-options EPERM "$SO \"level\":0, \"optname\":4," '' setsockopt tcp srcroute
 	kase so-ipv6-rthdr EPERM/ANY "$SO \"level\":41, \"optname\":57," '' setsockopt udp6 srcroute
 	kase so-ipv6-pktoptions EPERM/ANY "$SO \"level\":41, \"optname\":6," '' setsockopt udp6 pktoptions
