@@ -103,8 +103,8 @@ static __always_inline bool kernel_own_open(struct file *file)
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct mount *mnt;
 
-	if (t->cred == t->real_cred)
-		return false;
+	if (t->cred == t->real_cred || file_internal(file))
+		return false;	/* kern_mount()'s: judged as ever (mqueue) */
 	if (file->f_inode != file->f_path.dentry->d_inode)
 		return true;
 	/* container_of(): a probe read. */
@@ -1196,7 +1196,9 @@ struct setattr_ctx {
 	void *cur;		/* list node, or struct mount * */
 	void *head;		/* the list's head; NULL: chained mounts */
 	void *ns;		/* the task's mount namespace */
-	void *found;		/* struct mount * */
+	void *found;		/* struct mount *: the first of ns reaching it */
+	void *private;		/* struct mount *: a private one (an overlay's
+				 * layer) of the same filesystem */
 };
 
 static long anc_step(__u32 i, void *ctx)
@@ -1246,6 +1248,7 @@ static long mnt_step(__u32 i, void *ctx)
 	struct list_head *node = c->cur;
 	struct anc_match_ctx mc = { .anc = c->anc, .n = c->n };
 	struct mount *m;
+	void *ns;
 
 	if (!node || (void *)node == c->head)
 		return 1;
@@ -1258,65 +1261,112 @@ static long mnt_step(__u32 i, void *ctx)
 		m = (void *)node;
 		c->cur = BPF_CORE_READ(m, mnt_next_for_sb);
 	}
-	if ((void *)BPF_CORE_READ(m, mnt_ns) != c->ns)
+	ns = (void *)BPF_CORE_READ(m, mnt_ns);
+	/* A private mount of the same filesystem: it holds an overlay's
+	 * layer (the upper one's work directory is beside it, not below:
+	 * the filesystem, not the mount's root, is what is asked). The
+	 * callback keeps no flags of its own, only what it read: 6.7 and
+	 * later verify a callback until its states converge, and a flag
+	 * stored here and tested after made an agent's start on 6.12 take
+	 * four times as long. */
+	if (ns == MNT_NS_INTERNAL) {
+		c->private = m;
+		return 0;
+	}
+	if (ns != c->ns)
 		return 0;
 	mc.root = (__u64)BPF_CORE_READ(m, mnt.mnt_root);
 	bpf_loop(SETATTR_ANC, anc_match, &mc, 0);
-	if (mc.hit) {
-		c->found = m;
-		return 1;
-	}
-	return 0;
+	if (!mc.hit)
+		return 0;
+	c->found = m;
+	return 1;
 }
 
 /*
- * The mount of the current task's namespace through which dentry d is
- * reached (its filesystem's mounts, the first whose root is d or one of
- * its ancestors), or NULL: d's filesystem is mounted nowhere there, or not
- * above d. s->buf[1] holds d's ancestors meanwhile.
+ * One search of dentry d's filesystem's mounts (its superblock's list)
+ * for those whose root is d or one of its ancestors: *c says which. Its
+ * found is the first of the current task's namespace (NULL: none), its
+ * private a private mount of the filesystem (in no namespace: an
+ * overlay's layer) or NULL. True when the search was whole: when a bound
+ * (SETATTR_ANC ancestors, SETATTR_MOUNTS mounts) cut it short, a NULL
+ * proves nothing. s->buf[1] holds d's ancestors meanwhile.
  */
-static __always_inline void *mount_in_ns(struct dentry *d, struct lsm_scratch *s)
+static __always_inline bool mounts_reaching(struct dentry *d,
+					    struct lsm_scratch *s,
+					    struct setattr_ctx *c)
 {
+	struct dentry *last;
 	struct super_block *fs = BPF_CORE_READ(d, d_sb);
-	struct setattr_ctx c = {};
 
-	c.anc = (__u64 *)s->buf[1];
-	c.anc[0] = (__u64)d;
-	c.n = 1;
-	bpf_loop(SETATTR_ANC, anc_step, &c, 0);
-	c.ns = BPF_CORE_READ(bpf_get_current_task_btf(), nsproxy, mnt_ns);
+	c->anc = (__u64 *)s->buf[1];
+	c->anc[0] = (__u64)d;
+	c->n = 1;
+	bpf_loop(SETATTR_ANC, anc_step, c, 0);
+	c->ns = BPF_CORE_READ(bpf_get_current_task_btf(), nsproxy, mnt_ns);
 	if (bpf_core_field_exists(struct mount___list, mnt_instance)) {
 		struct list_head *head = (void *)fs +
 			bpf_core_field_offset(struct super_block___list, s_mounts);
 
-		c.head = head;
-		c.cur = BPF_CORE_READ(head, next);
+		c->head = head;
+		c->cur = BPF_CORE_READ(head, next);
 	} else {
-		c.cur = BPF_CORE_READ(fs, s_mounts);
+		c->cur = BPF_CORE_READ(fs, s_mounts);
 	}
-	bpf_loop(SETATTR_MOUNTS, mnt_step, &c, 0);
-	return c.found;
+	bpf_loop(SETATTR_MOUNTS, mnt_step, c, 0);
+	/* Whole: the ancestors kept end at the root, and the list at its
+	 * end (or a mount of the namespace found, which ends the search). */
+	last = (void *)c->anc[(c->n - 1) & (SETATTR_ANC - 1)];
+	return BPF_CORE_READ(last, d_parent) == last &&
+	       (c->found || !c->cur || c->cur == c->head);
 }
 
 /*
  * A change the kernel makes for itself within the task's call, under
- * credentials of its own, to a dentry the task cannot reach: overlayfs's
- * copy-up giving the new upper file the lower one's attributes, times
- * and xattrs (and its own trusted.overlay.* ones), with its mounter's
- * credentials, on layers mounted nowhere in the task's namespace (a
- * container's). The call it serves (a write open, a chmod) was judged
- * by its overlay path. The credential test alone would not do: io_uring
- * runs a request under a personality's credentials, which a task that
- * changed its own since registering it makes differ from its real ones;
- * but a dentry it could name through no mount of its namespace it can
- * only reach through an fd judged when it was opened or received.
+ * credentials of its own, to a dentry of an overlay's layer the task
+ * cannot reach: overlayfs's copy-up giving the new upper file the lower
+ * one's attributes, times and xattrs (and its own trusted.overlay.*
+ * ones), with its mounter's credentials, on layers mounted nowhere in the
+ * task's namespace (a container's). The call it serves (a write open, a
+ * chmod) was judged by its overlay path. All three must hold, from a
+ * whole search of d's mounts (c: mounts_reaching()'s; a bound hit proves
+ * nothing, and the change is judged as ever):
+ *   - credentials not the task's own: an io_uring request runs under a
+ *     registered personality's, which a task that changed its own since
+ *     makes differ, so this alone would not do;
+ *   - d's filesystem has a private mount (in no namespace): it holds an
+ *     overlay's layer (the work directory, where a copy-up makes its
+ *     file, lies beside the upper layer's root, not below it);
+ *   - no mount of the task's namespace reaches d.
+ * Not a filesystem of the kernel's own (SB_KERNMOUNT: shm, mqueue), whose
+ * mounts are private too.
  */
+static __always_inline bool kernel_own_change(struct dentry *d,
+					      const struct setattr_ctx *c,
+					      bool whole)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	return t->cred != t->real_cred &&
+	       !(BPF_CORE_READ(d, d_sb, s_flags) & SB_KERNMOUNT) &&
+	       whole && !c->found && c->private;
+}
+
+/* kernel_own_change() for a hook that has made no search: the search
+ * only for a task whose credentials are overridden (never the sandbox's
+ * own call, unless through io_uring). */
 static __always_inline bool kernel_own_dentry(struct dentry *d,
 					      struct lsm_scratch *s)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
+	struct setattr_ctx c = {};
 
-	return t->cred != t->real_cred && !mount_in_ns(d, s);
+	bool whole;
+
+	if (t->cred == t->real_cred)
+		return false;
+	whole = mounts_reaching(d, s, &c);
+	return kernel_own_change(d, &c, whole);
 }
 
 static __always_inline int judge_setattr(struct dentry *d, struct iattr *attr)
@@ -1325,9 +1375,9 @@ static __always_inline int judge_setattr(struct dentry *d, struct iattr *attr)
 	struct policy_conf *conf;
 	struct lsm_scratch *s;
 	struct sandbox *sb, sb_snap;
+	struct setattr_ctx c = {};
 	struct super_block *fs;
-	struct task_struct *t;
-	void *found;
+	bool whole;
 	__u64 cgid;
 
 	if (v & (ATTR_MODE | ATTR_UID | ATTR_GID | ATTR_SIZE))
@@ -1347,17 +1397,15 @@ static __always_inline int judge_setattr(struct dentry *d, struct iattr *attr)
 	s = scratch();
 	if (!s)
 		return -EPERM;
-	found = mount_in_ns(d, s);
-	if (!found) {
-		/* kernel_own_dentry(), its search made already. */
-		t = bpf_get_current_task_btf();
-		if (t->cred != t->real_cred)
+	whole = mounts_reaching(d, s, &c);
+	if (!c.found) {
+		if (kernel_own_change(d, &c, whole))
 			return 0;
 		return lsm_deny(sb, conf, cgid, EV_KIND_FILE, EV_OP_SETATTR,
 				EV_REASON_DETACHED_MOUNT, NULL, NULL, 0, 0);
 	}
 	return walked(sb, conf, cgid, s,
-		      found + bpf_core_field_offset(struct mount, mnt), d,
+		      c.found + bpf_core_field_offset(struct mount, mnt), d,
 		      EV_OP_SETATTR, WANT_WRITE);
 }
 

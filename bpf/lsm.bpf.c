@@ -332,6 +332,7 @@ static __always_inline bool sock_outside_sandbox(struct sock *sk,
 #define IPPROTO_ICMP_		1
 #define IPPROTO_ICMPV6_		58
 #define MSG_FASTOPEN_		0x20000000
+#define TCP_ESTABLISHED_	1	/* a datagram socket's "connected" */
 #define AF_UNSPEC		0
 
 /* Raw sockets made outside are refused outright unless the policy allows
@@ -525,8 +526,12 @@ int BPF_PROG(stk_socket_sendmsg, struct socket *sock, struct msghdr *msg,
 			return 0;
 		peer_of(sk, family, &sa6);
 		nfam = family;
-		if (!sa6.sin6_port)
-			return 0;	/* not connected: nothing is sent */
+		/* Not connected: nothing is sent. A datagram socket says so
+		 * by its state, not its port: a ping socket's connect leaves
+		 * the port 0 (ping ignores it). */
+		if (type == SOCK_STREAM_ ? !sa6.sin6_port :
+		    BPF_CORE_READ(sk, __sk_common.skc_state) != TCP_ESTABLISHED_)
+			return 0;
 	}
 	return net_verdict(sb, cgid, EV_KIND_SENDMSG, nfam == AF_INET6,
 			   nfam == AF_INET6 ? (const __u8 *)&sa6.sin6_addr :
@@ -681,17 +686,30 @@ deny:
 /*
  * The socket ioctls that change the host's network (include/uapi/linux/
  * sockios.h, if_tun-era tunnels at SIOCDEVPRIVATE): routes, interface
- * addresses, flags, names, ARP entries, bridges, bonds, tunnels. They ask
- * CAP_NET_ADMIN, and are what the netlink write filter refuses, by the
- * older door: with NET_ADMIN in a policy's capabilities, a tunnel and a
- * route into it would carry an allowed connect to any host. The reads
- * (SIOCGIF*) stay allowed.
+ * addresses, flags, names, ARP entries, bridges, bonds, tunnels, NIC
+ * settings, wireless. They ask CAP_NET_ADMIN, and are what the netlink
+ * write filter refuses, by the older door: with NET_ADMIN in a policy's
+ * capabilities, a tunnel and a route into it would carry an allowed
+ * connect to any host. The plain reads (SIOCGIFFLAGS, SIOCGIFADDR,
+ * SIOCGIFCONF...) stay allowed; the "reads" that also write
+ * (SIOCGIFBR, SIOCGIFVLAN, SIOCETHTOOL, the private ranges) do not.
  */
 static __always_inline bool sockios_set(unsigned int cmd)
 {
+	/* Wireless extensions: the even numbers set (SIOCSIW*). */
+	if (cmd >= 0x8b00 && cmd <= 0x8bff)
+		return !(cmd & 1);
 	if (cmd < 0x8900 || cmd > 0x89ff)
 		return false;
+	/* Device- and protocol-private: tunnels (SIOCADDTUNNEL...), the
+	 * bridge's old BRCTL_ADD_IF, bonding's old enslave; their reads
+	 * (SIOCGETTUNNEL) go with them. */
+	if (cmd >= 0x89e0)
+		return true;
 	switch (cmd) {
+	case 0x8940:				/* SIOCGIFBR: adds bridges too */
+	case 0x8946: case 0x894a:		/* SIOCETHTOOL, SIOCWANDEV */
+	case 0x8982:				/* SIOCGIFVLAN: adds VLANs too */
 	case 0x890b: case 0x890c: case 0x890d:	/* SIOCADDRT, DELRT, RTMSG */
 	case 0x8914: case 0x8916: case 0x8918:	/* SIOCSIFFLAGS, ADDR, DSTADDR */
 	case 0x891a: case 0x891c: case 0x891e:	/* BRDADDR, NETMASK, METRIC */

@@ -23,6 +23,9 @@
  *                                            failed with which errno
  *     sendto icmp ADDR PORT                  an echo request from an ICMP
  *                                            echo ("ping") socket
+ *     sendto icmp-connected ADDR PORT        the same socket connected to
+ *                                            ADDR first (before joining,
+ *                                            with --join-late), then send()
  *     sendto tcp ADDR PORT                   one byte with MSG_FASTOPEN:
  *                                            the connect within the send
  *     sendto packet lo 0                     an AF_PACKET datagram out of
@@ -720,7 +723,7 @@ static int sendto_op(int argc, char **argv, const struct sockaddr_storage *ss,
 {
 	/* An echo request: type 8 (128 for ICMPv6), the kernel sets the
 	 * identifier and the checksum. */
-	unsigned char echo[8] = { ss->ss_family == AF_INET6 ? 128 : 8, 0, 0, 0,
+	unsigned char echo[8] = { ss && ss->ss_family == AF_INET6 ? 128 : 8, 0, 0, 0,
 				  0, 0, 0, 1 };
 	const void *buf = "x";
 	size_t blen = 1;
@@ -732,6 +735,12 @@ static int sendto_op(int argc, char **argv, const struct sockaddr_storage *ss,
 	fd = socket(ss->ss_family, type, proto);
 	if (fd < 0 || n < 1)
 		return probe_setup_fail("socket");
+	if (!strcmp(argv[1], "icmp-connected")) {
+		if (connect(fd, (const struct sockaddr *)ss, len))
+			return probe_setup_fail("connect");
+		ss = NULL;
+		len = 0;
+	}
 	if (join_late(o))
 		return probe_setup_fail("joining the cgroup");
 	if (proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6) {
@@ -741,7 +750,8 @@ static int sendto_op(int argc, char **argv, const struct sockaddr_storage *ss,
 	if (type == SOCK_STREAM)
 		flags = MSG_FASTOPEN;
 	for (k = 0; k < n; k++) {
-		rc = sendto(fd, buf, blen, flags, (const struct sockaddr *)ss, len) < 0 ? -1 : 0;
+		rc = sendto(fd, buf, blen, flags, (const struct sockaddr *)ss,
+			    ss ? len : 0) < 0 ? -1 : 0;
 		if (rc) {
 			failed++;
 			last_errno = errno;
@@ -866,8 +876,8 @@ static int run(int argc, char **argv, const struct opts *o)
 	if (argc < 4 || parse_addr(argv[2], argv[3], &ss, &len))
 		return USAGE;
 	type = !strcmp(argv[1], "tcp") ? SOCK_STREAM :
-	       !strcmp(argv[1], "udp") || !strcmp(argv[1], "icmp") ? SOCK_DGRAM : -1;
-	proto = strcmp(argv[1], "icmp") ? 0 :
+	       !strcmp(argv[1], "udp") || !strncmp(argv[1], "icmp", 4) ? SOCK_DGRAM : -1;
+	proto = strncmp(argv[1], "icmp", 4) ? 0 :
 		ss.ss_family == AF_INET6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP;
 	if (type < 0)
 		return USAGE;

@@ -137,11 +137,17 @@ kase() {
 
 SR='"kind":"sendmsg","policy":"srcroute-enforce"'
 kase udp-plain "$cg" OK 0 0
-kase udp-lsrr "$cg" EPERM 1 1 '"event":"deny"' "$SR" '"reason":"source_route"' '"daddr":"127.0.0.3"' '"dport":5353' '"pid":0,'
-kase udp-ssrr "$cg" EPERM 1 1 '"event":"deny"' '"reason":"source_route"' '"daddr":"127.0.0.3"'
 kase udp-retopts "$cg" EPERM 1 1 '"event":"deny"' '"reason":"source_route"' '"daddr":"127.0.0.3"'
-kase udp6-srh "$cg" EPERM 1 1 '"event":"deny"' '"reason":"source_route"' '"daddr":"::1"'
-kase tcp-lsrr "$cg" TIMEOUT 1 4 '"event":"deny"' '"reason":"source_route"' '"daddr":"127.0.0.3"'
-kase udp-lsrr "$cga" OK 1 1 '"event":"audit"' '"policy":"srcroute-audit"' '"reason":"source_route"'
+# With BPF-LSM the options themselves are refused at setsockopt (one
+# sockopt record: tests/vm/netctl.sh), and no such packet is made.
+if grep -q '"event":"agent_ready".*"degraded":\[\]' "$log"; then
+	echo "skip the setsockopt cases: BPF-LSM refuses the option first (tests/vm/netctl.sh)"
+else
+	kase udp-lsrr "$cg" EPERM 1 1 '"event":"deny"' "$SR" '"reason":"source_route"' '"daddr":"127.0.0.3"' '"dport":5353' '"pid":0,'
+	kase udp-ssrr "$cg" EPERM 1 1 '"event":"deny"' '"reason":"source_route"' '"daddr":"127.0.0.3"'
+	kase udp6-srh "$cg" EPERM 1 1 '"event":"deny"' '"reason":"source_route"' '"daddr":"::1"'
+	kase tcp-lsrr "$cg" TIMEOUT 1 4 '"event":"deny"' '"reason":"source_route"' '"daddr":"127.0.0.3"'
+	kase udp-lsrr "$cga" OK 1 1 '"event":"audit"' '"policy":"srcroute-audit"' '"reason":"source_route"'
+fi
 
 summary

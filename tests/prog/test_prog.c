@@ -40,6 +40,7 @@
 #include <unistd.h>
 #include <linux/if_ether.h>
 #include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/udp.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -531,6 +532,57 @@ out:
 	DONE();
 }
 
+/* IPv6 + a destination options header + a routing header + UDP: the
+ * routing header is found past the first extension header. */
+struct __attribute__((packed)) rt6_pkt {
+	struct ethhdr eth;
+	struct ipv6hdr ip6;
+	__u8 dst[8];		/* next 43, length 0, PadN */
+	__u8 rt[24];		/* next 17, length 2, type 4, one segment */
+	struct udphdr udp;
+	char payload[8];
+};
+
+static void test_egress_ipv6_routing(void **state)
+{
+	__u64 id = cgroup_id(cg_kid);
+	struct rt6_pkt pkt;
+	__u32 retval = 9;
+
+	(void)state;
+	if (no_run && SKIP("%s", no_run))
+		goto out;
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.eth.h_proto = htons(ETH_P_IPV6);
+	pkt.ip6.version = 6;
+	pkt.ip6.payload_len = htons(sizeof(pkt) - sizeof(pkt.eth) - sizeof(pkt.ip6));
+	pkt.ip6.nexthdr = 60;
+	pkt.ip6.hop_limit = 64;
+	pkt.ip6.saddr.s6_addr[15] = 1;
+	pkt.ip6.daddr.s6_addr[15] = 1;
+	pkt.dst[0] = 43;
+	pkt.dst[2] = 1;		/* PadN, 4 bytes of padding */
+	pkt.dst[3] = 4;
+	pkt.rt[0] = IPPROTO_UDP;
+	pkt.rt[1] = 2;
+	pkt.rt[2] = 4;
+	pkt.rt[23] = 1;
+	pkt.udp.source = htons(40000);
+	pkt.udp.dest = htons(9);
+	pkt.udp.len = htons(sizeof(pkt.udp) + sizeof(pkt.payload));
+	clear_maps();
+	if (!add_sandbox(id))
+		goto out;
+	if (run_egress_pkt(cg_kid, &pkt, sizeof(pkt), &retval))
+		EXPECT_EQ(retval, 0);
+	/* The same with the destination options pointing at UDP: sent. */
+	pkt.dst[0] = IPPROTO_UDP;
+	if (run_egress_pkt(cg_kid, &pkt, sizeof(pkt), &retval))
+		EXPECT_EQ(retval, 1);
+out:
+	DONE();
+}
+
 /* ---- the socket programs: test_run where the kernel has it -------------- */
 
 struct sock_case {
@@ -601,6 +653,7 @@ int main(void)
 		cmocka_unit_test(test_egress_outside),
 		cmocka_unit_test(test_egress_no_counters),
 		cmocka_unit_test(test_egress_source_route),
+		cmocka_unit_test(test_egress_ipv6_routing),
 #define SOCK(n, name) { name, test_sock_prog, NULL, NULL, (void *)&sock_cases[n] }
 		SOCK(0, "sock_addr_connect4"),
 		SOCK(1, "sock_addr_connect6"),

@@ -119,6 +119,8 @@ all_cases() {
 	# joining, an AF_PACKET socket made before joining.
 	kase ping-sendto EPERM '"kind":"sendmsg" "daddr":"127.0.0.9" "proto":"icmp" "reason":"not_allowed"' '' \
 		sendto icmp 127.0.0.9 0
+	kase ping-connected-before EPERM '"kind":"sendmsg" "daddr":"127.0.0.9" "proto":"icmp" "reason":"not_allowed"' '' \
+		--join-late sendto icmp-connected 127.0.0.9 0
 	kase tfo-made-before EPERM/ANY '"kind":"sendmsg" "daddr":"127.0.0.9" "dport":9, "proto":"tcp" "reason":"not_allowed"' '' \
 		--join-late sendto tcp 127.0.0.9 9
 	kase packet-made-before EPERM '"kind":"sendmsg" "reason":"packet_socket"' '' \

@@ -23,8 +23,9 @@
 #                 copy-up: its data, attributes, times, xattrs): OK, no
 #                 record, and the upper layer has it
 #   chmod-copyup  chmod of another (a metadata copy-up): OK, no record
-#   xattr-copyup  a write open of a lower file with a user.* xattr, which
-#                 the copy-up sets on the upper file: OK, no record
+#   xattr-copyup  a write open of a lower file with a trusted.* xattr
+#                 (6.1's tmpfs has no user.*), which the copy-up sets on
+#                 the upper file: OK, no record
 #   exec          a lower copy of fileprobe in the read scope: runs
 #   exec-denied   one outside it: EPERM, one record
 #   readdir       `ls` of an allowed lower directory lists its files
