@@ -1425,9 +1425,11 @@ int BPF_PROG(stk_inode_setattr_61, struct dentry *dentry, struct iattr *attr)
 }
 
 /* xattr hooks get no mount: the walk stops at the filesystem's root
- * (include/file.h states the limit). A copy-up's xattrs are the kernel's
- * (kernel_own_dentry()). */
-#define XATTR_HOOK(fn, hook, op)					\
+ * (include/file.h states the limit). A copy-up's xattrs and ACLs are the
+ * kernel's (kernel_own_dentry()): the set hooks alone look (copy_up), as
+ * a copy-up sets and never removes, and each look is a mount search
+ * every agent start verifies again. */
+#define XATTR_HOOK(fn, hook, op, copy_up)				\
 SEC("lsm/" #hook)							\
 int BPF_PROG(fn, void *idmap, struct dentry *dentry)			\
 {									\
@@ -1442,15 +1444,15 @@ int BPF_PROG(fn, void *idmap, struct dentry *dentry)			\
 	s = scratch();							\
 	if (!s)								\
 		return -EPERM;						\
-	if (kernel_own_dentry(dentry, s))				\
+	if (copy_up && kernel_own_dentry(dentry, s))			\
 		return 0;						\
 	return walked(sb, conf, cgid, s, NULL, dentry, op, WANT_WRITE);	\
 }
 
-XATTR_HOOK(stk_inode_setxattr, inode_setxattr, EV_OP_SETXATTR)
-XATTR_HOOK(stk_inode_removexattr, inode_removexattr, EV_OP_REMOVEXATTR)
+XATTR_HOOK(stk_inode_setxattr, inode_setxattr, EV_OP_SETXATTR, true)
+XATTR_HOOK(stk_inode_removexattr, inode_removexattr, EV_OP_REMOVEXATTR, false)
 /* 6.2 on: system.posix_acl_* go through vfs_set_acl()/vfs_remove_acl()
  * and these hooks instead of the xattr ones; an ACL change is a write.
  * On 6.1 the xattr hooks above see them (op setxattr/removexattr). */
-XATTR_HOOK(stk_inode_set_acl, inode_set_acl, EV_OP_SET_ACL)
-XATTR_HOOK(stk_inode_rm_acl, inode_remove_acl, EV_OP_REMOVE_ACL)
+XATTR_HOOK(stk_inode_set_acl, inode_set_acl, EV_OP_SET_ACL, true)
+XATTR_HOOK(stk_inode_rm_acl, inode_remove_acl, EV_OP_REMOVE_ACL, false)
