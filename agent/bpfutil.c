@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "bpfutil.h"
 
@@ -144,4 +146,70 @@ void retire_keys(int fd, size_t size, size_t id_off, const bool *retired,
 	struct retired_ids r = { .retired = retired, .id_off = id_off, .n_ids = n_ids };
 
 	delete_keys(fd, size, id_retired, &r);
+}
+
+/* ---- verifier statistics ---- */
+
+/* BPF_LOG_STATS: the verifier's summary lines only, a few hundred bytes. */
+#define VSTATS_LEVEL	4
+#define VSTATS_BUF	2048
+
+static char *vstats_bufs;	/* one VSTATS_BUF slice per program */
+
+int verifier_stats_prepare(struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+	size_t n = 0, i = 0;
+
+	if (!getenv("STOCKADE_VERIFIER_STATS") || vstats_bufs)
+		return 0;
+	bpf_object__for_each_program(prog, obj)
+		n++;
+	vstats_bufs = calloc(n ? n : 1, VSTATS_BUF);
+	if (!vstats_bufs)
+		return -ENOMEM;
+	bpf_object__for_each_program(prog, obj) {
+		bpf_program__set_log_buf(prog, vstats_bufs + i++ * VSTATS_BUF,
+					 VSTATS_BUF);
+		bpf_program__set_log_level(prog, VSTATS_LEVEL);
+	}
+	return 0;
+}
+
+/* The number after key in log, or -1. */
+static long vstats_field(const char *log, const char *key)
+{
+	const char *p = strstr(log, key);
+
+	return p ? strtol(p + strlen(key), NULL, 10) : -1;
+}
+
+void verifier_stats_report(struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+	long insns, states, usec, t_insns = 0, t_usec = 0;
+	size_t i = 0;
+	const char *log;
+
+	if (!vstats_bufs)
+		return;
+	bpf_object__for_each_program(prog, obj) {
+		log = vstats_bufs + i++ * VSTATS_BUF;
+		if (!bpf_program__autoload(prog) || !log[0])
+			continue;
+		insns = vstats_field(log, "processed ");
+		states = vstats_field(log, "total_states ");
+		usec = vstats_field(log, "verification time ");
+		fprintf(stderr, "verifier: %-32s %8ld insns %6ld states %8ld us\n",
+			bpf_program__name(prog), insns, states, usec);
+		t_insns += insns > 0 ? insns : 0;
+		t_usec += usec > 0 ? usec : 0;
+	}
+	fprintf(stderr, "verifier: total %ld insns, %ld us\n", t_insns, t_usec);
+	/* The buffers must outlive the load, not the object: libbpf keeps
+	 * the pointers, which a later load of the same object would reuse. */
+	bpf_object__for_each_program(prog, obj)
+		bpf_program__set_log_buf(prog, NULL, 0);
+	free(vstats_bufs);
+	vstats_bufs = NULL;
 }

@@ -70,4 +70,19 @@ size_t sweep_keys(int fd, struct key_set *ks, size_t size);
 void retire_keys(int fd, size_t size, size_t id_off, const bool *retired,
 		 uint32_t n_ids);
 
+/*
+ * Verifier statistics (README, "Diagnostics"): with STOCKADE_VERIFIER_STATS
+ * set in the environment, verifier_stats_prepare() gives each program of
+ * obj to be loaded a log buffer at BPF_LOG_STATS level, and, after the
+ * load (whether it worked or not), verifier_stats_report() prints one
+ * line per program the verifier saw on stderr (instructions processed,
+ * states, verification time) and the totals, then frees the buffers. Why: an agent's start is mostly the
+ * verifier's work, which grows with every hook, and which program does
+ * it is otherwise unknown. No-ops without the variable. prepare returns
+ * 0 or -ENOMEM (nothing set).
+ */
+struct bpf_object;
+int verifier_stats_prepare(struct bpf_object *obj);
+void verifier_stats_report(struct bpf_object *obj);
+
 #endif /* STOCKADE_BPFUTIL_H */

@@ -284,8 +284,11 @@ static int open_skel(struct agent *a, bool with_lsm)
 	} else {
 		int64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
 
-		err = stockade__load(a->skel);
+		err = verifier_stats_prepare(a->skel->obj);
+		if (!err)
+			err = stockade__load(a->skel);
 		a->bpf_load_ns += clock_now_ns(CLOCK_MONOTONIC) - t0;
+		verifier_stats_report(a->skel->obj);
 	}
 	if (err) {
 		stockade__destroy(a->skel);

@@ -14,6 +14,7 @@
 #define FMODE_EXEC		0x20
 #define O_TRUNC			01000
 #define CGROUP2_SUPER_MAGIC	0x63677270
+#define OVERLAYFS_SUPER_MAGIC	0x794c7630
 #define S_IFMT			00170000
 #define S_IFBLK			0060000
 #define S_IFCHR			0020000
@@ -110,6 +111,54 @@ static __always_inline bool kernel_own_open(struct file *file)
 	/* container_of(): a probe read. */
 	mnt = (void *)file->f_path.mnt - bpf_core_field_offset(struct mount, mnt);
 	return (void *)BPF_CORE_READ(mnt, mnt_ns) == MNT_NS_INTERNAL;
+}
+
+/*
+ * The path a task's mapping of a file was made through. On 6.8 and
+ * later, a mapping of an overlay file holds overlayfs's backing file
+ * (backing_file_mmap() sets vma->vm_file to the layer's file), whose
+ * f_path is the layer's, on a private mount in no namespace, which would
+ * be refused as a detached mount; the path the task opened is the
+ * backing file's user_path. Only file_mprotect meets it: mmap_file is
+ * called with the overlay file itself, and an exec opens that. 6.1's
+ * real file carries the overlay's path (kernel_own_open()), as do 6.6
+ * and 6.7's backing files (their field is real_path, not user_path).
+ * The user path is taken only for a file on a private mount
+ * (clone_private_mount(): a stacking file system's layers; kern_mount()'s
+ * are MNT_INTERNAL) and only when it names a dentry of an overlay mount:
+ * anything else keeps the file's own path, and is refused as before
+ * (fail closed). FUSE passthrough's backing files, on the server's
+ * mounts, are left to that refusal.
+ */
+struct backing_file___stk {
+	struct path user_path;
+} __attribute__((preserve_access_index));
+
+static __always_inline void mapped_path(struct file *file,
+					struct vfsmount **mnt,
+					struct dentry **d)
+{
+	struct backing_file___stk *bf = (void *)file;
+	struct mount *m;
+	struct vfsmount *um;
+	struct dentry *ud;
+
+	*mnt = BPF_CORE_READ(file, f_path.mnt);
+	*d = BPF_CORE_READ(file, f_path.dentry);
+	if (!bpf_core_field_exists(struct backing_file___stk, user_path))
+		return;
+	/* container_of(): a probe read. */
+	m = (void *)*mnt - bpf_core_field_offset(struct mount, mnt);
+	if ((void *)BPF_CORE_READ(m, mnt_ns) != MNT_NS_INTERNAL ||
+	    is_internal(*mnt))
+		return;
+	um = BPF_CORE_READ(bf, user_path.mnt);
+	ud = BPF_CORE_READ(bf, user_path.dentry);
+	if (!um || !ud || BPF_CORE_READ(um, mnt_sb) != BPF_CORE_READ(ud, d_sb) ||
+	    BPF_CORE_READ(ud, d_sb, s_magic) != OVERLAYFS_SUPER_MAGIC)
+		return;
+	*mnt = um;
+	*d = ud;
 }
 
 /* Judge a walked path; 0 to allow, else the verdict from lsm_deny(). */
@@ -218,13 +267,16 @@ static __always_inline __u8 exec_unvetted(struct file *file)
 /*
  * by_walk: file_mprotect may not call bpf_d_path() (it is no sleepable
  * hook: mmap_lock is held), so the path is walked there (walk(); a
- * memfd's path then reads "/"); elsewhere bpf_d_path() gives it.
+ * memfd's path then reads "/"), the one mapped_path() gives; elsewhere
+ * bpf_d_path() gives the file's.
  */
 static __always_inline int judge_exec(struct sandbox *sb,
 				      struct policy_conf *conf, __u64 cgid,
 				      struct file *file, __u8 op, bool by_walk)
 {
 	struct lsm_scratch *s = scratch();
+	struct vfsmount *mnt;
+	struct dentry *d;
 	char *path;
 	long len, off = 0;
 	__u8 reason;
@@ -232,10 +284,11 @@ static __always_inline int judge_exec(struct sandbox *sb,
 	if (!s)
 		return -EPERM;	/* cannot happen; fail closed */
 	if (by_walk) {
-		off = walk(s->buf[0], BPF_CORE_READ(file, f_path.mnt),
-			   BPF_CORE_READ(file, f_path.dentry));
+		mapped_path(file, &mnt, &d);
+		off = walk(s->buf[0], mnt, d);
 		len = off < 0 ? off : FILE_BUF_SIZE - 1 - off;
 	} else {
+		mnt = BPF_CORE_READ(file, f_path.mnt);
 		len = dpath((struct path *)&file->f_path, s->buf[0]);
 	}
 	path = &s->buf[0][off & MASK];
@@ -246,7 +299,7 @@ static __always_inline int judge_exec(struct sandbox *sb,
 	if (len < 0)
 		return lsm_deny(sb, conf, cgid, EV_KIND_FILE, op,
 				EV_REASON_PATH_TOO_LONG, NULL, NULL, 0, 0);
-	if (is_foreign_mount(BPF_CORE_READ(file, f_path.mnt)))
+	if (is_foreign_mount(mnt))
 		return lsm_deny(sb, conf, cgid, EV_KIND_FILE, op,
 				EV_REASON_DETACHED_MOUNT, path, NULL, 0, 0);
 	/* by_walk: the path ends buf[0], and is copied into the key. */
@@ -280,7 +333,6 @@ static __always_inline bool file_exec_open(struct file *file)
 #define BTRFS_SUPER_MAGIC	0x9123683E
 #define TMPFS_MAGIC		0x01021994
 #define RAMFS_MAGIC		0x858458f6
-#define OVERLAYFS_SUPER_MAGIC	0x794c7630
 
 /* The kernel's seqlocks over dcache moves and mount trees: typeless
  * ksyms, resolved from /proc/kallsyms; 0 where it does not list them. */

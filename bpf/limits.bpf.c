@@ -77,45 +77,46 @@ struct src_route {
  * loose or strict source route? Such a packet goes first to the hop the
  * option names, whatever address connect() or sendto() was judged by
  * (IP_OPTIONS, or an IP_RETOPTS control message on each send: neither
- * reaches a cgroup program).
+ * reaches a cgroup program). Each option's type and length are read from
+ * the packet at its offset, not out of a copy on the stack: an index into
+ * the stack is a value the verifier tracks exactly, so no two of the
+ * walk's paths were alike and none was pruned (141,000 instructions
+ * verified on 6.1, 196,000 on 6.12: a fifth of all an agent's start
+ * verifies, for every agent started), where an offset given to a helper
+ * is not, and the walk costs about 15,000.
  */
 static __always_inline bool ip4_source_routed(struct __sk_buff *skb, __u32 ihl,
 					      struct src_route *r)
 {
-	__u8 h[20], opt[64] = {};
-	__u32 optlen = ihl * 4 - 20, i = 0, k;
-	__u8 t, l;
+	__u32 end = ihl * 4, i = 20, k;
+	__u8 h[20], tl[2];
 
-	if (optlen < 4 || optlen > 40 ||
-	    bpf_skb_load_bytes(skb, 0, h, sizeof(h)) ||
-	    bpf_skb_load_bytes(skb, 20, opt, optlen))
-		return false;
-	for (k = 0; k < 40; k++) {
-		if (i >= optlen || i >= 40)
+	for (k = 0; k < 40 && i < end; k++) {
+		/* A 2-byte read fails only at a header's last byte with
+		 * nothing after it: a one-byte option, no source route. */
+		if (bpf_skb_load_bytes(skb, i, tl, 2) || tl[0] == 0)
+			return false;
+		if (tl[0] == IPOPT_LSRR || tl[0] == IPOPT_SSRR)
 			break;
-		t = opt[i & 63];
-		if (t == 0)		/* end of the list */
-			break;
-		if (t == 1) {		/* no-op */
-			i++;
-			continue;
-		}
-		if (t == IPOPT_LSRR || t == IPOPT_SSRR) {
-			__builtin_memcpy(r->daddr, &h[16], 4);
-			r->proto = h[9];
-			/* Fragment offset 0: the first, or no fragment. */
-			r->first = !((h[6] & 0x1f) | h[7]);
-			if (r->first && (r->proto == 6 || r->proto == 17) &&
-			    !bpf_skb_load_bytes(skb, ihl * 4 + 2, &r->dport, 2))
-				r->dport = bpf_ntohs(r->dport);
-			return true;
-		}
-		l = opt[(i + 1) & 63];
-		if (l < 2)		/* malformed: the kernel sends none */
-			break;
-		i += l;
+		if (tl[0] == 1)
+			tl[1] = 1;
+		else if (tl[1] < 2)	/* malformed: the kernel sends none */
+			return false;
+		i += tl[1];
 	}
-	return false;
+	/* Here at a source route or past the list: 40 options of a byte
+	 * or more fill the 40 bytes, so the bound never cuts the walk
+	 * short (were it to, the packet would be dropped: fail closed). */
+	if (i >= end || bpf_skb_load_bytes(skb, 0, h, sizeof(h)))
+		return false;
+	__builtin_memcpy(r->daddr, &h[16], 4);
+	r->proto = h[9];
+	/* Fragment offset 0: the first, or no fragment. */
+	r->first = !((h[6] & 0x1f) | h[7]);
+	if (r->first && (r->proto == 6 || r->proto == 17) &&
+	    !bpf_skb_load_bytes(skb, end + 2, &r->dport, 2))
+		r->dport = bpf_ntohs(r->dport);
+	return true;
 }
 
 /* An IPv6 packet: a routing header among its first extension headers

@@ -265,14 +265,56 @@ int BPF_PROG(stk_unix_may_send, struct socket *sock, struct socket *other)
 }
 
 /*
+ * A refused socket's verdict and its one record, in the network record
+ * layout (include/events.h): family 4 or 6, 17 for AF_PACKET, else 255
+ * with the family's number in dport; the socket's type and protocol. For
+ * socket_create and for a socket made outside the sandbox used inside.
+ */
+static __always_inline int socket_refuse(struct sandbox *sb,
+					 struct policy_conf *conf, __u64 cgid,
+					 __u8 kind, __u8 reason, __u8 family,
+					 __u16 dport, int type, int proto)
+{
+	bool audit = conf->mode == SANDBOX_AUDIT;
+	struct event *e;
+
+	limits_count(sb, kind, true, audit);
+	e = event_reserve();
+	if (e) {
+		event_fill_task(e, cgid, sb->policy_id, ev_type(sb, audit));
+		e->kind = kind;
+		e->reason = reason;
+		e->family = family;
+		e->dport = dport;
+		e->sock_type = type;
+		e->proto = proto;
+		bpf_ringbuf_submit(e, 0);
+	}
+	return audit ? 0 : -EPERM;
+}
+
+/* A family's refusal: AF_PACKET's own reason and family number, every
+ * other family as 255 with its number in dport. */
+static __always_inline int family_refuse(struct sandbox *sb,
+					 struct policy_conf *conf, __u64 cgid,
+					 __u8 kind, __u16 family, int type,
+					 int proto)
+{
+	bool packet = family == AF_PACKET;
+
+	return socket_refuse(sb, conf, cgid, kind,
+			     packet ? EV_REASON_PACKET_SOCKET :
+				      EV_REASON_OTHER_PROTOCOL,
+			     packet ? AF_PACKET : 255, family, type, proto);
+}
+
+/*
  * AF_PACKET sockets never reach cgroup/sock_create, and what they send
  * bypasses the cgroup egress hooks, so only an LSM hook can refuse them.
  */
 SEC("lsm/socket_create")
 int BPF_PROG(stk_socket_create, int family, int type, int protocol, int kern)
 {
-	__u8 reason;
-
 	/* unix, inet (judged by the network rules) and netlink (local to
 	 * the kernel) are the families a sandbox may use. AF_PACKET never
 	 * reaches cgroup/sock_create and bypasses the egress hooks; the
@@ -280,33 +322,12 @@ int BPF_PROG(stk_socket_create, int family, int type, int protocol, int kern)
 	if (kern || family == AF_UNIX || family == AF_INET ||
 	    family == AF_INET6 || family == AF_NETLINK)
 		return 0;
-	reason = family == AF_PACKET ? EV_REASON_PACKET_SOCKET :
-				       EV_REASON_OTHER_PROTOCOL;
 	{
 		CURRENT_OR_ALLOW();
 		if (family == AF_PACKET && (conf->flags & SANDBOX_RAW_SOCKETS))
 			return 0;
-		/* Reported through the network record layout. */
-		bool audit = conf->mode == SANDBOX_AUDIT;
-		struct event *e;
-
-		limits_count(sb, EV_KIND_SOCKET, true, audit);
-		e = event_reserve();
-
-		if (e) {
-			event_fill_task(e, cgid, sb->policy_id,
-					ev_type(sb, audit));
-			e->kind = EV_KIND_SOCKET;
-			e->reason = reason;
-			/* 17 is AF_PACKET; any other family is 255, its number
-			 * in dport (see include/events.h). */
-			e->family = family == AF_PACKET ? AF_PACKET : 255;
-			e->dport = family;
-			e->proto = protocol;
-			e->sock_type = type;
-			bpf_ringbuf_submit(e, 0);
-		}
-		return audit ? 0 : -EPERM;
+		return family_refuse(sb, conf, cgid, EV_KIND_SOCKET, family,
+				     type, protocol);
 	}
 }
 
@@ -341,29 +362,16 @@ static __always_inline int raw_outside(struct sandbox *sb, __u64 cgid,
 				       struct socket *sock)
 {
 	struct policy_conf *conf;
-	struct event *e;
 	__u32 id = sb->policy_id;
-	bool audit;
 
 	conf = bpf_map_lookup_elem(&policies, &id);
 	if (!conf)
 		return -EPERM;
 	if (conf->flags & SANDBOX_RAW_SOCKETS)
 		return 0;
-	audit = conf->mode == SANDBOX_AUDIT;
-	limits_count(sb, EV_KIND_SOCKET, true, audit);
-	e = event_reserve();
-	if (e) {
-		event_fill_task(e, cgid, id, ev_type(sb, audit));
-		e->kind = EV_KIND_SOCKET;
-		e->reason = EV_REASON_RAW_SOCKET;
-		e->family = BPF_CORE_READ(sock, sk, __sk_common.skc_family) ==
-			    AF_INET6 ? 6 : 4;
-		e->sock_type = SOCK_RAW_;
-		e->proto = 255;
-		bpf_ringbuf_submit(e, 0);
-	}
-	return audit ? 0 : -EPERM;
+	return socket_refuse(sb, conf, cgid, EV_KIND_SOCKET, EV_REASON_RAW_SOCKET,
+			     BPF_CORE_READ(sock, sk, __sk_common.skc_family) ==
+			     AF_INET6 ? 6 : 4, 0, SOCK_RAW_, 255);
 }
 
 /*
@@ -379,9 +387,7 @@ static __always_inline int family_outside(struct sandbox *sb, __u64 cgid,
 					  __u8 kind)
 {
 	struct policy_conf *conf;
-	struct event *e;
 	__u32 id = sb->policy_id;
-	bool audit;
 
 	if (family == AF_UNIX || family == AF_NETLINK ||
 	    !sock_outside_sandbox(sk, sb))
@@ -391,23 +397,9 @@ static __always_inline int family_outside(struct sandbox *sb, __u64 cgid,
 		return -EPERM;
 	if (family == AF_PACKET && (conf->flags & SANDBOX_RAW_SOCKETS))
 		return 0;
-	audit = conf->mode == SANDBOX_AUDIT;
-	limits_count(sb, kind, true, audit);
-	e = event_reserve();
-	if (e) {
-		event_fill_task(e, cgid, id, ev_type(sb, audit));
-		e->kind = kind;
-		e->reason = family == AF_PACKET ? EV_REASON_PACKET_SOCKET :
-						  EV_REASON_OTHER_PROTOCOL;
-		/* As socket_create's: 17 AF_PACKET, else 255 and the
-		 * family's number in dport. */
-		e->family = family == AF_PACKET ? AF_PACKET : 255;
-		e->dport = family;
-		e->sock_type = BPF_CORE_READ(sk, sk_type);
-		e->proto = BPF_CORE_READ(sk, sk_protocol);
-		bpf_ringbuf_submit(e, 0);
-	}
-	return audit ? 0 : -EPERM;
+	return family_refuse(sb, conf, cgid, kind, family,
+			     BPF_CORE_READ(sk, sk_type),
+			     BPF_CORE_READ(sk, sk_protocol));
 }
 
 /* The connected peer of sk into sa6 (port 0 when not connected). */

@@ -532,6 +532,97 @@ out:
 	DONE();
 }
 
+/* The UDP packet with the most IPv4 options, 40 bytes (ihl 15). */
+struct __attribute__((packed)) opt40_pkt {
+	struct ethhdr eth;
+	struct iphdr ip;
+	__u8 opt[40];
+	struct udphdr udp;
+	char payload[22];
+};
+
+/* opt40_pkt with ENDS of its options: 'n' a no-op, 'r' a record route
+ * (7) of length 11, 's' a loose source route of length 7, 'e' the end
+ * of the list; the rest of the 40 bytes no-ops too. */
+static void craft_opt40(struct opt40_pkt *p, const char *ends)
+{
+	struct udp_pkt u;
+	size_t i = 0;
+
+	craft(&u);
+	memset(p, 0, sizeof(*p));
+	p->eth = u.eth;
+	p->ip = u.ip;
+	p->ip.ihl = 15;
+	p->ip.tot_len = htons(sizeof(*p) - sizeof(p->eth));
+	memset(p->opt, 1, sizeof(p->opt));
+	for (; *ends && i < sizeof(p->opt); ends++) {
+		switch (*ends) {
+		case 'r':
+			p->opt[i] = 7;
+			p->opt[i + 1] = 11;
+			p->opt[i + 2] = 4;
+			i += 11;
+			break;
+		case 's':
+			p->opt[i] = 0x83;
+			p->opt[i + 1] = 7;
+			p->opt[i + 2] = 4;
+			p->opt[i + 3] = 127;
+			p->opt[i + 6] = 3;
+			i += 7;
+			break;
+		case 'e':
+			p->opt[i++] = 0;
+			break;
+		default:
+			i++;
+		}
+	}
+	p->udp = u.udp;
+	memcpy(p->payload, u.payload, sizeof(p->payload));
+}
+
+/* The option walk goes through the whole 40 bytes: a source route last,
+ * behind a record route and no-ops (33 no-ops, then one: its 34th
+ * option), is found; none behind the list's end is looked for; 40
+ * no-ops are no source route. */
+static void test_egress_source_route_last(void **state)
+{
+	static const struct {
+		const char *ends;
+		__u32 want;
+	} cases[] = {
+		{ "r" "nnnnnnnnnnnnnnnnnnnnnn" "s", 0 },
+		{ "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn" "s", 0 },
+		{ "r" "e" "nnnnnnnnnnnnnnnnnnnnn" "s", 1 },
+		{ "r" "r" "r" "nnnnnnn", 1 },
+		{ "", 1 },	/* 40 no-ops: 40 options walked */
+	};
+	__u64 id = cgroup_id(cg_kid);
+	struct opt40_pkt pkt;
+	__u32 retval = 9;
+	size_t i;
+
+	(void)state;
+	if (no_run && SKIP("%s", no_run))
+		goto out;
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		clear_maps();
+		if (!add_sandbox(id))
+			goto out;
+		craft_opt40(&pkt, cases[i].ends);
+		if (!run_egress_pkt(cg_kid, &pkt, sizeof(pkt), &retval))
+			goto out;
+		if (retval != cases[i].want)
+			print_error("case %zu (%s): retval %u, want %u\n", i,
+				    cases[i].ends, retval, cases[i].want);
+		EXPECT_EQ(retval, cases[i].want);
+	}
+out:
+	DONE();
+}
+
 /* IPv6 + a destination options header + a routing header + UDP: the
  * routing header is found past the first extension header. */
 struct __attribute__((packed)) rt6_pkt {
@@ -653,6 +744,7 @@ int main(void)
 		cmocka_unit_test(test_egress_outside),
 		cmocka_unit_test(test_egress_no_counters),
 		cmocka_unit_test(test_egress_source_route),
+		cmocka_unit_test(test_egress_source_route_last),
 		cmocka_unit_test(test_egress_ipv6_routing),
 #define SOCK(n, name) { name, test_sock_prog, NULL, NULL, (void *)&sock_cases[n] }
 		SOCK(0, "sock_addr_connect4"),

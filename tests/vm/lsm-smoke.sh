@@ -60,7 +60,9 @@ fi
 mkdir -p "$cg" || { t_fail lsm-smoke/agent-ready "cannot create $cg"; not_run "no cgroup"; exit 0; }
 
 # shellcheck disable=SC2086
-"$STOCKADE" agent --policy "$pol" --bpffs "$bpffs" --detach-on-exit \
+# STOCKADE_VERIFIER_STATS: each program's verifier work, on the console
+# (agent.err's verifier: lines, below).
+STOCKADE_VERIFIER_STATS=1 "$STOCKADE" agent --policy "$pol" --bpffs "$bpffs" --detach-on-exit \
 	${STOCKADE_AGENT_FLAGS:-} \
 	> "$work/agent.out" 2> "$work/agent.err" &
 agent=$!
@@ -92,6 +94,7 @@ case $ready in
 esac
 # Where an agent's start goes under TCG (how much of the suite's time
 # goes to agents starting): on the console, for the VM's budget.
+grep '^verifier: ' "$work/agent.err" | sed 's/^/lsm-smoke: /'
 echo "lsm-smoke: agent_ready after $(echo "$ready" | sed -n 's/.*"startup_ms": *\([0-9]*\).*/\1/p') ms, $(echo "$ready" | sed -n 's/.*"bpf_load_ms": *\([0-9]*\).*/\1/p') ms of them loading the BPF object, $(echo "$ready" | sed -n 's/.*"lsm_attach_ms": *\([0-9]*\).*/\1/p') ms linking its BPF-LSM programs"
 
 # Inside: the shell joins the sandbox, then exec keeps its pid for the probe.

@@ -29,9 +29,18 @@
 #   exec          a lower copy of fileprobe in the read scope: runs
 #   exec-denied   one outside it: EPERM, one record
 #   readdir       `ls` of an allowed lower directory lists its files
-# then in an audit-mode sandbox: read-denied and exec-denied run, with
-# exactly one audit record each. And the sandbox's own writes stay
-# judged: a write open and a setxattr outside the write scope, refused.
+#   mprotect      a read-only mapping of the allowed lower fileprobe made
+#                 executable (execprobe mprotect-exec): OK, no record. On
+#                 6.8 and later the mapping holds overlayfs's backing file,
+#                 on the layer's private mount: it was refused as a
+#                 detached mount (mapped_path() in bpf/file.bpf.c)
+#   mprotect-denied  the same of a lower file the sandbox may read and
+#                 write, so not execute: EPERM, one record naming its
+#                 overlay path
+# then in an audit-mode sandbox: read-denied, exec-denied and
+# mprotect-denied run, with exactly one audit record each. And the
+# sandbox's own writes stay judged: a write open and a setxattr outside
+# the write scope, refused.
 #
 # Env (tests/vm/suite.sh): STOCKADE, TOOLS, CGROUP_ROOT.
 
@@ -153,10 +162,24 @@ else
 	t_fail $T/enforce/readdir "ls /ovm/in/d from the sandbox: '$out'"
 fi
 
+# mprotect_cases: a read-only mapping of a lower file made executable.
+mprotect_cases() {
+	probe_flags="$work/inns.sh $TOOLS/execprobe"
+	kase mprotect OK '' '' mprotect-exec /ovm/bin/fileprobe
+	kase mprotect-denied EPERM "\"op\":\"mprotect_exec\" \"path\":\"/ovm/in/f\" \"reason\":\"not_executable\"" '' \
+		mprotect-exec /ovm/in/f
+	judge_cases
+	probe_flags="$work/inns.sh $TOOLS/fileprobe"
+}
+phase_in "$sbx" deny ovl '"comm":"execprobe"'
+mprotect_cases
+
 phase=audit
 phase_in "$aud" audit ovl-audit "$FP"
 kase read-denied OK "\"op\":\"open_read\" \"path\":\"/ovm/secret/s\" $DEN" '' open-read /ovm/secret/s
 kase exec-denied OK "\"op\":\"exec\" \"path\":\"/ovm/sbin/fileprobe\" $DEN" '' exec /ovm/sbin/fileprobe
 judge_cases
+phase_in "$aud" audit ovl-audit '"comm":"execprobe"'
+mprotect_cases
 
 t_no_lost
