@@ -150,18 +150,22 @@ void retire_keys(int fd, size_t size, size_t id_off, const bool *retired,
 
 /* ---- verifier statistics ---- */
 
-/* BPF_LOG_STATS: the verifier's summary lines only, a few hundred bytes. */
+/* BPF_LOG_STATS: the verifier's summary lines, and the error of a program
+ * it rejects. A few hundred bytes; the room is generous because a log
+ * the buffer cannot hold fails the load (ENOSPC). */
 #define VSTATS_LEVEL	4
-#define VSTATS_BUF	2048
+#define VSTATS_BUF	65536
 
 static char *vstats_bufs;	/* one VSTATS_BUF slice per program */
+static bool vstats_done;	/* one load only: a retry logs as libbpf does */
 
 int verifier_stats_prepare(struct bpf_object *obj)
 {
+	const char *on = getenv("STOCKADE_VERIFIER_STATS");
 	struct bpf_program *prog;
 	size_t n = 0, i = 0;
 
-	if (!getenv("STOCKADE_VERIFIER_STATS") || vstats_bufs)
+	if (!on || !on[0] || !strcmp(on, "0") || vstats_done || vstats_bufs)
 		return 0;
 	bpf_object__for_each_program(prog, obj)
 		n++;
@@ -197,6 +201,13 @@ void verifier_stats_report(struct bpf_object *obj)
 		log = vstats_bufs + i++ * VSTATS_BUF;
 		if (!bpf_program__autoload(prog) || !log[0])
 			continue;
+		if (bpf_program__fd(prog) < 0) {
+			/* Rejected: its log says why (libbpf prints none
+			 * from a buffer of ours). */
+			fprintf(stderr, "verifier: %s rejected:\n%s\n",
+				bpf_program__name(prog), log);
+			continue;
+		}
 		insns = vstats_field(log, "processed ");
 		states = vstats_field(log, "total_states ");
 		usec = vstats_field(log, "verification time ");
@@ -206,10 +217,9 @@ void verifier_stats_report(struct bpf_object *obj)
 		t_usec += usec > 0 ? usec : 0;
 	}
 	fprintf(stderr, "verifier: total %ld insns, %ld us\n", t_insns, t_usec);
-	/* The buffers must outlive the load, not the object: libbpf keeps
-	 * the pointers, which a later load of the same object would reuse. */
-	bpf_object__for_each_program(prog, obj)
-		bpf_program__set_log_buf(prog, NULL, 0);
+	/* libbpf keeps the pointers, but reads them only while loading,
+	 * and an object is loaded once (a retry opens a new one). */
 	free(vstats_bufs);
 	vstats_bufs = NULL;
+	vstats_done = true;
 }

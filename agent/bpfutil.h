@@ -71,12 +71,14 @@ void retire_keys(int fd, size_t size, size_t id_off, const bool *retired,
 		 uint32_t n_ids);
 
 /*
- * Verifier statistics (README, "Diagnostics"): with STOCKADE_VERIFIER_STATS
- * set in the environment, verifier_stats_prepare() gives each program of
- * obj to be loaded a log buffer at BPF_LOG_STATS level, and, after the
- * load (whether it worked or not), verifier_stats_report() prints one
- * line per program the verifier saw on stderr (instructions processed,
- * states, verification time) and the totals, then frees the buffers. Why: an agent's start is mostly the
+ * Verifier statistics (README, "CLI"): with STOCKADE_VERIFIER_STATS set in
+ * the environment (not empty, not 0), verifier_stats_prepare() gives each
+ * program of obj a log buffer at BPF_LOG_STATS level, and, after the load
+ * (whether it worked or not), verifier_stats_report() prints one line per
+ * program the verifier saw on stderr (instructions processed, states,
+ * verification time), a rejected program's whole log, and the totals,
+ * then frees the buffers. The first load only: a retry (another open of
+ * the object) logs as libbpf does. Why: an agent's start is mostly the
  * verifier's work, which grows with every hook, and which program does
  * it is otherwise unknown. No-ops without the variable. prepare returns
  * 0 or -ENOMEM (nothing set).

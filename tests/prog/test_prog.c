@@ -542,8 +542,9 @@ struct __attribute__((packed)) opt40_pkt {
 };
 
 /* opt40_pkt with ENDS of its options: 'n' a no-op, 'r' a record route
- * (7) of length 11, 's' a loose source route of length 7, 'e' the end
- * of the list; the rest of the 40 bytes no-ops too. */
+ * (7) of length 11, 's' a loose source route of length 7, 'x' a loose
+ * source route's type alone, 'e' the end of the list; the rest of the
+ * 40 bytes no-ops too. */
 static void craft_opt40(struct opt40_pkt *p, const char *ends)
 {
 	struct udp_pkt u;
@@ -575,6 +576,9 @@ static void craft_opt40(struct opt40_pkt *p, const char *ends)
 		case 'e':
 			p->opt[i++] = 0;
 			break;
+		case 'x':
+			p->opt[i++] = 0x83;
+			break;
 		default:
 			i++;
 		}
@@ -586,22 +590,27 @@ static void craft_opt40(struct opt40_pkt *p, const char *ends)
 /* The option walk goes through the whole 40 bytes: a source route last,
  * behind a record route and no-ops (33 no-ops, then one: its 34th
  * option), is found; none behind the list's end is looked for; 40
- * no-ops are no source route. */
+ * no-ops are no source route. A header with nothing after it (bare: a
+ * raw socket's) whose last byte is a source route's type: dropped; one
+ * whose last byte is a no-op: sent. */
 static void test_egress_source_route_last(void **state)
 {
 	static const struct {
 		const char *ends;
+		bool bare;
 		__u32 want;
 	} cases[] = {
-		{ "r" "nnnnnnnnnnnnnnnnnnnnnn" "s", 0 },
-		{ "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn" "s", 0 },
-		{ "r" "e" "nnnnnnnnnnnnnnnnnnnnn" "s", 1 },
-		{ "r" "r" "r" "nnnnnnn", 1 },
-		{ "", 1 },	/* 40 no-ops: 40 options walked */
+		{ "r" "nnnnnnnnnnnnnnnnnnnnnn" "s", false, 0 },
+		{ "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn" "s", false, 0 },
+		{ "r" "e" "nnnnnnnnnnnnnnnnnnnnn" "s", false, 1 },
+		{ "r" "r" "r" "nnnnnnn", false, 1 },
+		{ "", false, 1 },	/* 40 no-ops: 40 options walked */
+		{ "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn" "x", true, 0 },
+		{ "", true, 1 },
 	};
 	__u64 id = cgroup_id(cg_kid);
 	struct opt40_pkt pkt;
-	__u32 retval = 9;
+	__u32 retval = 9, size;
 	size_t i;
 
 	(void)state;
@@ -612,7 +621,12 @@ static void test_egress_source_route_last(void **state)
 		if (!add_sandbox(id))
 			goto out;
 		craft_opt40(&pkt, cases[i].ends);
-		if (!run_egress_pkt(cg_kid, &pkt, sizeof(pkt), &retval))
+		size = sizeof(pkt);
+		if (cases[i].bare) {
+			size = offsetof(struct opt40_pkt, udp);
+			pkt.ip.tot_len = htons(size - sizeof(pkt.eth));
+		}
+		if (!run_egress_pkt(cg_kid, &pkt, size, &retval))
 			goto out;
 		if (retval != cases[i].want)
 			print_error("case %zu (%s): retval %u, want %u\n", i,

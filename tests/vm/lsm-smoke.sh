@@ -95,6 +95,14 @@ esac
 # Where an agent's start goes under TCG (how much of the suite's time
 # goes to agents starting): on the console, for the VM's budget.
 grep '^verifier: ' "$work/agent.err" | sed 's/^/lsm-smoke: /'
+# STOCKADE_VERIFIER_STATS said something of every program: a line for
+# stk_file_open (a BPF-LSM program) with its instructions, and the total.
+if grep -Eq '^verifier: stk_file_open +[1-9][0-9]* insns' "$work/agent.err" &&
+   grep -Eq '^verifier: total [1-9][0-9]* insns' "$work/agent.err"; then
+	t_ok lsm-smoke/verifier-stats
+else
+	t_fail lsm-smoke/verifier-stats "no verifier: lines for stk_file_open and the total in the agent's stderr: $(grep -c '^verifier: ' "$work/agent.err") lines"
+fi
 echo "lsm-smoke: agent_ready after $(echo "$ready" | sed -n 's/.*"startup_ms": *\([0-9]*\).*/\1/p') ms, $(echo "$ready" | sed -n 's/.*"bpf_load_ms": *\([0-9]*\).*/\1/p') ms of them loading the BPF object, $(echo "$ready" | sed -n 's/.*"lsm_attach_ms": *\([0-9]*\).*/\1/p') ms linking its BPF-LSM programs"
 
 # Inside: the shell joins the sandbox, then exec keeps its pid for the probe.
