@@ -314,10 +314,15 @@ variant-layout:
 # the target fails if any did.
 LIVE_TESTS := run noentry srcroute setuppass degraded limits-hybrid lifecycle reload zerowin burst latency preexist manifest probe report ocihook \
 	      systemd reopen logfull metrics preflight configmap containers watch idle fdlimit
+# Each script's time and the CPU its processes took (the shell's reaped
+# children: cutime + cstime, in USER_HZ), for make test's budget.
 live-test: $(BIN) tools variant variant-layout
-	@rc=0; for t in $(LIVE_TESTS); do \
+	@rc=0; cpu() { awk '{ print $$16 + $$17 }' /proc/$$$$/stat; }; \
+	for t in $(LIVE_TESTS); do \
+		t0=$$(date +%s) c0=$$(cpu); \
 		STOCKADE_VARIANT=$(VARIANT) STOCKADE_VARIANT_LAYOUT=$(VARIANT_LAYOUT) \
 			sh tests/live/$$t.sh || { echo "live-test: tests/live/$$t.sh FAILED"; rc=1; }; \
+		echo "live-test: $$t took $$(($$(date +%s) - t0)) s, $$((($$(cpu) - c0) / 100)) s of CPU"; \
 	done; \
 	[ $$rc = 0 ] && echo "live-test: all passed"; exit $$rc
 

@@ -65,14 +65,6 @@ run lifecycle tests/live/lifecycle.sh
 # The hammering clients at 2 ms, not 0.3: under TCG on one vCPU the
 # faster loops starve the reloads they are meant to race. Six moves
 # (three that flip the policy a cgroup leaves) instead of 20.
-# Reloads are the agent's own work (a plan, fresh ids, one slot flip) on
-# programs both kernels run alike: here on 6.1 (and on the host, make
-# live-test); 6.12 runs the evidence scripts instead, so that the guests
-# take about as long. VM_APPEND=stockade.live=all runs them on every
-# kernel.
-if [ -n "${LIVE_ALL:-}" ] || [ "$(uname -r | cut -d. -f1,2)" = 6.1 ]; then
-	HAMMER_US=2000 MOVES=6 SIGHUP_STARTS=1 run reload tests/live/reload.sh
-else
-	t_skip reload "atomic reloads run on the host and on 6.1; not repeated on $(uname -r) (VM_APPEND=stockade.live=all to run them)"
-fi
+# On the kernel that runs lifecycle (tests/vm/suite.sh, on_kernel).
+HAMMER_US=2000 MOVES=6 SIGHUP_STARTS=1 run reload tests/live/reload.sh
 exit 0

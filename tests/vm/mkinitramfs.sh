@@ -76,6 +76,18 @@ for t in "$tools"/*; do
 done
 cp "$repo"/tools/demo-files.sh "$stage"/opt/stockade/tools/
 cp -R "$repo"/tests/vm "$stage"/opt/stockade/tests/vm
+# tests/vm/dcache.sh's inode-reuse cases: a 4 MiB ext4 image with a
+# journal (busybox's mke2fs makes none). Without one, ext4 skips an inode
+# number freed less than a minute ago while its inode table block is
+# cached (recently_deleted()), and whether the number came back depended
+# on the guest's clock crossing a second between the delete and the next
+# create. Gzipped: 5 KiB in the initramfs.
+mkdir -p "$stage"/opt/stockade/data
+rm -f "$stage"/opt/stockade/data/ext4.img
+truncate -s 4M "$stage"/opt/stockade/data/ext4.img
+mke2fs -q -F -t ext4 -j -b 1024 "$stage"/opt/stockade/data/ext4.img ||
+	die "mke2fs (e2fsprogs) failed making the ext4 image for tests/vm/dcache.sh"
+gzip -9f "$stage"/opt/stockade/data/ext4.img
 # The BPF-LSM table, read by tests/vm/lsm-probe.sh.
 mkdir -p "$stage"/opt/stockade/agent
 cp "$repo"/agent/lsm_table.c "$stage"/opt/stockade/agent/

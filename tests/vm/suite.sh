@@ -80,6 +80,8 @@ for arg in $(cat /proc/cmdline); do
 	stockade.race=1) race=1 ;;
 	esac
 done
+# on_kernel (tests/vm/lib.sh) runs every section here when set.
+export ALL_KERNELS=$live_all
 # want SECTION: run it? stockade.only=a,b (VM_ONLY=a,b for make vm-test)
 # runs only those sections, for a quick loop while working on one; the
 # guest checks and the anchor always run.
@@ -382,7 +384,7 @@ fi
 
 # Exec and exit records, fds from before confinement
 # (tests/vm/exec-records.sh).
-if want exec-records; then
+if want exec-records && on_kernel exec-records 6.12; then
 echo "suite: exec-records at $(t_at)"
 timeout -s KILL 450 sh tests/vm/exec-records.sh
 [ $? != 137 ] || t_fail exec-records/run "killed after 450 s; the results above are partial"
@@ -395,7 +397,7 @@ fi
 # Real runc containers under /docker/* and a confined parent
 # (tests/vm/runc.sh). A killed run leaves containers behind: deleted here
 # (runc's state is in /run/runc), their cgroups with them.
-if want runc; then
+if want runc && on_kernel runc 6.1; then
 echo "suite: runc at $(t_at)"
 timeout -s KILL 120 sh tests/vm/runc.sh
 [ $? != 137 ] || t_fail runc/run "killed after 120 s; the results above are partial"
@@ -415,7 +417,7 @@ fi
 # Containers as docker, containerd's CRI and podman lay them out, under
 # container and pod selectors (tests/vm/containers.sh): runc again, its
 # leftovers deleted here as above.
-if want containers; then
+if want containers && on_kernel containers 6.1; then
 echo "suite: containers at $(t_at)"
 timeout -s KILL 150 sh tests/vm/containers.sh
 [ $? != 137 ] || t_fail containers/run "killed after 150 s; the results above are partial"
@@ -496,16 +498,11 @@ live_script() {
 }
 
 # ---- 3. the host live tests, on this kernel ----
+# The cgroup programs' tests run on the host's kernel (make live-test)
+# and here on 6.1.
 live=tests/live/run.sh
-if ! want live; then
+if ! want live || ! on_kernel live/run.sh 6.1; then
 	:
-elif [ -z "$live_all" ] && [ "${KERNEL_SERIES:-$(uname -r | cut -d. -f1,2)}" != 6.1 ]; then
-	# The cgroup programs' tests run on the host's kernel (make
-	# live-test) and here on 6.1; 6.12 runs the evidence scripts
-	# instead, so that the guests take about as long (make test waits
-	# for the longer). VM_APPEND=stockade.live=all runs them on every
-	# kernel.
-	t_skip live/run.sh "the host live tests run on the host's kernel and on 6.1; not repeated on $(uname -r) (VM_APPEND=stockade.live=all to run them)"
 elif [ ! -f "$live" ]; then
 	t_fail live/run.sh "$live is missing from the initramfs"
 else
@@ -514,13 +511,9 @@ fi
 
 # ---- evidence: stockade manifest and stockade probe (issue 15) ----
 # With BPF-LSM every point and every attempt can be shown here: the host
-# runs the same scripts degraded. On 6.12 only: 6.1 runs the host's live
-# tests and the reloads, and with them (about 150 s) it was the longer
-# guest, the path make test waits for (t_slowest's list, 2026-12-03).
-if ! want evidence; then
+# runs the same scripts degraded.
+if ! want evidence || ! on_kernel evidence 6.12; then
 	:
-elif [ -z "$live_all" ] && [ "${KERNEL_SERIES:-$(uname -r | cut -d. -f1,2)}" = 6.1 ]; then
-	t_skip evidence "stockade manifest, probe and report run on the host's kernel and on 6.12; not repeated on $(uname -r) (VM_APPEND=stockade.live=all to run them)"
 else
 	live_script evidence tests/live/manifest.sh
 	live_script evidence tests/live/probe.sh
@@ -528,12 +521,12 @@ else
 fi
 
 # ---- 4. lifecycle: SIGKILL, restart, upgrade, detach, reload ----
-if want lifecycle; then
+if want lifecycle && on_kernel lifecycle 6.1; then
 up=$(cut -d. -f1 /proc/uptime)
 budget=$((vm_timeout - up - 10))
 [ "$budget" -ge 20 ] || budget=20
 echo "suite: lifecycle at $(t_at) (timeout ${budget}s)"
-LIVE_ALL=$live_all timeout -s KILL "$budget" sh tests/vm/lifecycle.sh
+timeout -s KILL "$budget" sh tests/vm/lifecycle.sh
 [ $? != 137 ] || t_fail lifecycle/run "killed after ${budget}s; the results above are partial"
 left=$(pidof stockade stockade-variant stockade-variant-layout netprobe)
 [ -z "$left" ] || kill -9 $left 2>/dev/null
