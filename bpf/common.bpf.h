@@ -202,19 +202,14 @@ static __always_inline struct sandbox *sandbox_lookup_tv(__u64 *cgid,
 	struct sandbox *sb;
 	__u64 id;
 
-	if (task_cache) {
-		/* bpf_get_current_cgroup_id()'s own walk (the task's default
-		 * hierarchy cgroup, its kernfs id) as plain loads: the task
-		 * pointer is needed for its storage anyway, and a helper call
-		 * less on every hook counts for every task on the host. */
+	/* The helper, not its walk (t->cgroups->dfl_cgrp->kn->id) as
+	 * loads from the task: each load from a trusted pointer makes 6.12's
+	 * verifier scan the kernel's BTF for its __safe_trusted names, four
+	 * linear scans at each path reaching it, which made every small
+	 * program's verification 45-65 ms under TCG (README "Testing"). */
+	id = bpf_get_current_cgroup_id();
+	if (task_cache)
 		t = bpf_get_current_task_btf();
-		id = t->cgroups->dfl_cgrp->kn->id;
-		/* 0 only if a load faulted (never seen): the helper then. */
-		if (!id)
-			id = bpf_get_current_cgroup_id();
-	} else {
-		id = bpf_get_current_cgroup_id();
-	}
 
 	*cgid = id;
 	*state = SANDBOX_OUTSIDE;

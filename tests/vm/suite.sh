@@ -397,7 +397,7 @@ fi
 # Real runc containers under /docker/* and a confined parent
 # (tests/vm/runc.sh). A killed run leaves containers behind: deleted here
 # (runc's state is in /run/runc), their cgroups with them.
-if want runc && on_kernel runc 6.1; then
+if want runc && on_kernel runc 6.12; then
 echo "suite: runc at $(t_at)"
 timeout -s KILL 120 sh tests/vm/runc.sh
 [ $? != 137 ] || t_fail runc/run "killed after 120 s; the results above are partial"
