@@ -352,10 +352,8 @@ bench: deps $(BIN) tools
 # TCG in make test), starts at once, and the host's parts run beside
 # it: the unit, ASan, fuzz and prog runs beside the host live tests (the
 # first are CPU-bound for about a minute and a half, the second mostly
-# wait for agents and probes), then the tiny bench. Then the two-CPU
-# guests (tests/vm/run.sh, VM_RACE_AFTER) boot beside the one-CPU ones'
-# second half. The host's output comes first, the VM suite's when it is
-# done.
+# wait for agents and probes), then the tiny bench. The host's output
+# comes first, the VM suite's when it is done.
 TEST_JOBS	?= 2
 TEST_BUILD	= $(BIN) tools variant variant-layout $(UNIT_BINS) $(UNIT_ASAN) \
 		  $(FUZZ_BINS) $(OUT)/tests/prog/test_prog \
@@ -364,8 +362,7 @@ test: deps
 	@rc=0; \
 	$(MAKE) -j$(TEST_JOBS) $(TEST_BUILD) || rc=1; \
 	$(MAKE) --no-print-directory vm-initramfs VM_IMAGES="$(VM_KERNELS)" || rc=1; \
-	rm -f $(OUT)/test-host.done; \
-	( $(MAKE) --no-print-directory vm-run VM_RACE_AFTER=$(OUT)/test-host.done > $(OUT)/test-vm.log 2>&1; \
+	( $(MAKE) --no-print-directory vm-run > $(OUT)/test-vm.log 2>&1; \
 	  echo $$? > $(OUT)/test-vm.rc ) & vm=$$!; \
 	( $(MAKE) unit-test unit-test-asan fuzz-run prog-test k8s-test > $(OUT)/test-unit.log 2>&1; \
 	  echo $$? > $(OUT)/test-unit.rc ) & unit=$$!; \
@@ -373,7 +370,6 @@ test: deps
 	wait $$unit; cat $(OUT)/test-unit.log; \
 	[ "$$(cat $(OUT)/test-unit.rc 2>/dev/null)" = 0 ] || { echo "make test: the unit, fuzz, prog or k8s tests FAILED (above)"; rc=1; }; \
 	$(MAKE) bench BENCH_TINY=1 || rc=1; \
-	touch $(OUT)/test-host.done; \
 	echo "make test: the VM suite (started with the host tests; its output follows)"; \
 	wait $$vm; cat $(OUT)/test-vm.log; \
 	[ "$$(cat $(OUT)/test-vm.rc 2>/dev/null)" = 0 ] || { echo "make test: the VM suite FAILED (above)"; rc=1; }; \

@@ -189,12 +189,30 @@ task_verdict_put(bool task_cache, __u64 id, __u64 gen, const struct sandbox *ent
  * copies hold no task storage call. *tvp (tvp not NULL): set to the
  * task's task_verdict when that holds this verdict (a task in a sandbox
  * cgroup of its own), left alone otherwise. */
+/*
+ * How sandbox_lookup_tv() finds the current task's cgroup (how):
+ * SBL_TASK_CACHE: with the verdict kept in the task's storage (BPF-LSM
+ * and tracing programs; cgroup programs cannot reach the task);
+ * SBL_ID_LOADS: that, and the cgroup's id by loads from the task
+ * (t->cgroups->dfl_cgrp->kn->id, the walk bpf_get_current_cgroup_id()
+ * makes), one helper call less on the hooks every task on the host
+ * passes through often (a file's open, mmap, capable(), a socket's
+ * connect and send, fork and exec: README "Performance"). Elsewhere the
+ * helper: 6.12's verifier checks each load from a trusted pointer with
+ * four linear scans of the kernel's BTF for its __safe_trusted names,
+ * which made each of the ninety other programs' verification 45-65 ms
+ * under TCG, half of an agent's start (README "Testing").
+ */
+#define SBL_TASK_CACHE	1
+#define SBL_ID_LOADS	3
+
 static __always_inline struct sandbox *sandbox_lookup_tv(__u64 *cgid,
 							  struct sandbox *snap,
 							  int *state,
-							  bool task_cache,
+							  int how,
 							  struct task_verdict_val **tvp)
 {
+	bool task_cache = how & SBL_TASK_CACHE;
 	struct task_verdict_val *tv;
 	struct task_struct *t = NULL;
 	struct cg_cache_val *c, nc;
@@ -202,14 +220,17 @@ static __always_inline struct sandbox *sandbox_lookup_tv(__u64 *cgid,
 	struct sandbox *sb;
 	__u64 id;
 
-	/* The helper, not its walk (t->cgroups->dfl_cgrp->kn->id) as
-	 * loads from the task: each load from a trusted pointer makes 6.12's
-	 * verifier scan the kernel's BTF for its __safe_trusted names, four
-	 * linear scans at each path reaching it, which made every small
-	 * program's verification 45-65 ms under TCG (README "Testing"). */
-	id = bpf_get_current_cgroup_id();
-	if (task_cache)
+	if ((how & SBL_ID_LOADS) == SBL_ID_LOADS) {
 		t = bpf_get_current_task_btf();
+		id = t->cgroups->dfl_cgrp->kn->id;
+		/* 0 only if a load faulted (never seen): the helper then. */
+		if (!id)
+			id = bpf_get_current_cgroup_id();
+	} else {
+		id = bpf_get_current_cgroup_id();
+		if (task_cache)
+			t = bpf_get_current_task_btf();
+	}
 
 	*cgid = id;
 	*state = SANDBOX_OUTSIDE;
@@ -289,7 +310,8 @@ static __always_inline struct sandbox *sandbox_lookup(__u64 *cgid,
 						       int *state,
 						       bool task_cache)
 {
-	return sandbox_lookup_tv(cgid, snap, state, task_cache, NULL);
+	return sandbox_lookup_tv(cgid, snap, state,
+				 task_cache ? SBL_TASK_CACHE : 0, NULL);
 }
 
 static __always_inline struct sandbox *sandbox_current(__u64 *cgid,
@@ -298,6 +320,15 @@ static __always_inline struct sandbox *sandbox_current(__u64 *cgid,
 	int state;
 
 	return sandbox_lookup(cgid, snap, &state, true);
+}
+
+/* sandbox_current() on a hook every task passes through often. */
+static __always_inline struct sandbox *sandbox_current_hot(__u64 *cgid,
+							    struct sandbox *snap)
+{
+	int state;
+
+	return sandbox_lookup_tv(cgid, snap, &state, SBL_ID_LOADS, NULL);
 }
 
 /* A record's type for a decision about sb (EV_TYPE_PENDING). */

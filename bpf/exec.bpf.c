@@ -102,7 +102,7 @@ int BPF_PROG(stk_exec_fork, struct task_struct *parent, struct task_struct *chil
 	/* Plain loads, not probe reads: every fork on the host pays this. */
 	if (child->pid != child->tgid)
 		return 0;
-	if (!sandbox_current(&cgid, &snap))
+	if (!sandbox_current_hot(&cgid, &snap))
 		return 0;
 	/* Fields walked directly, not read: the helper wants a BTF pointer. */
 	ps = bpf_task_storage_get(&exec_tasks, parent->group_leader, 0, 0);
@@ -136,7 +136,7 @@ int BPF_PROG(stk_exec, struct task_struct *p, pid_t old_pid,
 	__u64 cgid, seq, len;
 	__u32 zero = 0;
 
-	sb = sandbox_current(&cgid, &snap);
+	sb = sandbox_current_hot(&cgid, &snap);
 	if (!sb)
 		return 0;
 	/* After de_thread() the exec'ing task leads its group. */
@@ -258,7 +258,7 @@ int BPF_PROG(stk_exec_exit, struct task_struct *p)
 	    st->self.pid != (__u32)p->tgid)
 		return 0;
 	self = st->self;
-	sb = sandbox_current(&cgid, &snap);
+	sb = sandbox_current_hot(&cgid, &snap);
 	if (!sb)
 		return 0;
 	if (!exec_seq(&seq, sizeof(*x)))

@@ -725,7 +725,7 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 	__u64 cgid;
 	int want = 0;
 
-	conf = lsm_current(&sb, &cgid, &sb_snap);
+	conf = lsm_current_hot(&sb, &cgid, &sb_snap);
 	if (!conf)
 		return 0;
 	/* POSIX message queues (mq_open's internal mount, or a mounted
@@ -857,7 +857,7 @@ int BPF_PROG(stk_bprm_check, struct linux_binprm *bprm)
 	if (!setup_exec(file, file_internal(file) ||
 			is_foreign_mount(file->f_path.mnt), true))
 		return 0;
-	conf = lsm_current(&sb, &cgid, &sb_snap);
+	conf = lsm_current_hot(&sb, &cgid, &sb_snap);
 	if (!conf)
 		return 0;
 	return judge_exec(sb, conf, cgid, file, EV_OP_EXEC, false);
@@ -942,7 +942,7 @@ int BPF_PROG(stk_mmap_file, struct file *file, unsigned long reqprot,
 	 * kernel has added PROT_EXEC for READ_IMPLIES_EXEC already. */
 	if (!(prot & PROT_EXEC))
 		return 0;
-	conf = lsm_current(&sb, &cgid, &sb_snap);
+	conf = lsm_current_hot(&sb, &cgid, &sb_snap);
 	if (!conf)
 		return 0;
 	/* NULL for anonymous memory. Both tests, on purpose: the 6.12
@@ -988,7 +988,7 @@ int BPF_PROG(stk_file_mprotect, struct vm_area_struct *vma,
 	if (!(prot & PROT_EXEC))
 		return 0;
 	vm_flags = BPF_CORE_READ(vma, vm_flags);
-	conf = lsm_current(&sb, &cgid, &sb_snap);
+	conf = lsm_current_hot(&sb, &cgid, &sb_snap);
 	if (!conf)
 		return 0;
 	if (anon_deny(conf) && !(vm_flags & VM_SHARED) &&

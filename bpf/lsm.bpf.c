@@ -27,15 +27,6 @@ struct {
 	__type(value, __u8);
 } unix_allow SEC(".maps");
 
-#define CURRENT_OR_ALLOW()						\
-	struct policy_conf *conf;					\
-	struct sandbox *sb, sb_snap;					\
-	__u64 cgid;							\
-									\
-	conf = lsm_current(&sb, &cgid, &sb_snap);			\
-	if (!conf)							\
-		return 0
-
 SEC("lsm/bpf")
 int BPF_PROG(stk_bpf, int cmd, union bpf_attr *attr, unsigned int size)
 {
@@ -190,7 +181,7 @@ int BPF_PROG(stk_task_alloc, struct task_struct *task,
 	if (!(clone_flags & CLONE_INTO_CGROUP))
 		return 0;
 	{
-		CURRENT_OR_ALLOW();
+		CURRENT_OR_ALLOW_HOT();
 		return lsm_deny(sb, conf, cgid, EV_KIND_CGROUP,
 				EV_OP_CLONE_INTO_CGROUP, EV_REASON_CGROUP_ESCAPE,
 				NULL, NULL, 0, 0);
@@ -323,7 +314,7 @@ int BPF_PROG(stk_socket_create, int family, int type, int protocol, int kern)
 	    family == AF_INET6 || family == AF_NETLINK)
 		return 0;
 	{
-		CURRENT_OR_ALLOW();
+		CURRENT_OR_ALLOW_HOT();
 		if (family == AF_PACKET && (conf->flags & SANDBOX_RAW_SOCKETS))
 			return 0;
 		return family_refuse(sb, conf, cgid, EV_KIND_SOCKET, family,
@@ -424,7 +415,7 @@ int BPF_PROG(stk_socket_connect, struct socket *sock, struct sockaddr *address,
 	__u16 family;
 	__u64 cgid;
 
-	sb = sandbox_current(&cgid, &sb_snap);
+	sb = sandbox_current_hot(&cgid, &sb_snap);
 	if (!sb)
 		return 0;
 	sk = BPF_CORE_READ(sock, sk);
@@ -475,7 +466,7 @@ int BPF_PROG(stk_socket_sendmsg, struct socket *sock, struct msghdr *msg,
 	__u64 cgid;
 	int namelen, type, proto;
 
-	sb = sandbox_current(&cgid, &sb_snap);
+	sb = sandbox_current_hot(&cgid, &sb_snap);
 	if (!sb)
 		return 0;
 	sk = BPF_CORE_READ(sock, sk);
@@ -740,7 +731,7 @@ int BPF_PROG(stk_file_ioctl, struct file *file, unsigned int cmd,
 	if (!ioctl_refused(cmd))
 		return 0;
 	{
-		CURRENT_OR_ALLOW();
+		CURRENT_OR_ALLOW_HOT();
 		return lsm_deny(sb, conf, cgid, EV_KIND_FILE, EV_OP_IOCTL,
 				EV_REASON_ALWAYS_DENIED, NULL, NULL, 0, cmd);
 	}
@@ -756,7 +747,7 @@ int BPF_PROG(stk_file_ioctl_compat, struct file *file, unsigned int cmd,
 	if (!ioctl_refused(cmd))
 		return 0;
 	{
-		CURRENT_OR_ALLOW();
+		CURRENT_OR_ALLOW_HOT();
 		return lsm_deny(sb, conf, cgid, EV_KIND_FILE, EV_OP_IOCTL,
 				EV_REASON_ALWAYS_DENIED, NULL, NULL, 0, cmd);
 	}

@@ -233,9 +233,11 @@ static __always_inline int lsm_deny_arg(struct sandbox *sb,
 #include "setup.bpf.h"
 
 /* The current task's sandbox (a copy in *snap: sandbox_current()) and its
- * policy settings, or NULL outside, or while it is in its setup pass. */
+ * policy settings, or NULL outside, or while it is in its setup pass;
+ * how: sandbox_lookup_tv()'s (lsm_current(), lsm_current_hot()). */
 static __always_inline struct policy_conf *
-lsm_current(struct sandbox **sbp, __u64 *cgid, struct sandbox *snap)
+lsm_current_how(struct sandbox **sbp, __u64 *cgid, struct sandbox *snap,
+		int how)
 {
 	struct task_verdict_val *tv = NULL;
 	struct sandbox *sb;
@@ -243,7 +245,7 @@ lsm_current(struct sandbox **sbp, __u64 *cgid, struct sandbox *snap)
 	int state;
 	__u32 id;
 
-	sb = sandbox_lookup_tv(cgid, snap, &state, true, &tv);
+	sb = sandbox_lookup_tv(cgid, snap, &state, how, &tv);
 	if (!sb)
 		return NULL;
 	/* A task marked judged can never have a pass: its verdict's
@@ -258,6 +260,33 @@ lsm_current(struct sandbox **sbp, __u64 *cgid, struct sandbox *snap)
 	id = sb->policy_id;
 	return bpf_map_lookup_elem(&policies, &id);
 }
+
+static __always_inline struct policy_conf *
+lsm_current(struct sandbox **sbp, __u64 *cgid, struct sandbox *snap)
+{
+	return lsm_current_how(sbp, cgid, snap, SBL_TASK_CACHE);
+}
+
+/* lsm_current() on a hook every task passes through often (SBL_ID_LOADS). */
+static __always_inline struct policy_conf *
+lsm_current_hot(struct sandbox **sbp, __u64 *cgid, struct sandbox *snap)
+{
+	return lsm_current_how(sbp, cgid, snap, SBL_ID_LOADS);
+}
+
+/* A hook's start: conf, sb and cgid of the current task's sandbox, or
+ * return 0 (allowed) outside one. */
+#define CURRENT_OR_ALLOW_BY(current)					\
+	struct policy_conf *conf;					\
+	struct sandbox *sb, sb_snap;					\
+	__u64 cgid;							\
+									\
+	conf = current(&sb, &cgid, &sb_snap);				\
+	if (!conf)							\
+		return 0
+#define CURRENT_OR_ALLOW()	CURRENT_OR_ALLOW_BY(lsm_current)
+/* On a hook every task passes through often (lsm_current_hot()). */
+#define CURRENT_OR_ALLOW_HOT()	CURRENT_OR_ALLOW_BY(lsm_current_hot)
 
 /*
  * A refusal the kernel itself calls speculative (PTRACE_MODE_NOAUDIT,

@@ -17,15 +17,6 @@
 #define NLMSG_ALIGN(len)	(((len) + 3) & ~3U)
 #define RTM_BASE		16	/* NLMSG_MIN_TYPE: below are control */
 
-#define CONF_OR_ALLOW()							\
-	struct policy_conf *conf;					\
-	struct sandbox *sb, sb_snap;					\
-	__u64 cgid;							\
-									\
-	conf = lsm_current(&sb, &cgid, &sb_snap);			\
-	if (!conf)							\
-		return 0
-
 /* The walk over one skb's messages (bpf_loop callback state). */
 struct nl_walk {
 	__u64 data;		/* skb->data, a kernel address */
@@ -83,7 +74,7 @@ int BPF_PROG(stk_netlink_send, struct sock *sk, struct sk_buff *skb)
 	__u32 proto;
 	__u8 reason;
 
-	CONF_OR_ALLOW();
+	CURRENT_OR_ALLOW();
 	proto = BPF_CORE_READ(sk, sk_protocol);
 	if (proto < 32 && (conf->netlink & (1u << proto)))
 		return 0;
@@ -203,7 +194,7 @@ int BPF_PROG(stk_socket_setsockopt, struct socket *sock, int level, int optname)
 	if (!sockopt_refused(level, optname))
 		return 0;
 	{
-		CONF_OR_ALLOW();
+		CURRENT_OR_ALLOW();
 		return lsm_deny_arg(sb, conf, cgid, EV_KIND_SOCKOPT,
 				    EV_OP_SETSOCKOPT, EV_REASON_ALWAYS_DENIED,
 				    NULL, NULL, 0, optname, level);

@@ -46,15 +46,6 @@
 				 0x00100000)
 #define FSNOTIFY_OBJ_INODE	0
 
-#define CURRENT_OR_ALLOW()						\
-	struct policy_conf *conf;					\
-	struct sandbox *sb, sb_snap;					\
-	__u64 cgid;							\
-									\
-	conf = lsm_current(&sb, &cgid, &sb_snap);			\
-	if (!conf)							\
-		return 0
-
 /* The user registers of the current syscall (x86_64). */
 static __always_inline struct pt_regs *user_regs(void)
 {
@@ -140,7 +131,7 @@ int BPF_PROG(stk_capable, const struct cred *cred, struct user_namespace *ns,
 	if ((unsigned long)cred != (unsigned long)task->real_cred)
 		return 0;
 	{
-		CURRENT_OR_ALLOW();
+		CURRENT_OR_ALLOW_HOT();
 		if (cap >= 0 && cap < 64 && (conf->caps & (1ULL << cap))) {
 			/* delete_module has no LSM hook of its own: its only
 			 * check is this one. */

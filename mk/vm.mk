@@ -98,14 +98,11 @@ vm-test:
 # VM_ONLY without dcache-race or setup-race: no two-CPU guests
 # (tests/vm/run.sh, VM_RACE; VM_RACE=0 or 1 given on the command line
 # wins).
-# VM_RACE_AFTER=FILE: the two-CPU guests boot once FILE exists, beside
-# the others (make test: when the host's tests are done).
-VM_RACE_AFTER	?=
 VM_RACE		?= $(if $(VM_ONLY),$(if $(filter dcache-race setup-race,$(subst $(comma), ,$(VM_ONLY))),1,0),1)
 vm-run:
 	$(Q)VM_DIR=$(VM_DIR) VM_TIMEOUT=$(VM_TIMEOUT) VM_KERNELS="$(VM_KERNELS)" \
 		VM_RACE=$(VM_RACE) VM_RACE_TIMEOUT=$(VM_RACE_TIMEOUT) \
-		VM_RACE_KERNELS="$(VM_RACE_KERNELS)" VM_RACE_AFTER="$(VM_RACE_AFTER)" \
+		VM_RACE_KERNELS="$(VM_RACE_KERNELS)" \
 		VM_APPEND="$(VM_APPEND)$(if $(VM_ONLY), stockade.only=$(VM_ONLY))" \
 		sh tests/vm/run.sh test
 

@@ -36,8 +36,7 @@
 # on any failure, on no results at all, and on a guest that did not reach
 # `done` (crash, early exit of init, or VM_TIMEOUT), for any kernel.
 #
-# After them (or beside their second half: VM_RACE_AFTER below), `test`
-# boots one more guest per kernel, with two CPUs, one after the other,
+# After each, `test` boots one more guest of its kernel, with two CPUs,
 # for the sections that need two programs running at
 # once: dcache-race (tests/vm/dcache-race.sh, the cache's lockless read
 # against writers on the other CPU) and setup-race (tests/vm/setup-race.sh,
@@ -45,8 +44,6 @@
 # labelled [6.1-2cpu] and [6.12-2cpu] and count in the total. VM_RACE=0
 # leaves them out (make vm-test VM_ONLY=... without either does);
 # VM_RACE_KERNELS (6.1 6.12) says which kernels of VM_KERNELS get one.
-# VM_RACE_AFTER=FILE (make test): they boot as soon as FILE exists, if
-# the one-CPU guests are still running then.
 #
 # Env: VM_DIR (build/vm), VM_TIMEOUT (2400 s: two guests share the cores, with the host tests beside them in make test), VM_KVM=1 (use /dev/kvm: off by
 # default because KVM hangs on some hosts, TCG always works),
@@ -87,57 +84,46 @@ if [ "$mode" = test ]; then
 			echo "vm-test: no two-CPU guest (VM_RACE_KERNELS: ${VM_RACE_KERNELS-6.1 6.12}); dcache-race and setup-race not run"
 	fi
 	for k in $kernels; do
-		if [ "$n" = 1 ]; then
-			# Alone: the console on the terminal as it comes.
-			VM_KERNEL=$k sh "$0" test-one 2>&1 | tee "$vm_dir/results-$k.txt" &
-		else
-			echo "vm-test: [$k] booting (console in $vm_dir/console-$k.log)"
-			VM_KERNEL=$k VM_QUIET=1 sh "$0" test-one > "$vm_dir/results-$k.txt" 2>&1 &
-		fi
-		pids="$pids $!"
-	done
-	# The two-CPU guests, one after the other, once the one-CPU guests
-	# have ended (their two vCPUs would otherwise share the host's two
-	# cores with them), or once the file VM_RACE_AFTER exists: make test
-	# touches it when the host's tests are done, and the two-CPU guests,
-	# idle for two thirds of their run, then take their turn beside the
-	# one-CPU guests' second half instead of after it. Each one's
-	# stockade.only comes last on the command line, so it is the one
-	# that holds.
-	mains_done=$vm_dir/.mains-done
-	rm -f "$mains_done"
-	race_pid=
-	if [ -n "$race_kernels" ]; then
+		race=
+		case " $race_kernels " in *" $k "*) race=1 ;; esac
+		# Each kernel's two-CPU guest boots when its one-CPU guest
+		# has ended, not when both have: make test's guests end
+		# within a minute of each other (tests/vm/lib.sh, on_kernel),
+		# and a two-CPU guest is idle for two thirds of its run, so
+		# its two vCPUs still run at once most of the time beside the
+		# other one-CPU guest. Its stockade.only comes last on the
+		# command line, so it is the one that holds.
 		(
+			# A signal to this chain stops the guest it is on.
 			trap 'kill -TERM $child 2>/dev/null; wait $child; exit 130' INT TERM HUP
-			until [ -e "$mains_done" ] ||
-			      { [ -n "${VM_RACE_AFTER:-}" ] && [ -e "$VM_RACE_AFTER" ]; }; do
-				sleep 2
-			done
-			rc=0
-			for k in $race_kernels; do
+			if [ "$n" = 1 ]; then
+				# Alone: the console on the terminal as it comes.
+				VM_KERNEL=$k sh "$0" test-one 2>&1 | tee "$vm_dir/results-$k.txt" &
+			else
+				echo "vm-test: [$k] booting (console in $vm_dir/console-$k.log)"
+				VM_KERNEL=$k VM_QUIET=1 sh "$0" test-one > "$vm_dir/results-$k.txt" 2>&1 &
+			fi
+			child=$!
+			wait $child
+			rc=$?
+			if [ -n "$race" ]; then
 				echo "vm-test: [$k-2cpu] booting (console in $vm_dir/console-$k-2cpu.log)"
 				VM_KERNEL=$k VM_SMP=2 VM_LABEL=$k-2cpu VM_QUIET=1 VM_TIMEOUT=${VM_RACE_TIMEOUT:-900} \
 					VM_APPEND="${VM_APPEND:-} stockade.race=1 stockade.only=dcache-race,setup-race" \
 					sh "$0" test-one > "$vm_dir/results-$k-2cpu.txt" 2>&1 &
 				child=$!
 				wait $child || rc=1
-			done
+			fi
 			exit $rc
 		) &
-		race_pid=$!
-	fi
-	trap 'trap - INT TERM HUP; kill -TERM $pids $race_pid 2>/dev/null; wait
+		pids="$pids $!"
+	done
+	trap 'trap - INT TERM HUP; kill -TERM $pids 2>/dev/null; wait
 		echo "vm-test: interrupted; guests stopped" >&2; exit 130' INT TERM HUP
 	rc=0
 	for p in $pids; do
 		wait "$p" || rc=1
 	done
-	: > "$mains_done"
-	if [ -n "$race_pid" ]; then
-		wait "$race_pid" || rc=1
-	fi
-	rm -f "$mains_done"
 	labels=$kernels
 	for k in $race_kernels; do
 		labels="$labels $k-2cpu"
