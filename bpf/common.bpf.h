@@ -184,12 +184,12 @@ task_verdict_put(bool task_cache, __u64 id, __u64 gen, const struct sandbox *ent
 	return tv;
 }
 
-/* task_cache: the caller is a BPF-LSM or tracing program (task storage
- * reachable); a constant at every call site, so the cgroup programs'
- * copies hold no task storage call. *tvp (tvp not NULL): set to the
- * task's task_verdict when that holds this verdict (a task in a sandbox
- * cgroup of its own), left alone otherwise. */
 /*
+ * sandbox_lookup_tv(): how is a constant at every call site, so the cgroup
+ * programs' copies hold no task storage call. *tvp (tvp not NULL): set to
+ * the task's task_verdict when that holds this verdict (a task in a
+ * sandbox cgroup of its own), left alone otherwise.
+ *
  * How sandbox_lookup_tv() finds the current task's cgroup (how):
  * SBL_TASK_CACHE: with the verdict kept in the task's storage (BPF-LSM
  * and tracing programs; cgroup programs cannot reach the task);

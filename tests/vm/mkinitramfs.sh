@@ -76,8 +76,8 @@ for t in "$tools"/*; do
 done
 cp "$repo"/tools/demo-files.sh "$stage"/opt/stockade/tools/
 cp -R "$repo"/tests/vm "$stage"/opt/stockade/tests/vm
-# tests/vm/dcache.sh's inode-reuse cases: a 4 MiB ext4 image with a
-# journal (busybox's mke2fs makes none). Without one, ext4 skips an inode
+# tests/vm/dcache.sh's inode-reuse cases: a 4 MiB image with a
+# journal, mounted as ext4 (busybox's mke2fs makes none). Without one, ext4 skips an inode
 # number freed less than a minute ago while its inode table block is
 # cached (recently_deleted()), and whether the number came back depended
 # on the guest's clock crossing a second between the delete and the next
@@ -85,7 +85,9 @@ cp -R "$repo"/tests/vm "$stage"/opt/stockade/tests/vm
 mkdir -p "$stage"/opt/stockade/data
 rm -f "$stage"/opt/stockade/data/ext4.img
 truncate -s 4M "$stage"/opt/stockade/data/ext4.img
-mke2fs -q -F -t ext4 -j -b 1024 "$stage"/opt/stockade/data/ext4.img ||
+# ext3's features (a journal and nothing newer), which any kernel's ext4
+# mounts, whatever the host's mke2fs.conf adds to ext4's.
+mke2fs -q -F -t ext3 -j -b 1024 "$stage"/opt/stockade/data/ext4.img ||
 	die "mke2fs (e2fsprogs) failed making the ext4 image for tests/vm/dcache.sh"
 gzip -9f "$stage"/opt/stockade/data/ext4.img
 # The BPF-LSM table, read by tests/vm/lsm-probe.sh.

@@ -94,8 +94,11 @@ if [ "$mode" = test ]; then
 		# other one-CPU guest. Its stockade.only comes last on the
 		# command line, so it is the one that holds.
 		(
-			# A signal to this chain stops the guest it is on.
-			trap 'kill -TERM $child 2>/dev/null; wait $child; exit 130' INT TERM HUP
+			# A signal to this chain stops the guest it is on ($!:
+			# one started just before the signal, before child
+			# said so).
+			child=
+			trap 'if [ -n "$child" ]; then kill -TERM "$child" "$!" 2>/dev/null; wait; fi; exit 130' INT TERM HUP
 			if [ "$n" = 1 ]; then
 				# Alone: the console on the terminal as it comes.
 				VM_KERNEL=$k sh "$0" test-one 2>&1 | tee "$vm_dir/results-$k.txt" &
