@@ -87,8 +87,10 @@ vm-initramfs:
 VM_ONLY		?=
 comma		:= ,
 VM_RACE_TIMEOUT	?= 900
-# The kernels of VM_KERNELS that get a two-CPU guest.
-VM_RACE_KERNELS	?= 6.1 6.12
+# The kernels of VM_KERNELS that get a two-CPU guest: 6.12's, for make
+# test's 20 minutes (its dcache-race took 56 s beside 6.1's, 14 s alone);
+# "6.1 6.12" for both.
+VM_RACE_KERNELS	?= 6.12
 vm-test:
 	$(Q)$(MAKE) --no-print-directory vm-initramfs VM_IMAGES="$(VM_KERNELS)"
 	$(Q)$(MAKE) --no-print-directory vm-run

@@ -41,9 +41,10 @@
 # once: dcache-race (tests/vm/dcache-race.sh, the cache's lockless read
 # against writers on the other CPU) and setup-race (tests/vm/setup-race.sh,
 # a runtime's move landing during its init's exec). Their results are
-# labelled [6.1-2cpu] and [6.12-2cpu] and count in the total. VM_RACE=0
+# labelled [6.12-2cpu] (and [6.1-2cpu]) and count in the total. VM_RACE=0
 # leaves them out (make vm-test VM_ONLY=... without either does);
-# VM_RACE_KERNELS (6.1 6.12) says which kernels of VM_KERNELS get one.
+# VM_RACE_KERNELS (6.12; "6.1 6.12" for both) says which kernels of
+# VM_KERNELS get one.
 #
 # Env: VM_DIR (build/vm), VM_TIMEOUT (2400 s: two guests share the cores, with the host tests beside them in make test), VM_KVM=1 (use /dev/kvm: off by
 # default because KVM hangs on some hosts, TCG always works),
@@ -51,7 +52,7 @@
 # VM_KERNEL (shell, demo, bench: 6.1), QEMU (the qemu binary: the
 # system's qemu-system-x86_64 for 6.1, VM_DIR/qemu's for others),
 # VM_RACE (test: 1, the two-CPU guests; 0 none), VM_RACE_KERNELS (their
-# kernels, 6.1 6.12; empty: none), VM_RACE_TIMEOUT (each one's hang
+# kernels, 6.12; empty: none), VM_RACE_TIMEOUT (each one's hang
 # guard, 900 s); for one guest (test-one): VM_SMP (its CPUs, 1),
 # VM_LABEL (its name in results and logs: the kernel's).
 set -u
@@ -73,7 +74,7 @@ if [ "$mode" = test ]; then
 	# has, once (an empty VM_RACE_KERNELS: none).
 	race_kernels=
 	if [ "${VM_RACE:-1}" = 1 ]; then
-		for k in ${VM_RACE_KERNELS-6.1 6.12}; do
+		for k in ${VM_RACE_KERNELS-6.12}; do
 			case " $race_kernels " in *" $k "*) continue ;; esac
 			case " $kernels " in
 			*" $k "*) race_kernels="$race_kernels $k" ;;
@@ -81,7 +82,7 @@ if [ "$mode" = test ]; then
 			esac
 		done
 		[ -n "$race_kernels" ] ||
-			echo "vm-test: no two-CPU guest (VM_RACE_KERNELS: ${VM_RACE_KERNELS-6.1 6.12}); dcache-race and setup-race not run"
+			echo "vm-test: no two-CPU guest (VM_RACE_KERNELS: ${VM_RACE_KERNELS-6.12}); dcache-race and setup-race not run"
 	fi
 	for k in $kernels; do
 		race=
