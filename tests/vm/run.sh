@@ -36,8 +36,8 @@
 # on any failure, on no results at all, and on a guest that did not reach
 # `done` (crash, early exit of init, or VM_TIMEOUT), for any kernel.
 #
-# After each, `test` boots one more guest of its kernel, with two CPUs,
-# for the sections that need two programs running at
+# After the guest of each kernel of VM_RACE_KERNELS, `test` boots one
+# more guest of that kernel, with two CPUs, for the sections that need two programs running at
 # once: dcache-race (tests/vm/dcache-race.sh, the cache's lockless read
 # against writers on the other CPU) and setup-race (tests/vm/setup-race.sh,
 # a runtime's move landing during its init's exec). Their results are
@@ -87,13 +87,12 @@ if [ "$mode" = test ]; then
 	for k in $kernels; do
 		race=
 		case " $race_kernels " in *" $k "*) race=1 ;; esac
-		# Each kernel's two-CPU guest boots when its one-CPU guest
-		# has ended, not when both have: make test's guests end
-		# within a minute of each other (tests/vm/lib.sh, on_kernel),
-		# and a two-CPU guest is idle for two thirds of its run, so
-		# its two vCPUs still run at once most of the time beside the
-		# other one-CPU guest. Its stockade.only comes last on the
-		# command line, so it is the one that holds.
+		# A kernel's two-CPU guest boots when its own one-CPU guest
+		# has ended, not when both have: by default only 6.12 has one,
+		# and 6.12's guest ends first (tests/vm/lib.sh, on_kernel), so
+		# it runs beside 6.1's last minutes, idle for about half of
+		# its run. Its stockade.only comes last on the command line,
+		# so it is the one that holds.
 		(
 			# A signal to this chain stops the guest it is on ($!:
 			# one started just before the signal, before child
