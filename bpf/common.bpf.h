@@ -160,6 +160,23 @@ static long __attribute__((unused)) anc_scan_step(__u32 level, void *ctx)
  * judged by the directory's candidate slot, as a sandbox of its own
  * (root_id: itself), and its copy's slot carries SANDBOX_SNAP_PENDING.
  */
+/* Cgroup id's sandbox, its nearest entry being *snap, a SANDBOX or a
+ * WATCHED one (pending: judged by the directory's candidate slot, as a
+ * sandbox of its own, root_id itself; never cached, the agent is about
+ * to classify it). */
+static __always_inline struct sandbox *sandbox_nearest(struct sandbox *snap,
+							__u64 id, int *state)
+{
+	*state = SANDBOX_IN;
+	if (snap->policy_id == SANDBOX_ENTRY_WATCHED) {
+		snap->root_id = id;
+		sandbox_resolve(snap);
+		snap->slot |= SANDBOX_SNAP_PENDING;
+		return snap;
+	}
+	return sandbox_resolve(snap);
+}
+
 /* Remember a verdict for the current task in cgroup id: "outside" (gen,
  * | SANDBOX_CACHE_CLASSIFIED or not), or its own cgroup's entry (entry
  * not NULL: gen | SANDBOX_CACHE_INSIDE). No-op when storage cannot be
@@ -294,15 +311,7 @@ static __always_inline struct sandbox *sandbox_lookup_tv(__u64 *cgid,
 		task_verdict_put(task_cache, id, nc.gen, NULL);
 		return NULL;
 	}
-	*state = SANDBOX_IN;
-	if (snap->policy_id == SANDBOX_ENTRY_WATCHED) {
-		/* Pending: never cached, the agent is about to classify it. */
-		snap->root_id = id;
-		sandbox_resolve(snap);
-		snap->slot |= SANDBOX_SNAP_PENDING;
-		return snap;
-	}
-	return sandbox_resolve(snap);
+	return sandbox_nearest(snap, id, state);
 }
 
 static __always_inline struct sandbox *sandbox_lookup(__u64 *cgid,

@@ -422,7 +422,11 @@ int BPF_PROG(stk_socket_connect, struct socket *sock, struct sockaddr *address,
 	family = BPF_CORE_READ(sk, __sk_common.skc_family);
 	if (family != AF_INET && family != AF_INET6)
 		return family_outside(sb, cgid, sk, family, EV_KIND_CONNECT);
-	if (!sock_outside_sandbox(sk, sb))
+	/* A socket made inside met the connect4/6 programs, except a
+	 * UDP-Lite one (no pre_connect): refused at creation, but one held
+	 * from before confinement is judged here. */
+	if (!sock_outside_sandbox(sk, sb) &&
+	    BPF_CORE_READ(sk, sk_protocol) != IPPROTO_UDPLITE)
 		return 0;
 	if (BPF_CORE_READ(sock, type) == SOCK_RAW_)
 		return raw_outside(sb, cgid, sock);

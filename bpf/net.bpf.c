@@ -30,9 +30,122 @@ struct {
 	__type(value, __u8);
 } judge_handoff SEC(".maps");
 
+/*
+ * A connect that a kernel thread makes on a socket of a sandbox. The
+ * kernel opens an MPTCP connection's further subflows from a worker of
+ * its own (to each address the peer announces, ADD_ADDR, and from each
+ * local endpoint), each a TCP socket in its connection's cgroup, and
+ * connects them with kernel_connect(): this program runs, the current
+ * task is the worker, outside every sandbox, and by the task alone the
+ * subflow would go wherever the peer named, with no rule asked. So a
+ * kernel thread's call is judged as a task's in the socket's cgroup
+ * would be: the cgroup's own entry, else its nearest ancestor's (as
+ * sandbox_lookup() finds a task's), pending included. TCP only: a
+ * subflow is one, and the kernel's own UDP sockets are made by its
+ * threads, outside. No cost for a task: only a call found outside asks.
+ */
+#define PF_KTHREAD	0x00200000	/* include/linux/sched.h */
+
+static __always_inline bool current_kthread(void)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+
+	return BPF_CORE_READ(t, flags) & PF_KTHREAD;
+}
+
+/* sock_sandbox()'s walk over the socket cgroup's ancestors, root first
+ * (bpf_loop() callback, 1 to stop): the deepest entry found is kept.
+ * Probe reads: the cgroup came from one, a number to the verifier. */
+struct sock_anc {
+	__u64 cg;		/* struct cgroup * */
+	__u32 level;		/* its level: ancestors[level] is itself */
+	bool fault;
+	struct anc_scan scan;
+};
+
+static long sock_anc_step(__u32 i, void *ctx)
+{
+	struct sock_anc *c = ctx;
+	struct cgroup *anc = NULL;
+	__u64 at = c->cg, id;
+	struct sandbox *sb;
+
+	if (i >= c->level)
+		return 1;
+	at += bpf_core_field_offset(struct cgroup, ancestors) + i * sizeof(anc);
+	if (bpf_probe_read_kernel(&anc, sizeof(anc), (void *)at) || !anc) {
+		c->fault = true;
+		return 1;
+	}
+	id = BPF_CORE_READ(anc, kn, id);
+	sb = bpf_map_lookup_elem(&sandboxes, &id);
+	if (sb) {
+		c->scan.snap = *sb;
+		c->scan.found = true;
+	}
+	return 0;
+}
+
+/* The sandbox of sk's cgroup, as sandbox_lookup() gives a task's (*cgid,
+ * *snap, *state); NULL outside, and for a socket that is not TCP. */
+static __always_inline struct sandbox *sock_sandbox(struct bpf_sock *sk,
+						    __u64 *cgid,
+						    struct sandbox *snap,
+						    int *state)
+{
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
+	struct sock_anc c = {};
+	struct sandbox *sb;
+	struct cgroup *cg;
+	__u64 id;
+
+	*state = SANDBOX_OUTSIDE;
+	if (!tp)
+		return NULL;
+	/* Plain locals inside BPF_CORE_READ(): a field of c there would
+	 * be taken for a kernel type's and relocated. */
+	cg = BPF_CORE_READ(tp, inet_conn.icsk_inet.sk.sk_cgrp_data.cgroup);
+	id = cg ? BPF_CORE_READ(cg, kn, id) : 0;
+	*cgid = id;
+	sb = id ? bpf_map_lookup_elem(&sandboxes, &id) : NULL;
+	if (sb) {
+		*snap = *sb;
+		if (snap->policy_id != SANDBOX_ENTRY_SANDBOX)
+			return NULL;	/* a watched directory, or outside */
+		*state = SANDBOX_IN;
+		return sandbox_resolve(snap);
+	}
+	if (id) {
+		c.cg = (__u64)cg;
+		c.level = BPF_CORE_READ(cg, level);
+		bpf_loop(SANDBOX_MAX_DEPTH, sock_anc_step, &c, 0);
+	}
+	if (!id || c.fault) {
+		/* Whose socket it is cannot be told: fail closed, under
+		 * the conflict slot (deny all). */
+		snap->policy_id = SANDBOX_ENTRY_SANDBOX;
+		snap->slot = POLICY_SLOT_CONFLICT;
+		snap->root_id = id;
+		*state = SANDBOX_IN;
+		return sandbox_resolve(snap);
+	}
+	if (!c.scan.found) {
+		*state = SANDBOX_NONE;
+		return NULL;
+	}
+	*snap = c.scan.snap;
+	if (snap->policy_id == SANDBOX_ENTRY_OUTSIDE)
+		return NULL;
+	return sandbox_nearest(snap, id, state);
+}
+
+/* sk: the call's socket, judged by its cgroup for a kernel thread
+ * (sock_sandbox()); NULL for a socket's creation, which a kernel thread
+ * makes in its own cgroup. */
 static __always_inline struct sandbox *who_judges(__u64 *cgid,
 						  struct sandbox *snap,
-						  const bool watch, bool *skip)
+						  const bool watch, bool *skip,
+						  struct bpf_sock *sk)
 {
 	struct sandbox *sb;
 	bool pending;
@@ -41,6 +154,8 @@ static __always_inline struct sandbox *who_judges(__u64 *cgid,
 	__u64 tid;
 
 	sb = sandbox_lookup(cgid, snap, &state, false);
+	if (!sb && sk && current_kthread())
+		sb = sock_sandbox(sk, cgid, snap, &state);
 	pending = sb && (sb->slot & SANDBOX_SNAP_PENDING);
 	if (!watch) {
 		*skip = pending || state == SANDBOX_OUTSIDE;
@@ -94,7 +209,7 @@ static __always_inline int judge(struct bpf_sock_addr *ctx, __u8 kind,
 	__u64 cgid;
 	bool skip;
 
-	sb = who_judges(&cgid, &sb_snap, watch, &skip);
+	sb = who_judges(&cgid, &sb_snap, watch, &skip, ctx->sk);
 	if (skip)
 		return 1;
 	given_addr(ctx, v6, given);
@@ -165,7 +280,7 @@ static __always_inline int judge_bind(struct bpf_sock_addr *ctx, const bool v6,
 	__u64 cgid;
 	bool skip;
 
-	sb = who_judges(&cgid, &sb_snap, watch, &skip);
+	sb = who_judges(&cgid, &sb_snap, watch, &skip, NULL);
 	if (skip)
 		return 1;
 	given_addr(ctx, v6, given);
@@ -240,17 +355,19 @@ static __always_inline int sock_create(struct bpf_sock *sk, const bool watch)
 	protocol = sk->protocol;
 	/* Only TCP and UDP have connect/sendmsg hooks that judge every
 	 * destination; SCTP, L2TP and the like could reach hosts the rules
-	 * never see. */
+	 * never see. Nor UDP-Lite: its sends go through udp_sendmsg() and
+	 * the sendmsg hooks, but its protocol has no pre_connect, so its
+	 * connect() meets no connect4/6 program, and a connected socket's
+	 * sends meet none either. */
 	tcp_udp = (type == SOCK_STREAM &&
 		   (protocol == IPPROTO_TCP || protocol == IPPROTO_MPTCP)) ||
-		  (type == SOCK_DGRAM &&
-		   (protocol == IPPROTO_UDP || protocol == IPPROTO_UDPLITE));
+		  (type == SOCK_DGRAM && protocol == IPPROTO_UDP);
 	if (!watch && tcp_udp) {
 		cgid = bpf_get_current_cgroup_id();
 		if (bpf_map_lookup_elem(&sandboxes, &cgid))
 			return 1;
 	}
-	sb = who_judges(&cgid, &sb_snap, watch, &skip);
+	sb = who_judges(&cgid, &sb_snap, watch, &skip, NULL);
 	if (skip)
 		return 1;
 	policy_id = sb ? sb->policy_id : POLICY_ID_CONFLICT;

@@ -54,6 +54,9 @@
 	/* Oracle Cloud instance metadata over IPv6. */			\
 	X("fd00:c1::a9fe:a9fe/128", NET_FAMILY_V6, 128,			\
 	  0xfd, 0x00, 0x00, 0xc1, 0, 0, 0, 0, 0, 0, 0, 0, 0xa9, 0xfe, 0xa9, 0xfe) \
+	/* Akamai (Linode) metadata service over IPv6. */		\
+	X("fd00:a9fe:a9fe::1/128", NET_FAMILY_V6, 128,			\
+	  0xfd, 0x00, 0xa9, 0xfe, 0xa9, 0xfe, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01) \
 	/* Alibaba Cloud ECS metadata. */				\
 	X("100.100.100.200/32", NET_FAMILY_V4, 32,			\
 	  100, 100, 100, 200, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)	\

@@ -31,7 +31,8 @@
  *     sendto packet lo 0                     an AF_PACKET datagram out of
  *                                            lo (a socket made before
  *                                            joining, with --join-late)
- *     socket raw4|raw6|icmp|icmp6|packet     socket() of that kind
+ *     socket raw4|raw6|icmp|icmp6|packet|udplite|udplite6
+ *                                            socket() of that kind
  *     bind tcp|udp ADDR PORT [--freebind]    bind(); --freebind sets
  *                                            IP_FREEBIND / IPV6_FREEBIND
  *                                            first (its refusal is then
@@ -539,7 +540,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: netprobe [--netns] [--cgroup DIR [--join-late]] [--wait FILE] connect tcp|udp ADDR PORT [--listen] [--until FILE [--every-us N]]\n"
 			"       netprobe [--netns] [--cgroup DIR] sendto udp ADDR PORT [--count N]\n"
-			"       netprobe [--netns] [--cgroup DIR] socket raw4|raw6|icmp|icmp6|packet\n"
+			"       netprobe [--netns] [--cgroup DIR] socket raw4|raw6|icmp|icmp6|packet|udplite|udplite6\n"
 			"       netprobe [--netns] [--cgroup DIR] bind tcp|udp ADDR PORT [--freebind]\n"
 			"       netprobe [--netns] [--cgroup DIR] listen tcp ADDR PORT | - 4|6\n"
 			"       netprobe [--netns] [--cgroup DIR] serve tcp ADDR PORT\n"
@@ -594,6 +595,10 @@ static int socket_op(const char *k)
 		fd = socket(AF_INET6, SOCK_DGRAM, IPPROTO_ICMPV6);
 	else if (!strcmp(k, "packet"))
 		fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+	else if (!strcmp(k, "udplite"))
+		fd = socket(AF_INET, SOCK_DGRAM, IPPROTO_UDPLITE);
+	else if (!strcmp(k, "udplite6"))
+		fd = socket(AF_INET6, SOCK_DGRAM, IPPROTO_UDPLITE);
 	else
 		return USAGE;
 	return probe_result(fd < 0 ? -1 : 0);

@@ -22,6 +22,11 @@
 #   rmcg DIR           remove a cgroup tree, children first
 #   agent_end [SIGNAL] signal the agent $agent_pid (SIGTERM, or SIGNAL:
 #                      -9), wait for it, detach what $bpffs still pins
+#   agent_start        start the agent on $work/pol, pinned under $bpffs,
+#                      logging to $log (sets agent_pid, $work/agent.stderr),
+#                      and wait for agent_ready: one ok, or not_ok and exit
+#   log_settle FILE    until FILE stops growing (the agent has written
+#                      what the ring held)
 #   lost_sum FILE      the records the agent counted lost in its log FILE
 #   seq_of             the seq of each record on stdin, one a line
 # A script may still define any of these itself after sourcing: its own
@@ -104,6 +109,30 @@ rmcg() {
 agent_end() {
 	[ -n "$agent_pid" ] && kill ${1:+"$1"} "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
 	[ -d "$bpffs" ] && "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
+}
+
+# shellcheck disable=SC2154
+agent_start() {
+	# shellcheck disable=SC2086
+	"$STOCKADE" agent $STOCKADE_AGENT_FLAGS --policy "$work/pol" --bpffs "$bpffs" \
+		--detach-on-exit --log "$log" > /dev/null 2> "$work/agent.stderr" &
+	agent_pid=$!
+	if ! wait_ready "$log"; then
+		not_ok "agent_ready" "$(cat "$work/agent.stderr")"
+		summary
+		exit 1
+	fi
+	ok "agent_ready"
+}
+
+log_settle() {
+	_a=-1
+	_b=$(wc -c < "$1")
+	while [ "$_a" != "$_b" ]; do
+		sleep 0.2
+		_a=$_b
+		_b=$(wc -c < "$1")
+	done
 }
 
 seq_of() { awk -F'"seq":' 'NF > 1 { split($2, a, ","); print a[1] }'; }

@@ -115,6 +115,7 @@ run_cases() {
 				'"proto":"udp"' '"reason":"not_allowed"'
 		for m in 169.254.169.254 ::ffff:169.254.169.254 fd00:ec2::254 \
 			 fd00:ec2::23 fd20:ce::254 fe80::a9fe:a9fe fd00:c1::a9fe:a9fe \
+			 fd00:a9fe:a9fe::1 \
 			 ::169.254.169.254 64:ff9b::a9fe:a9fe \
 			 2002:a9fe:a9fe::1 100.100.100.200 168.63.129.16 192.0.0.192; do
 			case $m in *:*) fam=ipv6 ;; *) fam=ipv4 ;; esac
@@ -136,6 +137,14 @@ run_cases() {
 			record "$where raw6 socket" $base '"kind":"socket"' '"reason":"raw_socket"'
 		probe "$where icmp socket" EPERM $in socket icmp &&
 			record "$where icmp socket" $base '"kind":"socket"' '"reason":"icmp"'
+		# UDP-Lite's connect() meets no connect4/6 program (no
+		# pre_connect): refused at creation.
+		probe "$where udplite socket" EPERM $in socket udplite &&
+			record "$where udplite socket" $base '"kind":"socket"' \
+				'"family":"ipv4"' '"reason":"other_protocol"'
+		probe "$where udplite6 socket" EPERM $in socket udplite6 &&
+			record "$where udplite6 socket" $base '"kind":"socket"' \
+				'"family":"ipv6"' '"reason":"other_protocol"'
 		ingress_cases
 	else
 		in="--netns"

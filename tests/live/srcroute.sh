@@ -70,28 +70,7 @@ network:
       proto: tcp
 YAML
 done
-# shellcheck disable=SC2086
-"$STOCKADE" agent $STOCKADE_AGENT_FLAGS --policy "$work/pol" --bpffs "$bpffs" \
-	--detach-on-exit --log "$log" > /dev/null 2> "$work/agent.stderr" &
-agent_pid=$!
-if ! wait_ready "$log"; then
-	not_ok "agent_ready" "$(cat "$work/agent.stderr")"
-	summary
-	exit 1
-fi
-ok "agent_ready"
-
-# log_settle: until the log stops growing (the agent has written what the
-# ring held).
-log_settle() {
-	_a=-1
-	_b=$(wc -c < "$log")
-	while [ "$_a" != "$_b" ]; do
-		sleep 0.2
-		_a=$_b
-		_b=$(wc -c < "$log")
-	done
-}
+agent_start
 
 # kase NAME CGROUP EXPECT MIN MAX [FIELD...]: the case in CGROUP, its
 # result EXPECT, between MIN and MAX records of that cgroup since it began,
@@ -99,7 +78,7 @@ log_settle() {
 kase() {
 	name=$1 dir=$2 expect=$3 min=$4 max=$5
 	shift 5
-	log_settle
+	log_settle "$log"
 	n0=$(wc -l < "$log")
 	out=$(unshare -n sh -c 'ip link set lo up && exec python3 "$@"' sh "$sr" "$dir" "$name" 2>&1)
 	got=$(echo "$out" | tail -n 1)
@@ -117,7 +96,7 @@ kase() {
 			sleep 0.1
 		done
 	fi
-	log_settle
+	log_settle "$log"
 	recs=$(tail -n +$((n0 + 1)) "$log" | grep "\"cgroup\":\"${dir#"$CGROUP_ROOT"}\"" |
 		grep -v '"event":"\(preexisting_fd\|exec\|exit\)"')
 	n=$(printf '%s' "$recs" | grep -c .)

@@ -206,7 +206,8 @@ static void test_metadata_always_denied(void **state)
 		"169.254.169.254", "169.254.0.1", "::ffff:169.254.169.254",
 		"::169.254.169.254", "64:ff9b::a9fe:a9fe", "2002:a9fe:a9fe::",
 		"fd00:ec2::254", "fd00:ec2::23", "fd20:ce::254",
-		"fe80::a9fe:a9fe", "fd00:c1::a9fe:a9fe", "100.100.100.200",
+		"fe80::a9fe:a9fe", "fd00:c1::a9fe:a9fe", "fd00:a9fe:a9fe::1",
+		"100.100.100.200",
 		"168.63.129.16", "192.0.0.192", "::ffff:100.100.100.200",
 	};
 	struct policy *p = mk_policy(true);	/* default allow */
