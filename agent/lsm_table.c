@@ -163,6 +163,9 @@ static const struct lsm_hook lsm_table[] = {
 	/* bpf/priv.bpf.c: what root's capabilities reach beyond the
 	 * sandbox. */
 	{ "stk_capable", "capable", "capabilities", NULL, false, { "cred", "user_namespace" } },
+	/* Without it an io_uring personality's credentials, or a worker's,
+	 * would be checked as the kernel's own (not judged). */
+	{ "stk_uring_creds", "uring_override_creds", "capabilities", NULL, false, { "cred" } },
 	{ "stk_kernel_load_data", "kernel_load_data", "kernel_code", NULL, false, { 0 } },
 	{ "stk_kernel_read_file", "kernel_read_file", "kernel_code", NULL, false, { "file" } },
 	{ "stk_kernel_module_request", "kernel_module_request", "kernel_code", NULL, false,

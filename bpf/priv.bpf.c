@@ -19,6 +19,7 @@
 #define CAP_SYS_ADMIN		21
 /* include/linux/security.h (6.1 .. 6.18): a speculative check. */
 #define CAP_OPT_NOAUDIT		(1u << 1)
+#define PF_IO_WORKER		0x00000010	/* include/linux/sched.h */
 
 /* x86_64 syscall numbers (arch/x86/entry/syscalls/syscall_64.tbl). */
 #define NR_FCNTL		72
@@ -123,12 +124,25 @@ int BPF_PROG(stk_capable, const struct cred *cred, struct user_namespace *ns,
 	int i;
 	bool same;
 
-	/* Only the task's own privilege: override_creds() checks (overlayfs
-	 * copy-up with the mounter's creds, nfsd...) and has_capability() on
-	 * another task are not the sandbox asking. Cheap, before the lookup:
-	 * a plain load through the task's BTF pointer, not a probe read, as
-	 * every capable() check on the host pays it. */
-	if ((unsigned long)cred != (unsigned long)task->real_cred)
+	/* Whose credentials: the task's own (real_cred), the sandbox
+	 * asking; its subjective ones while they differ from those, an
+	 * override_creds() of the kernel's within the call (overlayfs's
+	 * copy-up under its mounter's credentials, access(2)'s, a
+	 * coredump's), not the sandbox asking; and any other, a file's
+	 * f_cred (file_ns_capable(): whoever opened it, which a sandbox
+	 * keeps across a change of its own: /proc/self/pagemap opened
+	 * before a setuid(0)) or another task's, judged by the current
+	 * task's sandbox. In an io_uring worker or SQPOLL thread every
+	 * check is judged: a request runs there under the credentials it
+	 * carries (its submitter's when it was queued, whichever thread
+	 * that was, or a personality's), which are the sandbox's, not the
+	 * kernel's; a copy-up within such a request is judged too. In the
+	 * task itself io_uring switches only to its own credentials
+	 * (stk_uring_creds()). Cheap, before the lookup: plain loads
+	 * through the task's BTF pointer, as every capable() check on the
+	 * host pays them. */
+	if (cred != task->real_cred && cred == task->cred &&
+	    !(task->flags & PF_IO_WORKER))
 		return 0;
 	{
 		CURRENT_OR_ALLOW_HOT();
@@ -178,6 +192,27 @@ int BPF_PROG(stk_capable, const struct cred *cred, struct user_namespace *ns,
 		return lsm_deny(sb, conf, cgid, EV_KIND_CAPABILITY, 0,
 				EV_REASON_CAPABILITY, NULL, NULL, 0, (__u32)cap);
 	}
+}
+
+/*
+ * A request with a personality (IORING_REGISTER_PERSONALITY: the
+ * credentials of whoever registered it, when it did; a ring can be handed
+ * over) runs under those credentials. In the task's own call, checks
+ * under credentials that are not its real ones pass stk_capable() as the
+ * kernel's own overrides, so there a personality must be the task's
+ * credentials of now; any other is refused. An io_uring thread (a worker,
+ * SQPOLL) may take any: stk_capable() judges every check there.
+ */
+SEC("lsm/uring_override_creds")
+int BPF_PROG(stk_uring_creds, const struct cred *new)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	CURRENT_OR_ALLOW();
+	if (new == t->real_cred || (t->flags & PF_IO_WORKER))
+		return 0;
+	return lsm_deny(sb, conf, cgid, EV_KIND_TASK, EV_OP_URING_CREDS,
+			EV_REASON_ALWAYS_DENIED, NULL, NULL, 0, 0);
 }
 
 /* ---- kernel code and images --------------------------------------------- */

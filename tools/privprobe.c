@@ -39,6 +39,17 @@
  *                        FAN_OPEN_PERM mark on PATH, closed at once (use a
  *                        file nothing else opens)
  *   userfaultfd          userfaultfd(UFFD_USER_MODE_ONLY)
+ *   pagemap-setuid       open /proc/self/pagemap, setuid(0) (new
+ *                        credentials, the same ids), then read a touched
+ *                        page's entry: the kernel shows its frame number
+ *                        only if the opener's credentials (the file's, not
+ *                        the task's any more) have SYS_ADMIN, and hides it
+ *                        without an error otherwise: printed as EPERM
+ *   uring-personality same|changed
+ *                        register an io_uring personality (this task's
+ *                        credentials), then (changed) setuid(0), and submit
+ *                        a NOP under the personality: the completion's
+ *                        result
  *
  * Output: "pid=N", then "OK" or the errno name; SKIP when the VM lacks
  * what the action needs. Exit status: 0 for OK, 1 otherwise, 2 for a
@@ -61,7 +72,9 @@
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <linux/hw_breakpoint.h>
+#include <linux/io_uring.h>
 #include <linux/kexec.h>
 #include <linux/perf_event.h>
 #include <linux/rtc.h>
@@ -111,6 +124,85 @@ static int perf(const char *how)
 	if (fd >= 0)
 		close(fd);
 	return fd < 0 ? -1 : 0;
+}
+
+/* pagemap-setuid: see the top. */
+static int pagemap_setuid(void)
+{
+	static volatile char page[8192] __attribute__((aligned(4096)));
+	uint64_t entry = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	page[0] = 1;
+	if (setuid(0) ||
+	    pread(fd, &entry, sizeof(entry),
+		  (off_t)((uintptr_t)page / 4096 * sizeof(entry))) != sizeof(entry)) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	/* Bit 63: present; bits 0-54: the frame number. */
+	if ((entry >> 63) && !(entry & ((1ULL << 55) - 1))) {
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
+/* uring-personality: see the top. Plain syscalls: no liburing here. */
+static int uring_personality(const char *how)
+{
+	struct io_uring_params p = { 0 };
+	struct io_uring_sqe *sqes;
+	struct io_uring_cqe *cqe;
+	unsigned int *tail, *head, t;
+	size_t sq_len, cq_len;
+	char *sq, *cq;
+	int fd, pers, rc;
+
+	fd = (int)syscall(__NR_io_uring_setup, 4, &p);
+	if (fd < 0)
+		return -1;
+	sq_len = p.sq_off.array + p.sq_entries * sizeof(unsigned int);
+	cq_len = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+	if (p.features & IORING_FEAT_SINGLE_MMAP)
+		sq_len = cq_len = sq_len > cq_len ? sq_len : cq_len;
+	sq = mmap(NULL, sq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd,
+		  IORING_OFF_SQ_RING);
+	cq = p.features & IORING_FEAT_SINGLE_MMAP ? sq :
+	     mmap(NULL, cq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd,
+		  IORING_OFF_CQ_RING);
+	sqes = mmap(NULL, p.sq_entries * sizeof(*sqes), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_POPULATE, fd, IORING_OFF_SQES);
+	if (sq == MAP_FAILED || cq == MAP_FAILED || sqes == MAP_FAILED)
+		exit(probe_setup_fail("mapping the io_uring rings"));
+	pers = (int)syscall(__NR_io_uring_register, fd, IORING_REGISTER_PERSONALITY, NULL, 0);
+	if (pers < 0)
+		exit(probe_setup_fail("registering a personality"));
+	if (!strcmp(how, "changed") && setuid(0))
+		exit(probe_setup_fail("setuid(0)"));
+	tail = (unsigned int *)(sq + p.sq_off.tail);
+	t = *tail;
+	memset(&sqes[t & (p.sq_entries - 1)], 0, sizeof(*sqes));
+	sqes[t & (p.sq_entries - 1)].opcode = IORING_OP_NOP;
+	sqes[t & (p.sq_entries - 1)].personality = (__u16)pers;
+	((unsigned int *)(sq + p.sq_off.array))[t & (p.sq_entries - 1)] = t & (p.sq_entries - 1);
+	__atomic_store_n(tail, t + 1, __ATOMIC_RELEASE);
+	if (syscall(__NR_io_uring_enter, fd, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0)
+		return -1;
+	head = (unsigned int *)(cq + p.cq_off.head);
+	if (*head == __atomic_load_n((unsigned int *)(cq + p.cq_off.tail), __ATOMIC_ACQUIRE))
+		exit(probe_setup_fail("no completion"));
+	cqe = (struct io_uring_cqe *)(cq + p.cq_off.cqes) + (*head & (p.cq_entries - 1));
+	rc = cqe->res;
+	close(fd);
+	if (rc < 0) {
+		errno = -rc;
+		return -1;
+	}
+	return 0;
 }
 
 static int act(const char *op, const char *arg)
@@ -221,6 +313,10 @@ static int act(const char *op, const char *arg)
 		close(fd);	/* no open waits for an answer that never comes */
 		return rc;
 	}
+	if (!strcmp(op, "pagemap-setuid"))
+		return pagemap_setuid();
+	if (!strcmp(op, "uring-personality") && arg)
+		return uring_personality(arg);
 	if (!strcmp(op, "userfaultfd")) {
 		fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY_);
 		if (fd >= 0)

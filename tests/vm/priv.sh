@@ -110,6 +110,7 @@ PACCT=$(cap SYS_PACCT 20)
 SYSLOG=$(cap SYSLOG 34)
 LOCKDOWN="$(kern lockdown) \"lockdown_reason\":7[,}]"
 RTC='"kind":"file" "op":"ioctl" "ioctl_cmd":1076129802[,}] "reason":"always_denied"'
+URING='"kind":"task" "op":"uring_creds" "reason":"always_denied"'
 
 cases() {
 	# Kernel code
@@ -144,6 +145,12 @@ cases() {
 	kase inotify-inside OK '' OK '' OK '' inotify /tmp/priv
 	kase fanotify-perm EPERM "$ADMIN" EPERM '"kind":"notify" "op":"fanotify_perm" "mask":65536[,}] "reason":"always_denied"' OK '' fanotify-perm /tmp/priv/permfile
 	kase userfaultfd EPERM "$(kern userfaultfd)" EPERM "$(kern userfaultfd)" OK '' userfaultfd
+	# Credentials that are not the task's own: a file's (pagemap's frame
+	# numbers need SYS_ADMIN in its opener's, kept across a setuid), an
+	# io_uring personality's from before a setuid; one of now is let be.
+	kase pagemap-setuid EPERM "$ADMIN" OK '' OK '' pagemap-setuid
+	kase uring-personality-changed EPERM "$URING" EPERM "$URING" OK '' uring-personality changed
+	kase uring-personality-same OK '' OK '' OK '' uring-personality same
 }
 
 # ---- the agent ----
