@@ -16,6 +16,7 @@
 #include <sys/utsname.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "file.h"
 #include "log.h"
 #include "lsm.h"
 #include "pin.h"
@@ -463,6 +464,38 @@ static bool dcache_sound(struct stockade *skel)
 	return true;
 }
 
+/*
+ * The majors of the raw storage character devices (include/file.h) that
+ * /proc/devices lists now, into out[] (0 = none). Not there (no such
+ * driver yet, or no /proc): none; sg's fixed major is in the programs.
+ */
+static void raw_chr_majors(volatile __u32 *out)
+{
+	static const char *const names[] = FILE_RAW_CHR_NAMES;
+	char line[128], name[64];
+	bool chr = false;
+	unsigned int major;
+	size_t i, n = 0;
+	FILE *f = fopen("/proc/devices", "re");
+
+	if (!f) {
+		pr_warn("agent", "reading /proc/devices failed: %s; bsg and NVMe character devices are judged as files (sg's are refused)",
+			strerror(errno));
+		return;
+	}
+	while (n < FILE_RAW_CHR_MAJORS && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Character devices:", 18))
+			chr = true;
+		else if (!strncmp(line, "Block devices:", 14))
+			chr = false;
+		else if (chr && sscanf(line, "%u %63s", &major, name) == 2)
+			for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+				if (!strcmp(name, names[i]) && major != FILE_SCSI_GENERIC_MAJOR)
+					out[n++] = major;
+	}
+	fclose(f);
+}
+
 int lsm__set_autoload(struct lsm_state *ls, struct stockade *skel, bool on)
 {
 	struct hook_funcs hf = {};
@@ -539,6 +572,7 @@ int lsm__set_autoload(struct lsm_state *ls, struct stockade *skel, bool on)
 		err = 0;
 	}
 	skel->rodata->dcache_on = on && dcache_sound(skel);
+	raw_chr_majors(skel->rodata->raw_chr_majors);
 	if (lost)
 		pr_warn("agent", "running DEGRADED (--allow-degraded): some BPF-LSM hooks are missing on this kernel");
 out:

@@ -366,6 +366,8 @@ struct file_dcache_val {
 
 /* Set by the agent before load (agent/lsm.c, dcache_sound()). */
 const volatile __u32 dcache_on = 0;
+/* include/file.h: the dynamic majors of raw storage character devices. */
+const volatile __u32 raw_chr_majors[FILE_RAW_CHR_MAJORS] = {};
 
 /* The compiler may move no memory access across it; an x86 CPU moves no
  * load before an earlier load, and no store before an earlier store. */
@@ -707,6 +709,23 @@ int BPF_PROG(stk_inode_free, struct inode *inode)
 	return 0;
 }
 
+/* A raw storage character device (include/file.h)? MAJOR(): the
+ * kernel's dev_t keeps the minor in its low 20 bits. */
+static __always_inline bool raw_storage_chr(struct inode *ino)
+{
+	__u32 major, i;
+
+	if ((ino->i_mode & S_IFMT) != S_IFCHR)
+		return false;
+	major = ino->i_rdev >> 20;
+	if (major == FILE_SCSI_GENERIC_MAJOR)
+		return true;
+	for (i = 0; i < FILE_RAW_CHR_MAJORS; i++)
+		if (raw_chr_majors[i] && raw_chr_majors[i] == major)
+			return true;
+	return false;
+}
+
 /* An opened (or received) file, judged by the access it was opened for. */
 static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 {
@@ -790,8 +809,10 @@ static __always_inline int judge_file(struct file *file, __u8 kind, __u8 op_r)
 		return lsm_deny(sb, conf, cgid, kind, op, EV_REASON_DETACHED_MOUNT,
 				s->buf[0], NULL, 0, 0);
 	/* A block device holds every file of its filesystem: reading it
-	 * raw would get around every path rule. */
-	if ((file->f_inode->i_mode & S_IFMT) == S_IFBLK)
+	 * raw would get around every path rule; so do the character
+	 * devices that send a disk commands (include/file.h). */
+	if ((file->f_inode->i_mode & S_IFMT) == S_IFBLK ||
+	    raw_storage_chr(file->f_inode))
 		return lsm_deny(sb, conf, cgid, kind, op, EV_REASON_DEVICE,
 				s->buf[0], NULL, 0, 0);
 	if ((want & WANT_WRITE) && is_cgroup_migrate(file))

@@ -197,6 +197,22 @@ struct file_cg_key {
  * more.
  */
 #define FILE_DCACHE_MAX		32768
+
+/*
+ * Character devices that reach a disk's blocks without its block device:
+ * SCSI generic (/dev/sgN: SG_IO and read()/write() send SCSI commands; a
+ * READ needs no capability on a file open for reading), bsg (under /dev/bsg),
+ * NVMe (/dev/ngXnY, the namespaces' generic devices: unprivileged reads
+ * from 6.2 on; /dev/nvmeX, the controllers). Opened in a sandbox, they
+ * are refused as a block device is (reason device). sg's major is fixed
+ * (21); the others are given out at boot or when their driver loads, so
+ * the agent reads them from /proc/devices before it loads the programs
+ * (raw_chr_majors, .rodata; 0 = none): a driver loaded after the agent
+ * started is covered from its next start.
+ */
+#define FILE_SCSI_GENERIC_MAJOR	21
+#define FILE_RAW_CHR_MAJORS	4
+#define FILE_RAW_CHR_NAMES	{ "bsg", "nvme-generic", "nvme", "sg" }
 /* Keys an entry holds at once (a file several sandboxes open); the
  * opens of a file before it gets an entry, and the slots of
  * `dcache_seen` that count them (powers of two). */

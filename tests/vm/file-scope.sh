@@ -98,6 +98,13 @@ fixtures() {
 	# if the hook let it through).
 	mkdir -p /task/out/.git/hooks
 	mknod /task/blk b 1 0
+	# Character devices that send a disk commands (include/file.h): a
+	# SCSI generic one (major 21) and, where the kernel has bsg, one of
+	# its (the major the agent reads from /proc/devices). No device
+	# answers at minor 0 here: a let-through open fails with ENXIO.
+	mknod /task/sg c 21 0
+	bsg_major=$(awk '/^Character devices:/ { c = 1; next } /^Block devices:/ { c = 0 } c && $2 == "bsg" { print $1 }' /proc/devices)
+	[ -z "$bsg_major" ] || mknod /task/bsg c "$bsg_major" 0
 	cat > /task/job.sh <<'EOF'
 #!/bin/sh
 # The allowed work: reads its inputs, writes its outputs, runs /bin.
@@ -255,6 +262,14 @@ all_cases() {
 		mknod-dev /task/out/null2
 	kase read-block-device EPERM/ENXIO "\"kind\":\"file\" \"op\":\"open_read\" \"path\":\"/task/blk\" \"reason\":\"device\" $FP" 'file:open_read kernel:module_request' \
 		open-read /task/blk
+	kase read-sg-device EPERM/ENXIO "\"kind\":\"file\" \"op\":\"open_read\" \"path\":\"/task/sg\" \"reason\":\"device\" $FP" 'file:open_read kernel:module_request' \
+		open-read /task/sg
+	if [ -e /task/bsg ]; then
+		kase read-bsg-device EPERM/ENXIO "\"kind\":\"file\" \"op\":\"open_read\" \"path\":\"/task/bsg\" \"reason\":\"device\" $FP" 'file:open_read kernel:module_request' \
+			open-read /task/bsg
+	else
+		t_skip "$T/$phase/read-bsg-device" "no bsg in this kernel's /proc/devices"
+	fi
 	# A detached copy of /etc: inside it, shadow is just "/shadow".
 	kase open-tree-detached EPERM "\"kind\":\"file\" \"reason\":\"detached_mount\" $FP" '' \
 		open-tree-read /etc shadow
