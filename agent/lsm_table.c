@@ -86,6 +86,13 @@ static const struct lsm_hook lsm_table[] = {
 	{ "stk_ptrace_traceme", "ptrace_traceme", "ptrace", NULL, false, { "task_struct" } },
 	{ "stk_task_kill", "task_kill", "signals", NULL, false, { "task_struct" } },
 	{ "stk_file_set_fowner", "file_set_fowner", "signals", NULL, false, { "file" } },
+	/* Writes a sandbox's owner entry before fcntl() sets the owner, and
+	 * refuses the call when the table is full (bpf/lsm.bpf.c, fowner). */
+	{ "stk_file_fcntl", "file_fcntl", "signals", NULL, false, { "file" } },
+	/* Gives a closed file's entry back. Without it the table never
+	 * empties, and once full every sandbox's F_SETOWN is refused:
+	 * stricter, never looser, so marked `newer` as stk_inode_free is. */
+	{ "stk_file_free", "file_free_security", "signals", NULL, true, { "file" } },
 	{ "stk_file_send_sigiotask", "file_send_sigiotask", "signals", NULL, false,
 	  { "task_struct", "fown_struct" } },
 	{ "stk_sb_mount", "sb_mount", "mount", NULL, false, { "", "path" } },

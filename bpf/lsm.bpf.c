@@ -562,13 +562,49 @@ TASK_HOOK(stk_task_setioprio, task_setioprio, EV_OP_SETIOPRIO, int ioprio)
  * from whichever task does the I/O, so task_kill never sees it. Remember
  * which sandbox set the owner of each file, and refuse the signal when it
  * would cross that sandbox's edge (or the current task's).
+ *
+ * Not an LRU: a sandbox that armed one file against the agent, then set
+ * the owner of 16,384 others, would have pushed the first entry out, and
+ * the signal (F_SETSIG: any, SIGKILL too) would then have passed when an
+ * outsider's I/O fired it. An entry goes when its file does
+ * (stk_file_free()), or when an outsider sets that file's owner. file_set_fowner cannot
+ * refuse (its hook returns nothing), so every way a sandbox sets an owner
+ * that has a hook that can (fcntl F_SETOWN, F_SETOWN_EX, F_NOTIFY,
+ * F_SETLEASE; ioctl FIOSETOWN, SIOCSPGRP) writes the entry first, and a
+ * full table refuses the call (table_full): never an owner without one.
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u64);	/* struct file * */
 	__type(value, __u64);	/* sandbox root that set the owner */
 } fowner SEC(".maps");
+
+/* fowner's entries, about: stk_file_free() looks only while there are
+ * any (a count that races may drift; it only decides whether to look). */
+__u64 fowner_live = 0;
+
+/* Write file's entry (root: the setter's sandbox); 0, or the map's
+ * negative errno (-E2BIG: full). */
+static __always_inline long fowner_put(__u64 key, __u64 root)
+{
+	long err = bpf_map_update_elem(&fowner, &key, &root, BPF_NOEXIST);
+
+	if (!err) {
+		__sync_fetch_and_add(&fowner_live, 1);
+		return 0;
+	}
+	if (err == -EEXIST)
+		return bpf_map_update_elem(&fowner, &key, &root, BPF_EXIST);
+	return err;
+}
+
+static __always_inline void fowner_drop(__u64 key)
+{
+	if (!bpf_map_delete_elem(&fowner, &key))
+		__sync_fetch_and_add(&fowner_live, -1);
+}
 
 SEC("lsm/file_set_fowner")
 int BPF_PROG(stk_file_set_fowner, struct file *file)
@@ -577,10 +613,52 @@ int BPF_PROG(stk_file_set_fowner, struct file *file)
 	struct sandbox sb_snap, *sb = sandbox_current(&cgid, &sb_snap);
 
 	if (sb)
-		bpf_map_update_elem(&fowner, &key, &sb->root_id, BPF_ANY);
+		fowner_put(key, sb->root_id);
 	else
-		bpf_map_delete_elem(&fowner, &key);
+		fowner_drop(key);
 	return 0;
+}
+
+/* A file goes: its entry with it, so a table that filled empties again.
+ * Runs for every file the host closes last: one load while no entry
+ * exists at all, a lookup otherwise. */
+SEC("lsm/file_free_security")
+int BPF_PROG(stk_file_free, struct file *file)
+{
+	__u64 key = (__u64)file;
+
+	if (fowner_live && bpf_map_lookup_elem(&fowner, &key))
+		fowner_drop(key);
+	return 0;
+}
+
+/* A sandbox is about to set file's owner: its entry first, or refuse. */
+static __always_inline int fowner_arm(struct file *file)
+{
+	CURRENT_OR_ALLOW();
+	if (!fowner_put((__u64)file, sb->root_id))
+		return 0;
+	return lsm_deny(sb, conf, cgid, EV_KIND_TASK, EV_OP_SIGIO,
+			EV_REASON_TABLE_FULL, NULL, NULL, 0, 0);
+}
+
+#define F_SETOWN_	8
+#define F_SETOWN_EX_	15
+#define F_SETLEASE_	1024
+#define F_NOTIFY_	1026
+#define FIOSETOWN_	0x8901
+#define SIOCSPGRP_	0x8902
+
+/* Every fcntl() passes here: the command first, the lookup only for one
+ * that sets an owner. */
+SEC("lsm/file_fcntl")
+int BPF_PROG(stk_file_fcntl, struct file *file, unsigned int cmd,
+	     unsigned long arg)
+{
+	if (cmd != F_SETOWN_ && cmd != F_SETOWN_EX_ && cmd != F_SETLEASE_ &&
+	    cmd != F_NOTIFY_)
+		return 0;
+	return fowner_arm(file);
 }
 
 /* 6.1 embeds the owner in struct file; later kernels point to it. */
@@ -732,6 +810,8 @@ SEC("lsm/file_ioctl")
 int BPF_PROG(stk_file_ioctl, struct file *file, unsigned int cmd,
 	     unsigned long arg)
 {
+	if (cmd == FIOSETOWN_ || cmd == SIOCSPGRP_)
+		return fowner_arm(file);
 	if (!ioctl_refused(cmd))
 		return 0;
 	{
@@ -748,6 +828,8 @@ SEC("lsm/file_ioctl_compat")
 int BPF_PROG(stk_file_ioctl_compat, struct file *file, unsigned int cmd,
 	     unsigned long arg)
 {
+	if (cmd == FIOSETOWN_ || cmd == SIOCSPGRP_)
+		return fowner_arm(file);
 	if (!ioctl_refused(cmd))
 		return 0;
 	{

@@ -14,6 +14,7 @@
 #include <bpf/bpf_tracing.h>
 
 #define EPERM		1
+#define EEXIST		17
 #define ENAMETOOLONG	36
 #define MASK		(FILE_BUF_SIZE - 1)
 

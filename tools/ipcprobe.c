@@ -36,9 +36,13 @@
  *   mq-own                 create /stk-own-PID, send, receive, unlink
  *   mq-create NAME         (helper) create NAME with one message
  * SIGIO:
- *   sigio-arm FIFO PID     open FIFO (read-write), F_SETOWN PID, F_SETSIG SIGWINCH
+ *   sigio-arm FIFO PID [FLOOD]
+ *                          open FIFO (read-write), F_SETOWN PID, F_SETSIG SIGWINCH
  *                          (ignored by default: harmless when allowed),
- *                          O_ASYNC; prints "ready", then waits
+ *                          O_ASYNC; with FLOOD, then sets itself as the
+ *                          owner of FLOOD more files (children's eventfds,
+ *                          held open) and prints "flood armed=N
+ *                          refused=N"; prints "ready", then waits
  *   fifo-write FIFO        write one byte (the I/O that fires it)
  * inode_setattr:
  *   utime PATH             utimensat(PATH, NULL): all three times to now
@@ -60,6 +64,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/ipc.h>
 #include <sys/msg.h>
 #include <sys/sem.h>
@@ -276,7 +282,61 @@ static int teardown(char **a)
 	return result(0);
 }
 
-static int sigio_arm(const char *fifo, const char *pid)
+/*
+ * sigio-arm's flood: n more files (eventfds) with this process as their
+ * owner, set by children that hold them open (each up to its fd limit)
+ * until the parent goes. Prints "flood armed=N refused=N" (EPERM).
+ */
+static void sigio_flood(long n)
+{
+	long armed = 0, refused = 0, c[2];
+	int gate[2], counts[2];
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (pipe(gate) || pipe(counts))
+		exit(probe_setup_fail("making the flood's pipes"));
+	while (armed + refused < n) {
+		pid_t kid = fork();
+
+		if (kid < 0)
+			exit(probe_setup_fail("forking a flood child"));
+		if (kid == 0) {
+			long a = 0, r = 0, left = n - armed - refused;
+			char b;
+			int fd;
+
+			close(gate[1]);
+			for (; a + r < left; ) {
+				fd = eventfd(0, EFD_CLOEXEC);
+				if (fd < 0)
+					break;	/* this child's fd limit */
+				if (fcntl(fd, F_SETOWN, getpid()) == 0)
+					a++;
+				else if (errno == EPERM)
+					r++;
+				else
+					break;
+			}
+			c[0] = a;
+			c[1] = r;
+			if (write(counts[1], c, sizeof(c)) != sizeof(c))
+				_exit(2);
+			(void)!read(gate[0], &b, 1);	/* EOF: the parent is gone */
+			_exit(0);
+		}
+		if (read(counts[0], c, sizeof(c)) != sizeof(c) || c[0] + c[1] == 0)
+			exit(probe_setup_fail("a flood child armed nothing"));
+		armed += c[0];
+		refused += c[1];
+	}
+	printf("flood armed=%ld refused=%ld\n", armed, refused);
+}
+
+static int sigio_arm(const char *fifo, const char *pid, const char *flood)
 {
 	/* O_RDWR: the fifo always has a reader, so the writer's open never
 	 * fails with ENXIO whatever the order (seen once in a hundred). */
@@ -287,6 +347,8 @@ static int sigio_arm(const char *fifo, const char *pid)
 	if (fcntl(fd, F_SETOWN, atoi(pid)) || fcntl(fd, F_SETSIG, SIGWINCH) ||
 	    fcntl(fd, F_SETFL, O_NONBLOCK | O_ASYNC))
 		return result(-1);
+	if (flood)
+		sigio_flood(atol(flood));
 	printf("ready\n");
 	pause();	/* killed by the test, or by the alarm */
 	return 0;
@@ -380,7 +442,9 @@ static int act(const char *op, char **a, int n)
 	if (IS("mq-create", 1))
 		return mq_create(a[0]);
 	if (IS("sigio-arm", 2))
-		return sigio_arm(a[0], a[1]);
+		return sigio_arm(a[0], a[1], NULL);
+	if (IS("sigio-arm", 3))
+		return sigio_arm(a[0], a[1], a[2]);
 	if (IS("fifo-write", 1)) {
 		int fd = open(a[0], O_WRONLY | O_NONBLOCK), tries;
 

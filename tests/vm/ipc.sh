@@ -162,15 +162,25 @@ all_cases() {
 # SIGIO: the sandbox sets the owner of a fifo to an outside process; a
 # process outside does the I/O. The refusal is logged under the setter's
 # sandbox, with the firing task's pid (exactly one record for it).
+# sigio_case flood: the same, after the armer set itself as the owner of
+# 17,000 more files, held open: more than the owner table holds (16,384),
+# so some of those are refused (table_full), and the fifo's entry, the
+# first, stays: an LRU table would have dropped it, and the signal gone
+# through.
 sigio_case() {
-	_name="$T/$phase/sigio-fired-outside"
+	_name="$T/$phase/sigio-fired-outside${1:+-$1}"
 	[ -z "$notrun" ] || { t_fail "$_name" "not run: $why"; return; }
 	# shellcheck disable=SC2086
-	"$probe" $cgarg sigio-arm /tmp/ipc/task/fifo "$hold" > "$work/arm.out" 2>&1 &
+	"$probe" $cgarg sigio-arm /tmp/ipc/task/fifo "$hold" ${1:+17000} > "$work/arm.out" 2>&1 &
 	_arm=$!
 	helpers="$helpers $_arm"
-	if ! wait_for 5 grep -q '^ready$' "$work/arm.out"; then
+	if ! wait_for 120 grep -q '^ready$' "$work/arm.out"; then
 		t_fail "$_name" "sigio-arm did not come up: $(cat "$work/arm.out")"
+		return
+	fi
+	if [ -n "${1:-}" ] && ! grep -q '^flood armed=[0-9]* refused=[1-9]' "$work/arm.out"; then
+		kill -9 "$_arm" 2>/dev/null
+		t_fail "$_name" "the flood filled no table: $(grep '^flood' "$work/arm.out")"
 		return
 	fi
 	_out=$("$probe" fifo-write /tmp/ipc/task/fifo 2>&1)
@@ -208,6 +218,7 @@ run_phase() {
 	all_cases
 	[ -n "$notrun" ] || judge_cases
 	sigio_case
+	[ "$1" != enforce ] || sigio_case flood
 	stop_helpers
 }
 
