@@ -101,7 +101,7 @@ null=
 null_failed=0
 failed=0
 # The hooks lsmnull takes (see null above).
-NULL_HOOKS="file_open capable"
+NULL_HOOKS="file_open file_free_security capable"
 
 A3=/task/in/data.txt
 A8=/task/in/a/b/c/d/e/data.txt
