@@ -62,6 +62,29 @@ static __always_inline bool shared_keyring(struct key *key, unsigned long flags)
 	       prefix_eq(d, ".persistent_register", 20);
 }
 
+#define NR_REQUEST_KEY	249	/* x86_64 */
+
+/* A keyring, by its type's name: key_type_keyring is not in BTF. */
+static __always_inline bool is_keyring(struct key *key)
+{
+	char name[8] = {};
+
+	bpf_probe_read_kernel_str(name, sizeof(name),
+				  BPF_CORE_READ(key, type, name));
+	return prefix_eq(name, "keyring", 8);
+}
+
+/* The key request_key(2) constructs: neither a keyring nor a type of the
+ * kernel's own (a name that starts with a dot: .request_key_auth). */
+static __always_inline bool constructed_key(struct key *key)
+{
+	char name[8] = {};
+
+	bpf_probe_read_kernel_str(name, sizeof(name),
+				  BPF_CORE_READ(key, type, name));
+	return name[0] != '.' && !prefix_eq(name, "keyring", 8);
+}
+
 /* The serial is not given yet here (key_alloc_serial() runs after this
  * hook), so ownership is by address. */
 SEC("lsm/key_alloc")
@@ -73,6 +96,19 @@ int BPF_PROG(stk_key_alloc, struct key *key, const struct cred *cred,
 	__u64 k = (__u64)key, cgid;
 
 	conf = lsm_current(&sb, &cgid, &sb_snap);
+	/* request_key(2) of a key that does not exist makes it here, then
+	 * has the kernel run /sbin/request-key, outside every sandbox, to
+	 * instantiate it: with keyutils' stock configuration a DNS query
+	 * for any name the sandbox chose (dns_resolver keys), a way out for
+	 * one that may reach no host. Refused: the key to construct, not a
+	 * keyring the call makes for its destination, nor the authorisation
+	 * key made next (.request_key_auth: reached only in audit mode, one
+	 * record for the call). */
+	if (conf && syscall_nr() == NR_REQUEST_KEY && constructed_key(key))
+		return lsm_deny(sb, conf, cgid, EV_KIND_KEY, EV_OP_KEY_ALLOC,
+				EV_REASON_ALWAYS_DENIED,
+				(const char *)BPF_CORE_READ(key, description), NULL,
+				0, 0);
 	if (!conf || shared_keyring(key, flags)) {
 		bpf_map_delete_elem(&key_owner, &k);	/* a reused address */
 		return 0;
@@ -116,16 +152,6 @@ static __always_inline __u8 key_op(unsigned long perm)
 	if (perm == bpf_core_enum_value(enum key_need_perm, KEY_SYSADMIN_OVERRIDE))
 		return EV_OP_KEY_SYSADMIN;
 	return 0;
-}
-
-/* A keyring, by its type's name: key_type_keyring is not in BTF. */
-static __always_inline bool is_keyring(struct key *key)
-{
-	char name[8] = {};
-
-	bpf_probe_read_kernel_str(name, sizeof(name),
-				  BPF_CORE_READ(key, type, name));
-	return prefix_eq(name, "keyring", 8);
 }
 
 /*

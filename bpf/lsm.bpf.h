@@ -230,6 +230,18 @@ static __always_inline int lsm_deny_arg(struct sandbox *sb,
 	return audit ? 0 : -EPERM;
 }
 
+/* The user registers of the current syscall (x86_64). */
+static __always_inline struct pt_regs *user_regs(void)
+{
+	return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+}
+
+/* The current syscall's number (x86_64: orig_ax). */
+static __always_inline long syscall_nr(void)
+{
+	return BPF_CORE_READ(user_regs(), orig_ax);
+}
+
 /* The setup pass (include/setup.h); it records through lsm_record(). */
 #include "setup.bpf.h"
 

@@ -47,16 +47,6 @@
 				 0x00100000)
 #define FSNOTIFY_OBJ_INODE	0
 
-/* The user registers of the current syscall (x86_64). */
-static __always_inline struct pt_regs *user_regs(void)
-{
-	return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-}
-
-static __always_inline long syscall_nr(void)
-{
-	return BPF_CORE_READ(user_regs(), orig_ax);
-}
 
 /*
  * One record per refused syscall. The kernel often asks for one

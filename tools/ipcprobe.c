@@ -18,6 +18,10 @@
  *                          keyring, which the host shares
  *   key-own                add_key into @s, read it back (own key: several
  *                          calls, none may be refused)
+ *   key-request DESC       request_key("user", DESC, "x") into @s: a key
+ *                          no one has, so the kernel makes it and runs
+ *                          /sbin/request-key to instantiate it (the
+ *                          guest has none: ENOKEY or the like outside)
  * SysV IPC (IDs and KEYs from `setup`):
  *   shmget KEY             shmget(KEY, 0, 0) of an existing segment
  *   shm-read ID            shmat(SHM_RDONLY), read a byte, shmdt
@@ -384,6 +388,9 @@ static int act(const char *op, char **a, int n)
 	if (IS("key-add-user", 1))
 		return result(add_key("user", a[0], "sbx-data", 8,
 				      KEY_SPEC_USER_KEYRING));
+	if (IS("key-request", 1))
+		return result(syscall(SYS_request_key, "user", a[0], "x",
+				      KEY_SPEC_SESSION_KEYRING));
 	if (IS("key-own", 0))
 		return key_own();
 	if (IS("shmget", 1))

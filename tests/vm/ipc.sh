@@ -122,6 +122,12 @@ all_cases() {
 	kase key-add-user-keyring EPERM "$K \"op\":\"key_write\" \"path\":\"_uid.0\" $FP" twice \
 		key-add-user "stk-from-$phase"
 	kase key-own OK '' '' key-own
+	# A key to construct: the kernel's upcall (/sbin/request-key, run
+	# outside every sandbox) would do what its configuration says for
+	# it, a DNS query for a dns_resolver key. Outside, the guest has no
+	# /sbin/request-key: the kernel's own error.
+	kase key-request-upcall EPERM/ANY "\"kind\":\"key\" \"op\":\"key_alloc\" \"path\":\"stk-req-$phase\" \"reason\":\"always_denied\" $FP" '' \
+		key-request "stk-req-$phase"
 
 	I='"kind":"ipc" "reason":"outside_sandbox"'
 	# ipcperms() turns any refusal into EACCES; the ctl commands that
