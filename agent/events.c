@@ -135,7 +135,7 @@ static const char *const op_names[] = {
 	[EV_OP_SETUP_MOVED] = "moved",
 	[EV_OP_MMAP_EXEC] = "mmap_exec", [EV_OP_MPROTECT_EXEC] = "mprotect_exec",
 	[EV_OP_PERSONALITY] = "personality", [EV_OP_TRACEME] = "traceme",
-	[EV_OP_URING_CREDS] = "uring_creds",
+	[EV_OP_URING_CREDS] = "uring_creds", [EV_OP_CREDS] = "creds",
 };
 
 static const char *const reason_names[] = {

@@ -490,7 +490,7 @@ static void raw_chr_majors(volatile __u32 *out)
 			chr = false;
 		else if (chr && sscanf(line, "%u %63s", &major, name) == 2)
 			for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-				if (!strcmp(name, names[i]) && major != FILE_SCSI_GENERIC_MAJOR)
+				if (!strcmp(name, names[i]))
 					out[n++] = major;
 	}
 	fclose(f);

@@ -62,7 +62,11 @@ static __always_inline bool shared_keyring(struct key *key, unsigned long flags)
 	       prefix_eq(d, ".persistent_register", 20);
 }
 
-#define NR_REQUEST_KEY	249	/* x86_64 */
+/* request_key's numbers: x86_64 (and x32, with its bit), i386 (int $0x80
+ * from any task; 287 is fallocate on x86_64, which makes no key). */
+#define NR_REQUEST_KEY		249
+#define NR_REQUEST_KEY_32	287
+#define X32_SYSCALL_BIT		0x40000000L
 
 /* A keyring, by its type's name: key_type_keyring is not in BTF. */
 static __always_inline bool is_keyring(struct key *key)
@@ -104,7 +108,9 @@ int BPF_PROG(stk_key_alloc, struct key *key, const struct cred *cred,
 	 * keyring the call makes for its destination, nor the authorisation
 	 * key made next (.request_key_auth: reached only in audit mode, one
 	 * record for the call). */
-	if (conf && syscall_nr() == NR_REQUEST_KEY && constructed_key(key))
+	if (conf && constructed_key(key) &&
+	    ((syscall_nr() & ~X32_SYSCALL_BIT) == NR_REQUEST_KEY ||
+	     syscall_nr() == NR_REQUEST_KEY_32))
 		return lsm_deny(sb, conf, cgid, EV_KIND_KEY, EV_OP_KEY_ALLOC,
 				EV_REASON_ALWAYS_DENIED,
 				(const char *)BPF_CORE_READ(key, description), NULL,

@@ -570,13 +570,16 @@ TASK_HOOK(stk_task_setioprio, task_setioprio, EV_OP_SETIOPRIO, int ioprio)
  * (stk_file_free()), or when an outsider sets that file's owner. file_set_fowner cannot
  * refuse (its hook returns nothing), so every way a sandbox sets an owner
  * that has a hook that can (fcntl F_SETOWN, F_SETOWN_EX, F_NOTIFY,
- * F_SETLEASE; ioctl FIOSETOWN, SIOCSPGRP) writes the entry first, and a
- * full table refuses the call (table_full): never an owner without one.
+ * F_SETLEASE, F_SETFL with O_ASYNC; ioctl FIOSETOWN, SIOCSPGRP, FIOASYNC:
+ * a tty's O_ASYNC sets its owner) writes the entry first, and a full
+ * table refuses the call (table_full): never an owner without one.
  */
 struct {
+	/* Preallocated: an insert never waits on an allocation that 6.1's
+	 * allocator for maps that allocate may fail for a moment (seen: an
+	 * F_SETFL refused). */
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u64);	/* struct file * */
 	__type(value, __u64);	/* sandbox root that set the owner */
 } fowner SEC(".maps");
@@ -589,14 +592,26 @@ __u64 fowner_live = 0;
  * negative errno (-E2BIG: full). */
 static __always_inline long fowner_put(__u64 key, __u64 root)
 {
-	long err = bpf_map_update_elem(&fowner, &key, &root, BPF_NOEXIST);
+	__u64 *v = bpf_map_lookup_elem(&fowner, &key);
+	long err;
 
+	if (v) {
+		*v = root;	/* in place: no element to take */
+		return 0;
+	}
+	err = bpf_map_update_elem(&fowner, &key, &root, BPF_NOEXIST);
 	if (!err) {
 		__sync_fetch_and_add(&fowner_live, 1);
 		return 0;
 	}
-	if (err == -EEXIST)
-		return bpf_map_update_elem(&fowner, &key, &root, BPF_EXIST);
+	if (err == -EEXIST) {
+		/* Another CPU's insert of the same file, just now. */
+		v = bpf_map_lookup_elem(&fowner, &key);
+		if (v) {
+			*v = root;
+			return 0;
+		}
+	}
 	return err;
 }
 
@@ -642,6 +657,9 @@ static __always_inline int fowner_arm(struct file *file)
 			EV_REASON_TABLE_FULL, NULL, NULL, 0, 0);
 }
 
+#define F_SETFL_	4
+#define O_ASYNC_	020000
+#define FIOASYNC_	0x5452
 #define F_SETOWN_	8
 #define F_SETOWN_EX_	15
 #define F_SETLEASE_	1024
@@ -655,8 +673,10 @@ SEC("lsm/file_fcntl")
 int BPF_PROG(stk_file_fcntl, struct file *file, unsigned int cmd,
 	     unsigned long arg)
 {
+	/* O_ASYNC on a tty sets its owner too (__tty_fasync(): the tty's
+	 * process group, maybe outside). */
 	if (cmd != F_SETOWN_ && cmd != F_SETOWN_EX_ && cmd != F_SETLEASE_ &&
-	    cmd != F_NOTIFY_)
+	    cmd != F_NOTIFY_ && !(cmd == F_SETFL_ && (arg & O_ASYNC_)))
 		return 0;
 	return fowner_arm(file);
 }
@@ -810,7 +830,7 @@ SEC("lsm/file_ioctl")
 int BPF_PROG(stk_file_ioctl, struct file *file, unsigned int cmd,
 	     unsigned long arg)
 {
-	if (cmd == FIOSETOWN_ || cmd == SIOCSPGRP_)
+	if (cmd == FIOSETOWN_ || cmd == SIOCSPGRP_ || cmd == FIOASYNC_)
 		return fowner_arm(file);
 	if (!ioctl_refused(cmd))
 		return 0;
@@ -828,7 +848,7 @@ SEC("lsm/file_ioctl_compat")
 int BPF_PROG(stk_file_ioctl_compat, struct file *file, unsigned int cmd,
 	     unsigned long arg)
 {
-	if (cmd == FIOSETOWN_ || cmd == SIOCSPGRP_)
+	if (cmd == FIOSETOWN_ || cmd == SIOCSPGRP_ || cmd == FIOASYNC_)
 		return fowner_arm(file);
 	if (!ioctl_refused(cmd))
 		return 0;

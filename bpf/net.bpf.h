@@ -169,7 +169,8 @@ static __always_inline int net_verdict(struct sandbox *sb, __u64 cgid,
 	/* The cgroup programs run for the socket's cgroup; a task outside
 	 * every sandbox using a socket made inside one (handed over, or the
 	 * task was moved out by an admin) is judged as what it is: outside.
-	 * Decisions follow the task, never the socket (include/sandbox.h). */
+	 * Decisions follow the task, not the socket (include/sandbox.h),
+	 * except a kernel thread's (bpf/net.bpf.c, sock_sandbox()). */
 	if (!sb)
 		return 1;
 	policy_id = sb->policy_id;

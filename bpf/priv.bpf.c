@@ -19,7 +19,6 @@
 #define CAP_SYS_ADMIN		21
 /* include/linux/security.h (6.1 .. 6.18): a speculative check. */
 #define CAP_OPT_NOAUDIT		(1u << 1)
-#define PF_IO_WORKER		0x00000010	/* include/linux/sched.h */
 
 /* x86_64 syscall numbers (arch/x86/entry/syscalls/syscall_64.tbl). */
 #define NR_FCNTL		72
@@ -46,7 +45,6 @@
 #define FS_PERM_EVENTS		(0x00010000 | 0x00020000 | 0x00040000 | \
 				 0x00100000)
 #define FSNOTIFY_OBJ_INODE	0
-
 
 /*
  * One record per refused syscall. The kernel often asks for one
@@ -104,6 +102,52 @@ static __always_inline int deny_acct(struct sandbox *sb,
 			EV_REASON_ALWAYS_DENIED, s->buf[0], NULL, 0, 0);
 }
 
+/*
+ * The credentials a sandbox's tasks make (sandbox_creds): every
+ * prepare_creds() of a task in a sandbox (fork, exec, setuid, access(2),
+ * a core dump...), and every personality an io_uring request of one runs
+ * under. stk_capable() judges a check under overridden credentials only
+ * when they are in it; the kernel's own overrides (overlayfs's mounter's,
+ * made outside) are not. A table that is full refuses the new
+ * credentials (the fork, the setuid fails: table_full), never leaves them
+ * out. Entries go with their credentials (cred_free).
+ */
+#define SANDBOX_CREDS_MAX	131072
+
+struct {
+	/* Preallocated (about 8 MiB): a fork must never fail because 6.1's
+	 * allocator for maps that allocate had no element at hand. */
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SANDBOX_CREDS_MAX);
+	__type(key, __u64);	/* struct cred * */
+	__type(value, __u8);
+} sandbox_creds SEC(".maps");
+
+/* Its entries, about (stk_cred_free() looks only while there are any). */
+__u64 sandbox_creds_live = 0;
+
+static __always_inline bool sandbox_cred(const struct cred *c)
+{
+	__u64 k = (__u64)c;
+
+	return bpf_map_lookup_elem(&sandbox_creds, &k);
+}
+
+/* 0, or the map's negative errno (-E2BIG: full). */
+static __always_inline long sandbox_cred_put(const struct cred *c)
+{
+	__u64 k = (__u64)c;
+	__u8 one = 1;
+	long err;
+
+	if (bpf_map_lookup_elem(&sandbox_creds, &k))
+		return 0;
+	err = bpf_map_update_elem(&sandbox_creds, &k, &one, BPF_NOEXIST);
+	if (!err)
+		__sync_fetch_and_add(&sandbox_creds_live, 1);
+	return err == -EEXIST ? 0 : err;
+}
+
 SEC("lsm/capable")
 int BPF_PROG(stk_capable, const struct cred *cred, struct user_namespace *ns,
 	     int cap, unsigned int opts)
@@ -115,24 +159,21 @@ int BPF_PROG(stk_capable, const struct cred *cred, struct user_namespace *ns,
 	bool same;
 
 	/* Whose credentials: the task's own (real_cred), the sandbox
-	 * asking; its subjective ones while they differ from those, an
-	 * override_creds() of the kernel's within the call (overlayfs's
-	 * copy-up under its mounter's credentials, access(2)'s, a
-	 * coredump's), not the sandbox asking; and any other, a file's
-	 * f_cred (file_ns_capable(): whoever opened it, which a sandbox
-	 * keeps across a change of its own: /proc/self/pagemap opened
-	 * before a setuid(0)) or another task's, judged by the current
-	 * task's sandbox. In an io_uring worker or SQPOLL thread every
-	 * check is judged: a request runs there under the credentials it
-	 * carries (its submitter's when it was queued, whichever thread
-	 * that was, or a personality's), which are the sandbox's, not the
-	 * kernel's; a copy-up within such a request is judged too. In the
-	 * task itself io_uring switches only to its own credentials
-	 * (stk_uring_creds()). Cheap, before the lookup: plain loads
-	 * through the task's BTF pointer, as every capable() check on the
-	 * host pays them. */
+	 * asking; any other it did not borrow, a file's f_cred
+	 * (file_ns_capable(): whoever opened it, which a sandbox keeps
+	 * across a change of its own: /proc/self/pagemap opened before a
+	 * setuid(0)) or another task's, judged by the current task's
+	 * sandbox too. Its subjective ones while they differ from its real
+	 * ones (override_creds()) are the sandbox asking when they are a
+	 * sandbox's credentials (sandbox_creds: io_uring running a request
+	 * under a personality or under its submitter's credentials of when
+	 * it was queued, access(2)'s, a core dump's), and the kernel's own
+	 * otherwise (overlayfs's lookups and copy-ups under its mounter's),
+	 * left to the kernel. Cheap first: plain loads through the task's
+	 * BTF pointer, as every capable() check on the host pays them; the
+	 * lookup only for an override. */
 	if (cred != task->real_cred && cred == task->cred &&
-	    !(task->flags & PF_IO_WORKER))
+	    !sandbox_cred(cred))
 		return 0;
 	{
 		CURRENT_OR_ALLOW_HOT();
@@ -184,25 +225,51 @@ int BPF_PROG(stk_capable, const struct cred *cred, struct user_namespace *ns,
 	}
 }
 
+/* Copies of the sandbox's own: of the task's real credentials, or of
+ * credentials in the table. Not of those the kernel put on the task for
+ * the call (overlayfs prepares its file creation's from its mounter's). */
+SEC("lsm/cred_prepare")
+int BPF_PROG(stk_cred_prepare, struct cred *new, const struct cred *old,
+	     gfp_t gfp)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	CURRENT_OR_ALLOW_HOT();
+	if (old != t->real_cred && !sandbox_cred(old))
+		return 0;
+	if (!sandbox_cred_put(new))
+		return 0;
+	return lsm_deny(sb, conf, cgid, EV_KIND_TASK, EV_OP_CREDS,
+			EV_REASON_TABLE_FULL, NULL, NULL, 0, 0);
+}
+
+SEC("lsm/cred_free")
+int BPF_PROG(stk_cred_free, struct cred *cred)
+{
+	__u64 k = (__u64)cred;
+
+	if (sandbox_creds_live && bpf_map_lookup_elem(&sandbox_creds, &k) &&
+	    !bpf_map_delete_elem(&sandbox_creds, &k))
+		__sync_fetch_and_add(&sandbox_creds_live, -1);
+	return 0;
+}
+
 /*
  * A request with a personality (IORING_REGISTER_PERSONALITY: the
- * credentials of whoever registered it, when it did; a ring can be handed
- * over) runs under those credentials. In the task's own call, checks
- * under credentials that are not its real ones pass stk_capable() as the
- * kernel's own overrides, so there a personality must be the task's
- * credentials of now; any other is refused. An io_uring thread (a worker,
- * SQPOLL) may take any: stk_capable() judges every check there.
+ * credentials of whoever registered them, when it did, maybe before a
+ * setuid, or an outsider who handed the ring over) runs under them,
+ * where it is issued (the task, later through task_work, a worker,
+ * SQPOLL): they join sandbox_creds, so every check under them is judged
+ * by this sandbox, whoever made them.
  */
 SEC("lsm/uring_override_creds")
 int BPF_PROG(stk_uring_creds, const struct cred *new)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
-
 	CURRENT_OR_ALLOW();
-	if (new == t->real_cred || (t->flags & PF_IO_WORKER))
+	if (!sandbox_cred_put(new))
 		return 0;
 	return lsm_deny(sb, conf, cgid, EV_KIND_TASK, EV_OP_URING_CREDS,
-			EV_REASON_ALWAYS_DENIED, NULL, NULL, 0, 0);
+			EV_REASON_TABLE_FULL, NULL, NULL, 0, 0);
 }
 
 /* ---- kernel code and images --------------------------------------------- */

@@ -160,6 +160,7 @@ enum ev_op {
 	EV_OP_PERSONALITY = 72,		/* personality(READ_IMPLIES_EXEC) */
 	EV_OP_TRACEME = 73,		/* ptrace kind: PTRACE_TRACEME */
 	EV_OP_URING_CREDS = 74,		/* task kind: io_uring credentials */
+	EV_OP_CREDS = 75,		/* task kind: new credentials */
 };
 
 enum ev_reason {

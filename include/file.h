@@ -212,7 +212,7 @@ struct file_cg_key {
  */
 #define FILE_SCSI_GENERIC_MAJOR	21
 #define FILE_RAW_CHR_MAJORS	4
-#define FILE_RAW_CHR_NAMES	{ "bsg", "nvme-generic", "nvme", "sg" }
+#define FILE_RAW_CHR_NAMES	{ "bsg", "nvme-generic", "nvme" }
 /* Keys an entry holds at once (a file several sandboxes open); the
  * opens of a file before it gets an entry, and the slots of
  * `dcache_seen` that count them (powers of two). */

@@ -31,6 +31,7 @@ key_owner -
 ipc_owner -
 fowner -
 cap_last -
+sandbox_creds -
 file_dcache -
 dcache_seen -
 dcache_hits -

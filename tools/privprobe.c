@@ -50,6 +50,9 @@
  *                        credentials), then (changed) setuid(0), and submit
  *                        a NOP under the personality: the completion's
  *                        result
+ *   uring-setxattr FILE  the same, changed, with an IORING_OP_SETXATTR of
+ *                        trusted.stockade on FILE (needs SYS_ADMIN, under
+ *                        the personality's credentials)
  *
  * Output: "pid=N", then "OK" or the errno name; SKIP when the VM lacks
  * what the action needs. Exit status: 0 for OK, 1 otherwise, 2 for a
@@ -57,6 +60,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,13 +155,18 @@ static int pagemap_setuid(void)
 	return 0;
 }
 
-/* uring-personality: see the top. Plain syscalls: no liburing here. */
-static int uring_personality(const char *how)
+/*
+ * uring-personality and uring-setxattr: see the top. Plain syscalls: no
+ * liburing here. One request, sqe's fields, under a personality of this
+ * task's credentials registered before (changed: a setuid(0) between);
+ * the completion's result.
+ */
+static int uring_personality(bool changed, const struct io_uring_sqe *req)
 {
 	struct io_uring_params p = { 0 };
 	struct io_uring_sqe *sqes;
 	struct io_uring_cqe *cqe;
-	unsigned int *tail, *head, t;
+	unsigned int *tail, *head, t, i;
 	size_t sq_len, cq_len;
 	char *sq, *cq;
 	int fd, pers, rc;
@@ -181,14 +190,14 @@ static int uring_personality(const char *how)
 	pers = (int)syscall(__NR_io_uring_register, fd, IORING_REGISTER_PERSONALITY, NULL, 0);
 	if (pers < 0)
 		exit(probe_setup_fail("registering a personality"));
-	if (!strcmp(how, "changed") && setuid(0))
+	if (changed && setuid(0))
 		exit(probe_setup_fail("setuid(0)"));
 	tail = (unsigned int *)(sq + p.sq_off.tail);
 	t = *tail;
-	memset(&sqes[t & (p.sq_entries - 1)], 0, sizeof(*sqes));
-	sqes[t & (p.sq_entries - 1)].opcode = IORING_OP_NOP;
-	sqes[t & (p.sq_entries - 1)].personality = (__u16)pers;
-	((unsigned int *)(sq + p.sq_off.array))[t & (p.sq_entries - 1)] = t & (p.sq_entries - 1);
+	i = t & (p.sq_entries - 1);
+	sqes[i] = *req;
+	sqes[i].personality = (__u16)pers;
+	((unsigned int *)(sq + p.sq_off.array))[i] = i;
 	__atomic_store_n(tail, t + 1, __ATOMIC_RELEASE);
 	if (syscall(__NR_io_uring_enter, fd, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0)
 		return -1;
@@ -315,8 +324,23 @@ static int act(const char *op, const char *arg)
 	}
 	if (!strcmp(op, "pagemap-setuid"))
 		return pagemap_setuid();
-	if (!strcmp(op, "uring-personality") && arg)
-		return uring_personality(arg);
+	if (!strcmp(op, "uring-personality") && arg) {
+		struct io_uring_sqe nop = { .opcode = IORING_OP_NOP };
+
+		return uring_personality(!strcmp(arg, "changed"), &nop);
+	}
+	if (!strcmp(op, "uring-setxattr") && arg) {
+		static const char name[] = "trusted.stockade", value[] = "x";
+		struct io_uring_sqe sx = {
+			.opcode = IORING_OP_SETXATTR,
+			.addr = (uintptr_t)name,
+			.addr2 = (uintptr_t)value,
+			.addr3 = (uintptr_t)arg,
+			.len = sizeof(value) - 1,
+		};
+
+		return uring_personality(true, &sx);
+	}
 	if (!strcmp(op, "userfaultfd")) {
 		fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY_);
 		if (fd >= 0)
