@@ -170,9 +170,14 @@ static const struct lsm_hook lsm_table[] = {
 	/* bpf/priv.bpf.c: what root's capabilities reach beyond the
 	 * sandbox. */
 	{ "stk_capable", "capable", "capabilities", NULL, false, { "cred", "user_namespace" } },
-	/* Without it an io_uring personality's credentials, or a worker's,
-	 * would be checked as the kernel's own (not judged). */
+	/* The table of the sandbox's credentials (bpf/priv.bpf.c): without
+	 * these two, a check under an io_uring personality's credentials,
+	 * or a queued request's, would pass as the kernel's own override. */
 	{ "stk_uring_creds", "uring_override_creds", "capabilities", NULL, false, { "cred" } },
+	{ "stk_cred_prepare", "cred_prepare", "capabilities", NULL, false, { "cred", "cred" } },
+	/* Gives an entry back. Without it the table never empties, and once
+	 * full a sandbox's forks are refused: stricter, never looser. */
+	{ "stk_cred_free", "cred_free", "capabilities", NULL, true, { "cred" } },
 	{ "stk_kernel_load_data", "kernel_load_data", "kernel_code", NULL, false, { 0 } },
 	{ "stk_kernel_read_file", "kernel_read_file", "kernel_code", NULL, false, { "file" } },
 	{ "stk_kernel_module_request", "kernel_module_request", "kernel_code", NULL, false,
