@@ -1425,21 +1425,28 @@ static __always_inline bool kernel_own_change(struct dentry *d,
 	       whole && !c->found && c->private;
 }
 
-/* kernel_own_change() for a hook that has made no search: the search
- * only for a task whose credentials are overridden (never the sandbox's
- * own call, unless through io_uring). */
-static __always_inline bool kernel_own_dentry(struct dentry *d,
-					      struct lsm_scratch *s)
+/* d judged through the first mount of the task's namespace that reaches
+ * it (mounts_reaching()), for a hook that has a dentry and no mount. None
+ * found: overlayfs's own change under its mounter's credentials, or a
+ * detached or another namespace's mount, refused. */
+static __always_inline int judge_reached(struct sandbox *sb,
+					 struct policy_conf *conf, __u64 cgid,
+					 struct lsm_scratch *s,
+					 struct dentry *d, __u8 op)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
 	struct setattr_ctx c = {};
-
 	bool whole;
 
-	if (t->cred == t->real_cred)
-		return false;
 	whole = mounts_reaching(d, s, &c);
-	return kernel_own_change(d, &c, whole);
+	if (!c.found) {
+		if (kernel_own_change(d, &c, whole))
+			return 0;
+		return lsm_deny(sb, conf, cgid, EV_KIND_FILE, op,
+				EV_REASON_DETACHED_MOUNT, NULL, NULL, 0, 0);
+	}
+	return walked(sb, conf, cgid, s,
+		      c.found + bpf_core_field_offset(struct mount, mnt), d,
+		      op, WANT_WRITE);
 }
 
 static __always_inline int judge_setattr(struct dentry *d, struct iattr *attr)
@@ -1448,9 +1455,7 @@ static __always_inline int judge_setattr(struct dentry *d, struct iattr *attr)
 	struct policy_conf *conf;
 	struct lsm_scratch *s;
 	struct sandbox *sb, sb_snap;
-	struct setattr_ctx c = {};
 	struct super_block *fs;
-	bool whole;
 	__u64 cgid;
 
 	if (v & (ATTR_MODE | ATTR_UID | ATTR_GID | ATTR_SIZE))
@@ -1470,16 +1475,7 @@ static __always_inline int judge_setattr(struct dentry *d, struct iattr *attr)
 	s = scratch();
 	if (!s)
 		return -EPERM;
-	whole = mounts_reaching(d, s, &c);
-	if (!c.found) {
-		if (kernel_own_change(d, &c, whole))
-			return 0;
-		return lsm_deny(sb, conf, cgid, EV_KIND_FILE, EV_OP_SETATTR,
-				EV_REASON_DETACHED_MOUNT, NULL, NULL, 0, 0);
-	}
-	return walked(sb, conf, cgid, s,
-		      c.found + bpf_core_field_offset(struct mount, mnt), d,
-		      EV_OP_SETATTR, WANT_WRITE);
+	return judge_reached(sb, conf, cgid, s, d, EV_OP_SETATTR);
 }
 
 /* 6.3 added the leading struct mnt_idmap *; the agent loads the one of
@@ -1497,12 +1493,15 @@ int BPF_PROG(stk_inode_setattr_61, struct dentry *dentry, struct iattr *attr)
 	return judge_setattr(dentry, attr);
 }
 
-/* xattr hooks get no mount: the walk stops at the filesystem's root
- * (include/file.h states the limit). A copy-up's xattrs and ACLs are the
- * kernel's (kernel_own_dentry()): the set hooks alone look (copy_up), as
- * a copy-up sets and never removes, and each look is a mount search
- * every agent start verifies again. */
-#define XATTR_HOOK(fn, hook, op, copy_up)				\
+/* xattr and ACL hooks get no mount either: judged like inode_setattr,
+ * through the first mount of the task's namespace that reaches the dentry
+ * (judge_reached()). A walk up to the dentry's filesystem root alone
+ * judged a path relative to it: a sandbox's own file on /tmp (a tmpfs)
+ * refused, and a file outside the scope, on a filesystem where its path
+ * from the root reads like one inside it, let through. The kernel's own
+ * filesystems (SB_KERNMOUNT: pipes, sockets, memfd), mounted in no
+ * namespace, keep the walk to their root (no path in the scope). */
+#define XATTR_HOOK(fn, hook, op)					\
 SEC("lsm/" #hook)							\
 int BPF_PROG(fn, void *idmap, struct dentry *dentry)			\
 {									\
@@ -1517,15 +1516,16 @@ int BPF_PROG(fn, void *idmap, struct dentry *dentry)			\
 	s = scratch();							\
 	if (!s)								\
 		return -EPERM;						\
-	if (copy_up && kernel_own_dentry(dentry, s))			\
-		return 0;						\
-	return walked(sb, conf, cgid, s, NULL, dentry, op, WANT_WRITE);	\
+	if (BPF_CORE_READ(dentry, d_sb, s_flags) & SB_KERNMOUNT)	\
+		return walked(sb, conf, cgid, s, NULL, dentry, op,	\
+			      WANT_WRITE);				\
+	return judge_reached(sb, conf, cgid, s, dentry, op);		\
 }
 
-XATTR_HOOK(stk_inode_setxattr, inode_setxattr, EV_OP_SETXATTR, true)
-XATTR_HOOK(stk_inode_removexattr, inode_removexattr, EV_OP_REMOVEXATTR, false)
+XATTR_HOOK(stk_inode_setxattr, inode_setxattr, EV_OP_SETXATTR)
+XATTR_HOOK(stk_inode_removexattr, inode_removexattr, EV_OP_REMOVEXATTR)
 /* 6.2 on: system.posix_acl_* go through vfs_set_acl()/vfs_remove_acl()
  * and these hooks instead of the xattr ones; an ACL change is a write.
  * On 6.1 the xattr hooks above see them (op setxattr/removexattr). */
-XATTR_HOOK(stk_inode_set_acl, inode_set_acl, EV_OP_SET_ACL, true)
-XATTR_HOOK(stk_inode_rm_acl, inode_remove_acl, EV_OP_REMOVE_ACL, false)
+XATTR_HOOK(stk_inode_set_acl, inode_set_acl, EV_OP_SET_ACL)
+XATTR_HOOK(stk_inode_rm_acl, inode_remove_acl, EV_OP_REMOVE_ACL)

@@ -39,13 +39,10 @@
  * file_receive and mmap_file use bpf_d_path() on the resolved struct
  * path. The path_* hooks and file_mprotect may not call it, so they walk the dentry and mount chain themselves, at most
  * FILE_WALK_DEPTH components into a FILE_BUF_SIZE buffer; a deeper or
- * longer path is denied with reason path_too_long. inode_setxattr and
- * inode_removexattr get no mount, so they walk to the root of the
- * dentry's own filesystem: on anything but the root filesystem the path
- * they judge is relative to that filesystem's root. inode_setattr gets no
- * mount either, but finds it: the first mount of the dentry's superblock
- * in the task's mount namespace whose root is an ancestor of the dentry
- * (bpf/file.bpf.c, judge_setattr()).
+ * longer path is denied with reason path_too_long. inode_setattr and the
+ * xattr and ACL hooks get no mount, so they find it: the first mount of
+ * the dentry's superblock in the task's mount namespace whose root is an
+ * ancestor of the dentry (bpf/file.bpf.c, judge_reached()).
  */
 #ifndef STOCKADE_FILE_H
 #define STOCKADE_FILE_H

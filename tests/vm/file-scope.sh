@@ -131,6 +131,13 @@ rm "$out/link"
 echo JOB-DONE
 EOF
 	grep -q ' /srv/mnt ' /proc/mounts || mount -t tmpfs fs-test /srv/mnt
+	# For the xattr hooks, which get no mount: a file of the sandbox's
+	# own on /tmp (a tmpfs of its own), and one outside the scope whose
+	# path from its filesystem's root (/srv/mnt's tmpfs) reads like one
+	# inside it.
+	echo data > /tmp/task/xattr-file
+	mkdir -p /srv/mnt/task/out
+	echo data > /srv/mnt/task/out/xattr-file
 }
 
 # ---- helpers outside the sandbox ----
@@ -220,6 +227,14 @@ all_cases() {
 		setxattr /etc/fs-test/file trusted.stockade
 	kase removexattr-outside EPERM "$W \"op\":\"removexattr\" \"path\":\"/etc/fs-test/file\" $FP" '' \
 		removexattr /etc/fs-test/file trusted.stockade
+	# Judged by the path through their mount, not from their
+	# filesystem's root (/tmp/task/xattr-file was judged as
+	# /task/xattr-file and refused; /srv/mnt/task/out/xattr-file as
+	# /task/out/xattr-file and let through).
+	kase setxattr-own-tmpfs OK '' '' setxattr /tmp/task/xattr-file trusted.stockade
+	kase removexattr-own-tmpfs OK '' '' removexattr /tmp/task/xattr-file trusted.stockade
+	kase setxattr-other-mount EPERM "$W \"op\":\"setxattr\" \"path\":\"/srv/mnt/task/out/xattr-file\" $FP" '' \
+		setxattr /srv/mnt/task/out/xattr-file trusted.stockade
 	kase symlink-outside EPERM "$W \"op\":\"symlink\" \"path\":\"/etc/fs-test/sym\" $FP" '' \
 		symlink /etc/shadow /etc/fs-test/sym
 	# A path deeper than the path_* hooks can walk is denied, never guessed.

@@ -193,22 +193,25 @@ fi
 # A trusted.* attribute set through io_uring under a personality from
 # before a setuid(0): the request runs in an io_uring worker (comm
 # iou-wrk-PID, pid the probe's), and its SYS_ADMIN check is the
-# sandbox's: refused, one capability record. Default policy only: with
-# SYS_ADMIN listed, the setxattr hook after the check refuses the path as
-# outside the scope, resolved without its mount from a worker (a false
-# refusal of its own, not this case's subject).
+# sandbox's: refused, one capability record. With SYS_ADMIN listed
+# (caps), the setxattr hook after the check judges the path through its
+# mount from the worker too: /tmp/priv is writable, OK and no record.
 uring_setxattr_case() {
-	_name="$T/default/uring-setxattr-changed"
-	_out=$("$TOOLS/privprobe" --cgroup "$sbx" uring-setxattr /tmp/priv/xattr-file 2>&1)
+	_name="$T/$p/uring-setxattr-changed"
+	_cg=$sbx
+	[ "$p" = default ] || _cg=$caps
+	_out=$("$TOOLS/privprobe" --cgroup "$_cg" uring-setxattr /tmp/priv/xattr-file 2>&1)
 	_pid=$(echo "$_out" | sed -n 's/^pid=\([0-9][0-9]*\)$/\1/p')
 	log_settle "$log"
 	_err=
-	[ "$(echo "$_out" | tail -n 1)" = EPERM ] || _err="expected EPERM, got: $_out"
+	_want=EPERM _want_n=1
+	[ "$p" = default ] || _want=OK _want_n=0
+	[ "$(echo "$_out" | tail -n 1)" = "$_want" ] || _err="expected $_want, got: $_out"
 	_cnt=$(own_records_to "$work/recs" "$_pid")
 	_f="\"event\":\"deny\" \"policy\":\"priv\" \"pid\":$_pid, \"comm\":\"iou-wrk- $ADMIN"
-	if [ "$_cnt" != 1 ]; then
-		_err="${_err:+$_err; }$_cnt records for pid $_pid, want 1: $(short "$(head -n 1 "$work/recs")")"
-	else
+	if [ "$_cnt" != "$_want_n" ]; then
+		_err="${_err:+$_err; }$_cnt records for pid $_pid, want $_want_n: $(short "$(head -n 1 "$work/recs")")"
+	elif [ "$_want_n" = 1 ]; then
 		_miss=
 		has_all "$(head -n 1 "$work/recs")" "$_f" ||
 			_err="${_err:+$_err; }no $_miss in $(short "$(head -n 1 "$work/recs")")"
@@ -224,7 +227,7 @@ for p in default caps outside audit; do
 	set_phase $p
 	cases
 	judge_cases
-	[ "$p" != default ] || uring_setxattr_case
+	case $p in default | caps) uring_setxattr_case ;; esac
 done
 
 # ---- an ordinary workload in the default policy: no record at all ----
