@@ -5,7 +5,7 @@
  * the demo.
  *
  *   netprobe [--netns] [--cgroup DIR] OP ARGS...
- *     connect tcp|udp ADDR PORT [--listen] [--until FILE [--every-us N] [--log FILE]]
+ *     connect tcp|udp|udplite ADDR PORT [--listen] [--until FILE [--every-us N] [--log FILE]]
  *                                            connect(); --listen first
  *                                            binds a listener on ADDR:PORT;
  *                                            --until repeats (a new
@@ -82,7 +82,9 @@
  * cgroup.procs). --wait FILE waits (up to 60 s) until FILE exists before
  * acting: a process that was already running when the agent started.
  * --join-late creates the socket first and joins --cgroup only then: a
- * socket made before its owner entered the sandbox.
+ * socket made before its owner entered the sandbox. --socket-first (with
+ * connect) creates the socket before --wait's wait: a socket made in a
+ * sandbox's cgroup before the agent confined it.
  * Output: "pid=N" then "OK" or the errno name (EPERM, ENETUNREACH, ...).
  * Exit status: 0 for OK, 1 for an errno, 2 for a usage or setup error.
  */
@@ -530,7 +532,7 @@ static int serve_op(struct sockaddr_storage *ss, socklen_t len,
 /* The options before the command. */
 struct opts {
 	const char *wait_for, *cgroup;
-	bool join_late;
+	bool join_late, socket_first;
 };
 
 /* What an op returns for a usage error (as netlink_op and sockopt_op do). */
@@ -538,7 +540,7 @@ struct opts {
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: netprobe [--netns] [--cgroup DIR [--join-late]] [--wait FILE] connect tcp|udp ADDR PORT [--listen] [--until FILE [--every-us N]]\n"
+	fprintf(stderr, "usage: netprobe [--netns] [--cgroup DIR [--join-late]] [--wait FILE [--socket-first]] connect tcp|udp|udplite ADDR PORT [--listen] [--until FILE [--every-us N]]\n"
 			"       netprobe [--netns] [--cgroup DIR] sendto udp ADDR PORT [--count N]\n"
 			"       netprobe [--netns] [--cgroup DIR] socket raw4|raw6|icmp|icmp6|packet|udplite|udplite6\n"
 			"       netprobe [--netns] [--cgroup DIR] bind tcp|udp ADDR PORT [--freebind]\n"
@@ -565,6 +567,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->wait_for = argv[++i];
 		} else if (!strcmp(argv[i], "--join-late")) {
 			o->join_late = true;
+		} else if (!strcmp(argv[i], "--socket-first")) {
+			o->socket_first = true;
 		} else if (!strcmp(argv[i], "--cgroup") && i + 1 < argc) {
 			o->cgroup = argv[++i];
 		} else {
@@ -627,7 +631,7 @@ static int listen_op(const char *addr, const char *port)
  * every attempt must be denied. Non-blocking, so that an attempt that got
  * through never waits on a full backlog. */
 static int connect_until(const struct sockaddr_storage *ss, socklen_t len,
-			 int type, const char *until, long every_us,
+			 int type, int proto, const char *until, long every_us,
 			 const char *log_path, const struct opts *o)
 {
 	long attempts = 0, ok = 0, failed = 0;
@@ -645,7 +649,7 @@ static int connect_until(const struct sockaddr_storage *ss, socklen_t len,
 	if (join_late(o))
 		return probe_setup_fail("joining the cgroup");
 	while (access(until, F_OK)) {
-		fd = socket(ss->ss_family, type | SOCK_NONBLOCK, 0);
+		fd = socket(ss->ss_family, type | SOCK_NONBLOCK, proto);
 		if (fd < 0)
 			return probe_setup_fail("socket");
 		attempts++;
@@ -671,10 +675,12 @@ static int connect_until(const struct sockaddr_storage *ss, socklen_t len,
 	return ok ? 1 : 0;
 }
 
-/* connect tcp|udp ADDR PORT [--listen] [--until FILE [--every-us N]
- * [--log FILE]]: argv[4] on are the flags; lfd, the --listen listener. */
+/* connect tcp|udp|udplite ADDR PORT [--listen] [--until FILE [--every-us N]
+ * [--log FILE]]: argv[4] on are the flags; lfd, the --listen listener;
+ * proto, the socket's protocol (UDP-Lite's, else 0). */
 static int connect_op(int argc, char **argv, const struct sockaddr_storage *ss,
-		      socklen_t len, int type, int lfd, const struct opts *o)
+		      socklen_t len, int type, int proto, int lfd,
+		      const struct opts *o)
 {
 	const char *until = NULL, *log_path = NULL;
 	long every_us = 2000;
@@ -695,11 +701,16 @@ static int connect_op(int argc, char **argv, const struct sockaddr_storage *ss,
 	}
 	if (listen_first && lfd < 0)
 		return probe_setup_fail("listener");
+	if (until && o->socket_first)
+		return USAGE;	/* one socket, made before the wait */
 	if (until)
-		return connect_until(ss, len, type, until, every_us, log_path, o);
-	fd = socket(ss->ss_family, type, 0);
+		return connect_until(ss, len, type, proto, until, every_us,
+				     log_path, o);
+	fd = socket(ss->ss_family, type, proto);
 	if (fd < 0)
 		return probe_setup_fail("socket");
+	if (o->socket_first)
+		probe_wait_file(o->wait_for);
 	if (join_late(o))
 		return probe_setup_fail("joining the cgroup");
 	return probe_result(connect(fd, (const struct sockaddr *)ss, len));
@@ -860,11 +871,14 @@ static int run(int argc, char **argv, const struct opts *o)
 			return USAGE;
 		return serve_op(&ss, len, o->cgroup);
 	}
+	if (o->socket_first && strcmp(argv[0], "connect"))
+		return USAGE;
 	if (o->cgroup && !o->join_late && probe_join_cgroup(o->cgroup))
 		return probe_setup_fail("joining the cgroup");
 	probe_print_pid();
 	fflush(stdout);
-	probe_wait_file(o->wait_for);
+	if (!o->socket_first)
+		probe_wait_file(o->wait_for);
 
 	if (!strcmp(argv[0], "socket"))
 		return socket_op(argv[1]);
@@ -881,13 +895,15 @@ static int run(int argc, char **argv, const struct opts *o)
 	if (argc < 4 || parse_addr(argv[2], argv[3], &ss, &len))
 		return USAGE;
 	type = !strcmp(argv[1], "tcp") ? SOCK_STREAM :
-	       !strcmp(argv[1], "udp") || !strncmp(argv[1], "icmp", 4) ? SOCK_DGRAM : -1;
-	proto = strncmp(argv[1], "icmp", 4) ? 0 :
+	       !strcmp(argv[1], "udp") || !strcmp(argv[1], "udplite") ||
+	       !strncmp(argv[1], "icmp", 4) ? SOCK_DGRAM : -1;
+	proto = !strcmp(argv[1], "udplite") ? IPPROTO_UDPLITE :
+		strncmp(argv[1], "icmp", 4) ? 0 :
 		ss.ss_family == AF_INET6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP;
 	if (type < 0)
 		return USAGE;
 	if (!strcmp(argv[0], "connect"))
-		return connect_op(argc, argv, &ss, len, type, lfd, o);
+		return connect_op(argc, argv, &ss, len, type, proto, lfd, o);
 	if (!strcmp(argv[0], "bind"))
 		return bind_op(argc, argv, &ss, len, type);
 	if (!strcmp(argv[0], "sendto"))

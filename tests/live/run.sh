@@ -237,6 +237,12 @@ touch "$log"
 "$probe" --netns --cgroup "$cg" --wait "$work/go" connect tcp 127.0.0.1 9998 \
 	> "$work/early.out" 2>&1 &
 early=$!
+# And one whose UDP-Lite socket was made there before the agent started
+# (socket creation refuses UDP-Lite from then on; its connect meets no
+# cgroup program, so BPF-LSM's socket_connect judges it).
+"$probe" --netns --cgroup "$cg" --wait "$work/go" --socket-first \
+	connect udplite 127.0.0.9 9 > "$work/early-udplite.out" 2>&1 &
+early_udplite=$!
 sleep 0.2
 
 # shellcheck disable=SC2086
@@ -268,6 +274,18 @@ fi
 # With BPF-LSM (no degraded guarantee) the listen and setsockopt hooks run.
 lsm=0
 grep -q '"event":"agent_ready".*"degraded":\[\]' "$log" && lsm=1
+
+wait "$early_udplite"
+pid=$(sed -n 's/^pid=//p' "$work/early-udplite.out")
+if [ "$lsm" = 0 ]; then
+	skip "UDP-Lite socket made before the agent" "needs BPF-LSM (degraded: socket_owner); runs in the VM suite"
+elif [ "$(tail -n 1 "$work/early-udplite.out")" = EPERM ]; then
+	ok "UDP-Lite socket made before the agent: EPERM"
+	record "UDP-Lite socket made before the agent" '"kind":"connect"' \
+		'"daddr":"127.0.0.9"' '"dport":9,' '"reason":"not_allowed"'
+else
+	not_ok "UDP-Lite socket made before the agent" "got $(tail -n 1 "$work/early-udplite.out")"
+fi
 
 id=$(stat -c %i "$cg")
 run_cases sandbox "$cg" "\"cgroup_id\":$id,"

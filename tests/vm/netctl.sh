@@ -125,6 +125,10 @@ all_cases() {
 		--join-late sendto tcp 127.0.0.9 9
 	kase packet-made-before EPERM '"kind":"sendmsg" "reason":"packet_socket"' '' \
 		--join-late sendto packet lo 0
+	# A UDP-Lite socket made before joining: its connect meets no cgroup
+	# program (no pre_connect), so BPF-LSM's socket_connect judges it.
+	kase udplite-made-before EPERM '"kind":"connect" "family":"ipv4" "daddr":"127.0.0.9" "dport":9, "proto":"udp" "reason":"not_allowed"' '' \
+		--join-late connect udplite 127.0.0.9 9
 	# Socket ioctls that change the host's network (refused before the
 	# kernel's own NET_ADMIN check; the audit twin lists NET_ADMIN).
 	kase ioctl-addrt EPERM/ANY '"kind":"file" "op":"ioctl" "ioctl_cmd":35083[,}] "reason":"always_denied"' '' ioctl addrt
