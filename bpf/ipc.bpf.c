@@ -68,13 +68,18 @@ static __always_inline bool shared_keyring(struct key *key, unsigned long flags)
 #define NR_REQUEST_KEY_32	287
 #define X32_SYSCALL_BIT		0x40000000L
 
-/* A keyring, by its type's name: key_type_keyring is not in BTF. */
+/* The first bytes of a key's type name: the types (key_type_keyring among
+ * them) are not in BTF, so a type is known by its name. */
+static __always_inline void key_type_name(struct key *key, char name[8])
+{
+	bpf_probe_read_kernel_str(name, 8, BPF_CORE_READ(key, type, name));
+}
+
 static __always_inline bool is_keyring(struct key *key)
 {
 	char name[8] = {};
 
-	bpf_probe_read_kernel_str(name, sizeof(name),
-				  BPF_CORE_READ(key, type, name));
+	key_type_name(key, name);
 	return prefix_eq(name, "keyring", 8);
 }
 
@@ -84,8 +89,7 @@ static __always_inline bool constructed_key(struct key *key)
 {
 	char name[8] = {};
 
-	bpf_probe_read_kernel_str(name, sizeof(name),
-				  BPF_CORE_READ(key, type, name));
+	key_type_name(key, name);
 	return name[0] != '.' && !prefix_eq(name, "keyring", 8);
 }
 

@@ -55,15 +55,7 @@ while [ "$i" -le "$N" ]; do
 done
 printf 'name: live-idle\ncgroups: ["/stockade-idle/*"]\nnetwork:\n  default: deny\n  allow:\n    - {cidr: 127.0.0.1/32, ports: [9], proto: udp}\n' \
 	> "$work/p.yaml"
-# shellcheck disable=SC2086
-"$STOCKADE" agent $STOCKADE_AGENT_FLAGS --policy "$work/p.yaml" --bpffs "$bpffs" \
-	--detach-on-exit --log "$log" > /dev/null 2> "$work/agent.stderr" &
-agent_pid=$!
-if ! wait_ready "$log"; then
-	not_ok "agent_ready" "$(cat "$work/agent.stderr")"
-	summary
-	exit 1
-fi
+agent_start --policy "$work/p.yaml"
 if grep -q "\"event\":\"agent_ready\".*\"cgroups\":$N," "$log"; then
 	ok "agent_ready with $N cgroups"
 else

@@ -22,9 +22,11 @@
 #   rmcg DIR           remove a cgroup tree, children first
 #   agent_end [SIGNAL] signal the agent $agent_pid (SIGTERM, or SIGNAL:
 #                      -9), wait for it, detach what $bpffs still pins
-#   agent_start        start the agent on $work/pol, pinned under $bpffs,
-#                      logging to $log (sets agent_pid, $work/agent.stderr),
-#                      and wait for agent_ready: one ok, or not_ok and exit
+#   agent_start [--policy P] [FLAG...]
+#                      start the agent on P ($work/pol by default) with
+#                      the FLAGs, pinned under $bpffs, logging to $log
+#                      (sets agent_pid, $work/agent.stderr), and wait for
+#                      agent_ready: one ok, or not_ok and exit
 #   log_settle FILE    until FILE stops growing (the agent has written
 #                      what the ring held)
 #   lost_sum FILE      the records the agent counted lost in its log FILE
@@ -113,9 +115,14 @@ agent_end() {
 
 # shellcheck disable=SC2154
 agent_start() {
+	_pol=$work/pol
+	if [ "${1-}" = --policy ]; then
+		_pol=$2
+		shift 2
+	fi
 	# shellcheck disable=SC2086
-	"$STOCKADE" agent $STOCKADE_AGENT_FLAGS --policy "$work/pol" --bpffs "$bpffs" \
-		--detach-on-exit --log "$log" > /dev/null 2> "$work/agent.stderr" &
+	"$STOCKADE" agent $STOCKADE_AGENT_FLAGS --policy "$_pol" --bpffs "$bpffs" \
+		--detach-on-exit --log "$log" "$@" > /dev/null 2> "$work/agent.stderr" &
 	agent_pid=$!
 	if ! wait_ready "$log"; then
 		not_ok "agent_ready" "$(cat "$work/agent.stderr")"

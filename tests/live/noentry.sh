@@ -38,16 +38,7 @@ trap 'exit 130' INT TERM
 mkdir "$cg" || { echo "noentry: cannot create $cg" >&2; exit 1; }
 printf 'name: live-noentry\ncgroups: [/stockade-noentry]\nnetwork:\n  default: allow\n' \
 	> "$work/p.yaml"
-# shellcheck disable=SC2086
-"$STOCKADE" agent $STOCKADE_AGENT_FLAGS --policy "$work/p.yaml" --bpffs "$bpffs" \
-	--detach-on-exit --log "$log" > /dev/null 2> "$work/agent.stderr" &
-agent_pid=$!
-if ! wait_ready "$log"; then
-	not_ok "agent_ready" "$(cat "$work/agent.stderr")"
-	summary
-	exit 1
-fi
-ok "agent_ready"
+agent_start --policy "$work/p.yaml"
 
 # probe NAME EXPECT ARGS...: netprobe in $cg; sets $pid.
 probe() {

@@ -49,16 +49,7 @@ attach_of() {
 [ -d "$cg" ] && rmdir "$cg" 2>/dev/null
 mkdir "$cg" "$work/pol" || { echo "setuppass: cannot create $cg" >&2; exit 1; }
 policy live-sp-on on
-# shellcheck disable=SC2086
-"$STOCKADE" agent $STOCKADE_AGENT_FLAGS --policy "$work/pol" --bpffs "$bpffs" \
-	--detach-on-exit --log "$log" > /dev/null 2> "$work/agent.stderr" &
-agent_pid=$!
-if ! wait_ready "$log"; then
-	not_ok "agent_ready" "$(cat "$work/agent.stderr")"
-	summary
-	exit 1
-fi
-ok "agent_ready"
+agent_start
 
 r=$(attach_of live-sp-on)
 case $r in
