@@ -22,8 +22,11 @@
 #            itself without the agent;
 #   null     no agent, and a program with no body (tools/lsmnull) on
 #            each BPF-LSM hook that these calls reach among stockade's
-#            (file_open, capable: the bpf_stats pass shows no other runs
-#            per call), the caller where outside's is: what the
+#            (file_open and file_free_security for an open and close;
+#            capable, cred_prepare and cred_free for a setuid, which
+#            prepares new credentials and frees the old: the bpf_stats
+#            pass shows no other runs per call), the caller where
+#            outside's is: what the
 #            mechanism itself costs (trampoline, emulator), so that
 #            outside / null is what stockade's own outsider path adds;
 #   outside  the agent running, the caller outside every sandbox (the
@@ -101,7 +104,7 @@ null=
 null_failed=0
 failed=0
 # The hooks lsmnull takes (see null above).
-NULL_HOOKS="file_open file_free_security capable"
+NULL_HOOKS="file_open file_free_security capable cred_prepare cred_free"
 
 A3=/task/in/data.txt
 A8=/task/in/a/b/c/d/e/data.txt
