@@ -184,9 +184,10 @@ if [ "$bad" = 0 ] && [ -n "$rules" ]; then
 fi
 
 # ---- each program's own cost (bpf_stats) ----
-# The programs that ran for the measured opens (at least once per two:
-# file_open runs once per open); the rest ran for benchfile's start and
-# bpfquery's own bpf() calls, and are only counted in the note.
+# The programs that ran for the measured calls (opens, setuid()s or
+# fork+execs: at least once per two; file_open runs once per open); the
+# rest ran for benchfile's start and bpfquery's own bpf() calls, and are
+# only counted in the note.
 while read -r _ wl prog cnt ns opens; do
 	if [ "$((cnt * 2))" -lt "$opens" ]; then
 		others="${others:+$others, }$wl $prog x$cnt"
@@ -194,7 +195,7 @@ while read -r _ wl prog cnt ns opens; do
 	fi
 	"$bs" value --out "$rows" --section $S --name "bpf_stats $wl: $prog" \
 		--value "$(awk -v n="$ns" -v c="$cnt" 'BEGIN { printf "%.1f", n / c }')" \
-		--unit ns/run --note "run_cnt $cnt for $opens opens; the program's own time (bpf_stats_enabled=1), under TCG emulation" || bad=1
+		--unit ns/run --note "run_cnt $cnt for $opens calls; the program's own time (bpf_stats_enabled=1), under TCG emulation" || bad=1
 done < "$raw/stats.txt"
 [ -z "${others:-}" ] || echo "bench-files: bpf_stats, programs that ran apart from the opens: $others" >&2
 

@@ -61,11 +61,12 @@
 # with the agent running; the logger's own cost is the events section's.
 # In the last round, after the timed part, kernel.bpf_stats_enabled is set
 # for a separate pass that reads each program's own run_time_ns / run_cnt
-# (bpfquery stats) over five workloads: null (lsmnull's empty program:
+# (bpfquery stats) over these workloads: null (lsmnull's empty program:
 # the stats' own cost), outside, allowed paths inside
 # (opened again and again: the file decision cache's hits after the
 # first), denied paths inside, and FRESH inside (first opens only: its
-# misses).
+# misses); and, outside, setuid(0) (null-setuid too) and fork+exec+exit,
+# which every process of the host pays: each program they run.
 #
 #   sh tests/vm/bench-files.sh [--suite]
 # Env: ROUNDS (15), ITERS (200 opens a block), BLOCKS (8 timed blocks),
@@ -270,8 +271,12 @@ stat_pass() {
 		> /dev/null 2> "$work/m.err" ||
 		{ echo "bench-files: $(cat "$work/m.err")"; return 1; }
 	"$TOOLS/bpfquery" stats > "$work/stats.2" || return 1
-	# benchfile's untimed block and its one timed block, per path.
-	_opens=$((ITERS * 2 * $#))
+	# benchfile's untimed block and its one timed block, per path; a
+	# fork+exec per EXEC_DIV (tools/benchfile.c: 20) of them for @exec.
+	case "$*" in
+	*@exec*) _opens=$((ITERS * 2 / 20)) ;;
+	*) _opens=$((ITERS * 2 * $#)) ;;
+	esac
 	awk -v wl="$_wl" -v opens="$_opens" '
 		{
 			for (i = 1; i <= NF; i++) {
@@ -387,7 +392,8 @@ while [ "$r" -le "$ROUNDS" ]; do
 	sleep 3
 	measure "$r" 0 $null_args || exit 1
 	if [ "$r" = "$ROUNDS" ]; then
-		if echo 1 > "$stats" && stat_pass null "" $ALLOWED > "$work/stat.null"; then
+		if echo 1 > "$stats" && stat_pass null "" $ALLOWED > "$work/stat.null" &&
+			stat_pass null-setuid "" $CAPABLE >> "$work/stat.null"; then
 			cat "$work/stat.null"
 		else
 			check null-programs fail "round $r: the bpf_stats pass with lsmnull failed"
@@ -420,7 +426,9 @@ while [ "$r" -le "$ROUNDS" ]; do
 		elif stat_pass outside "" $ALLOWED > "$work/stat.out" &&
 			stat_pass "in$mid-allowed" "$CGROUP_ROOT/bench-files-$mid" $ALLOWED >> "$work/stat.out" &&
 			stat_pass "in$mid-denied" "$CGROUP_ROOT/bench-files-$mid" $DENIED >> "$work/stat.out" &&
-			stat_pass "in$mid-fresh" "$CGROUP_ROOT/bench-files-$mid" $FRESH >> "$work/stat.out"; then
+			stat_pass "in$mid-fresh" "$CGROUP_ROOT/bench-files-$mid" $FRESH >> "$work/stat.out" &&
+			stat_pass outside-setuid "" $CAPABLE >> "$work/stat.out" &&
+			stat_pass outside-exec "" $EXEC >> "$work/stat.out"; then
 			cat "$work/stat.out"
 			check bpf-stats ok
 		else
