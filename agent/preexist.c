@@ -161,9 +161,13 @@ static struct rules *rules_of(struct preexist *P, uint32_t id,
 
 static void peers_read(struct peers *ps, uint32_t pid)
 {
+	/* UDP-Lite has tables of its own, in udp's format; its sockets
+	 * are judged by the udp rules, and recorded as udp, as the BPF
+	 * programs record them. */
 	static const struct { const char *file; int family; uint8_t proto; } f[] = {
 		{ "tcp", 4, NET_PROTO_TCP }, { "tcp6", 6, NET_PROTO_TCP },
 		{ "udp", 4, NET_PROTO_UDP }, { "udp6", 6, NET_PROTO_UDP },
+		{ "udplite", 4, NET_PROTO_UDP }, { "udplite6", 6, NET_PROTO_UDP },
 	};
 	char path[64], line[512];
 	size_t i;

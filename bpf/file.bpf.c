@@ -104,7 +104,10 @@ static __always_inline bool kernel_own_open(struct file *file)
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct mount *mnt;
 
-	if (t->cred == t->real_cred || file_internal(file))
+	/* Credentials a sandbox made (an io_uring personality): its own
+	 * open, however the file was reached. */
+	if (t->cred == t->real_cred || file_internal(file) ||
+	    sandbox_cred(t->cred))
 		return false;	/* kern_mount()'s: judged as ever (mqueue) */
 	if (file->f_inode != file->f_path.dentry->d_inode)
 		return true;
@@ -1404,9 +1407,9 @@ static __always_inline bool mounts_reaching(struct dentry *d,
  * chmod) was judged by its overlay path. All three must hold, from a
  * whole search of d's mounts (c: mounts_reaching()'s; a bound hit proves
  * nothing, and the change is judged as ever):
- *   - credentials not the task's own: an io_uring request runs under a
- *     registered personality's, which a task that changed its own since
- *     makes differ, so this alone would not do;
+ *   - credentials not the task's own, nor a sandbox's (sandbox_creds:
+ *     an io_uring request runs under a registered personality's, which
+ *     a task that changed its own since makes differ);
  *   - d's filesystem has a private mount (in no namespace): it holds an
  *     overlay's layer (the work directory, where a copy-up makes its
  *     file, lies beside the upper layer's root, not below it);
@@ -1422,31 +1425,36 @@ static __always_inline bool kernel_own_change(struct dentry *d,
 
 	return t->cred != t->real_cred &&
 	       !(BPF_CORE_READ(d, d_sb, s_flags) & SB_KERNMOUNT) &&
-	       whole && !c->found && c->private;
+	       whole && !c->found && c->private && !sandbox_cred(t->cred);
 }
 
 /* d judged through the first mount of the task's namespace that reaches
  * it (mounts_reaching()), for a hook that has a dentry and no mount. None
  * found: overlayfs's own change under its mounter's credentials, or a
- * detached or another namespace's mount, refused. */
+ * detached or another namespace's mount, refused; with kern_walk, a file
+ * of the kernel's own filesystems (SB_KERNMOUNT: pipes, sockets, memfd,
+ * when no mount shows them) judged by its path in its filesystem. */
 static __always_inline int judge_reached(struct sandbox *sb,
 					 struct policy_conf *conf, __u64 cgid,
 					 struct lsm_scratch *s,
-					 struct dentry *d, __u8 op)
+					 struct dentry *d, __u8 op,
+					 bool kern_walk)
 {
 	struct setattr_ctx c = {};
 	bool whole;
 
 	whole = mounts_reaching(d, s, &c);
-	if (!c.found) {
+	if (!c.found &&
+	    !(kern_walk && (BPF_CORE_READ(d, d_sb, s_flags) & SB_KERNMOUNT))) {
 		if (kernel_own_change(d, &c, whole))
 			return 0;
 		return lsm_deny(sb, conf, cgid, EV_KIND_FILE, op,
 				EV_REASON_DETACHED_MOUNT, NULL, NULL, 0, 0);
 	}
+	/* One walk for both (the verifier checks each copy). */
 	return walked(sb, conf, cgid, s,
-		      c.found + bpf_core_field_offset(struct mount, mnt), d,
-		      op, WANT_WRITE);
+		      c.found ? c.found + bpf_core_field_offset(struct mount, mnt) :
+				NULL, d, op, WANT_WRITE);
 }
 
 static __always_inline int judge_setattr(struct dentry *d, struct iattr *attr)
@@ -1475,7 +1483,7 @@ static __always_inline int judge_setattr(struct dentry *d, struct iattr *attr)
 	s = scratch();
 	if (!s)
 		return -EPERM;
-	return judge_reached(sb, conf, cgid, s, d, EV_OP_SETATTR);
+	return judge_reached(sb, conf, cgid, s, d, EV_OP_SETATTR, false);
 }
 
 /* 6.3 added the leading struct mnt_idmap *; the agent loads the one of
@@ -1498,9 +1506,9 @@ int BPF_PROG(stk_inode_setattr_61, struct dentry *dentry, struct iattr *attr)
  * (judge_reached()). A walk up to the dentry's filesystem root alone
  * judged a path relative to it: a sandbox's own file on /tmp (a tmpfs)
  * refused, and a file outside the scope, on a filesystem where its path
- * from the root reads like one inside it, let through. The kernel's own
- * filesystems (SB_KERNMOUNT: pipes, sockets, memfd), mounted in no
- * namespace, keep the walk to their root (no path in the scope). */
+ * from the root reads like one inside it, let through. A file of the
+ * kernel's own filesystems that no mount of the namespace shows (a pipe,
+ * a socket, a memfd) keeps the walk to its filesystem's root. */
 #define XATTR_HOOK(fn, hook, op)					\
 SEC("lsm/" #hook)							\
 int BPF_PROG(fn, void *idmap, struct dentry *dentry)			\
@@ -1516,10 +1524,7 @@ int BPF_PROG(fn, void *idmap, struct dentry *dentry)			\
 	s = scratch();							\
 	if (!s)								\
 		return -EPERM;						\
-	if (BPF_CORE_READ(dentry, d_sb, s_flags) & SB_KERNMOUNT)	\
-		return walked(sb, conf, cgid, s, NULL, dentry, op,	\
-			      WANT_WRITE);				\
-	return judge_reached(sb, conf, cgid, s, dentry, op);		\
+	return judge_reached(sb, conf, cgid, s, dentry, op, true);	\
 }
 
 XATTR_HOOK(stk_inode_setxattr, inode_setxattr, EV_OP_SETXATTR)

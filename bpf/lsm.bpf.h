@@ -80,6 +80,37 @@ struct {
 	__type(value, __u64);
 } lsm_count SEC(".maps") __weak;
 
+/*
+ * The credentials a sandbox's tasks make (sandbox_creds, written by
+ * bpf/priv.bpf.c): every prepare_creds() of a task in a sandbox (fork,
+ * exec, setuid, access(2), a core dump...), and every personality an
+ * io_uring request of one runs under. stk_capable() judges a check under
+ * overridden credentials only when they are in it, and the kernel's own
+ * changes (kernel_own_open(), kernel_own_change() in bpf/file.bpf.c) are
+ * never under them: the kernel's own overrides (overlayfs's mounter's,
+ * made outside) are not in it. A table that is full refuses the new
+ * credentials (the fork, the setuid fails: table_full), never leaves them
+ * out. Entries go with their credentials (cred_free). __weak: one map
+ * for every object that includes this.
+ */
+#define SANDBOX_CREDS_MAX	131072
+
+struct {
+	/* Preallocated (about 8 MiB): a fork must never fail because 6.1's
+	 * allocator for maps that allocate had no element at hand. */
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SANDBOX_CREDS_MAX);
+	__type(key, __u64);	/* struct cred * */
+	__type(value, __u8);
+} sandbox_creds SEC(".maps") __weak;
+
+static __always_inline bool sandbox_cred(const struct cred *c)
+{
+	__u64 k = (__u64)c;
+
+	return bpf_map_lookup_elem(&sandbox_creds, &k);
+}
+
 static __always_inline struct lsm_scratch *scratch(void)
 {
 	__u32 zero = 0;

@@ -102,36 +102,8 @@ static __always_inline int deny_acct(struct sandbox *sb,
 			EV_REASON_ALWAYS_DENIED, s->buf[0], NULL, 0, 0);
 }
 
-/*
- * The credentials a sandbox's tasks make (sandbox_creds): every
- * prepare_creds() of a task in a sandbox (fork, exec, setuid, access(2),
- * a core dump...), and every personality an io_uring request of one runs
- * under. stk_capable() judges a check under overridden credentials only
- * when they are in it; the kernel's own overrides (overlayfs's mounter's,
- * made outside) are not. A table that is full refuses the new
- * credentials (the fork, the setuid fails: table_full), never leaves them
- * out. Entries go with their credentials (cred_free).
- */
-#define SANDBOX_CREDS_MAX	131072
-
-struct {
-	/* Preallocated (about 8 MiB): a fork must never fail because 6.1's
-	 * allocator for maps that allocate had no element at hand. */
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SANDBOX_CREDS_MAX);
-	__type(key, __u64);	/* struct cred * */
-	__type(value, __u8);
-} sandbox_creds SEC(".maps");
-
 /* Its entries, about (stk_cred_free() looks only while there are any). */
 __u64 sandbox_creds_live = 0;
-
-static __always_inline bool sandbox_cred(const struct cred *c)
-{
-	__u64 k = (__u64)c;
-
-	return bpf_map_lookup_elem(&sandbox_creds, &k);
-}
 
 /* 0, or the map's negative errno (-E2BIG: full). */
 static __always_inline long sandbox_cred_put(const struct cred *c)

@@ -65,7 +65,8 @@
  *                             readable word for process-vm-readv. Holds
  *                             an fd of each WHAT first (at most 4): PATH
  *                             read, w:PATH written (created), tcp:IPV4:PORT
- *                             connected, listen:IPV4:PORT listening
+ *                             or udplite:IPV4:PORT connected,
+ *                             listen:IPV4:PORT listening
  *   unix-listen PATH|@NAME [N]  listen, accept N connections (default 1)
  *   send-fd-server PATH|@NAME FILE  listen, open FILE, send its fd to the
  *                             first client with SCM_RIGHTS
@@ -468,7 +469,8 @@ static int bpf_map_create(void)
 }
 
 /* An fd held (hold, clone-hold): WHAT a PATH (read), w:PATH (written,
- * created), tcp:IPV4:PORT (connected) or listen:IPV4:PORT (listening). */
+ * created), tcp:IPV4:PORT or udplite:IPV4:PORT (connected) or
+ * listen:IPV4:PORT (listening). */
 static int hold_open(const char *what)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
@@ -479,17 +481,18 @@ static int hold_open(const char *what)
 	if (!strncmp(what, "w:", 2))
 		return open(what + 2, O_WRONLY | O_CREAT, 0644);
 	if (sscanf(what, "%7[a-z]:%31[0-9.]:%u", kind, ip, &port) != 3 ||
-	    (strcmp(kind, "tcp") && strcmp(kind, "listen")))
+	    (strcmp(kind, "tcp") && strcmp(kind, "udplite") && strcmp(kind, "listen")))
 		return open(what, O_RDONLY);
 	sa.sin_port = htons((uint16_t)port);
 	if (inet_pton(AF_INET, ip, &sa.sin_addr) != 1) {
 		errno = EINVAL;
 		return -1;
 	}
-	fd = socket(AF_INET, SOCK_STREAM, 0);
+	fd = !strcmp(kind, "udplite") ? socket(AF_INET, SOCK_DGRAM, IPPROTO_UDPLITE) :
+					 socket(AF_INET, SOCK_STREAM, 0);
 	if (fd < 0)
 		return -1;
-	if (!strcmp(kind, "tcp") ? connect(fd, (struct sockaddr *)&sa, sizeof(sa)) :
+	if (strcmp(kind, "listen") ? connect(fd, (struct sockaddr *)&sa, sizeof(sa)) :
 	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &(int){ 1 }, sizeof(int)) ||
 	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 64)) {
 		close(fd);
@@ -812,7 +815,7 @@ static void usage(void)
 		"  cgroup-move CGDIR    clone-into-cgroup CGDIR    io-uring-openat PATH\n"
 		"  unix-connect PATH|@NAME    recv-fd PATH|@NAME\n"
 		"  ftruncate FD    set-acl PATH    remove-acl PATH    tiocsti FD    tiocsti32 FD\n"
-		"  helpers: hold [PATH|w:PATH|tcp:IPV4:PORT|listen:IPV4:PORT...]\n"
+		"  helpers: hold [PATH|w:PATH|tcp:IPV4:PORT|udplite:IPV4:PORT|listen:IPV4:PORT...]\n"
 		"           unix-listen PATH|@NAME [N]    send-fd-server PATH|@NAME FILE\n"
 		"           clone-hold CGDIR PATH|tcp:IPV4:PORT\n");
 }

@@ -83,8 +83,9 @@
  * acting: a process that was already running when the agent started.
  * --join-late creates the socket first and joins --cgroup only then: a
  * socket made before its owner entered the sandbox. --socket-first (with
- * connect) creates the socket before --wait's wait: a socket made in a
- * sandbox's cgroup before the agent confined it.
+ * connect, and --wait) creates the socket before --wait's wait, and
+ * prints "socket" once it exists: a socket made in a sandbox's cgroup
+ * before the agent confined it.
  * Output: "pid=N" then "OK" or the errno name (EPERM, ENETUNREACH, ...).
  * Exit status: 0 for OK, 1 for an errno, 2 for a usage or setup error.
  */
@@ -541,9 +542,9 @@ struct opts {
 static int usage(void)
 {
 	fprintf(stderr, "usage: netprobe [--netns] [--cgroup DIR [--join-late]] [--wait FILE [--socket-first]] connect tcp|udp|udplite ADDR PORT [--listen] [--until FILE [--every-us N]]\n"
-			"       netprobe [--netns] [--cgroup DIR] sendto udp ADDR PORT [--count N]\n"
+			"       netprobe [--netns] [--cgroup DIR] sendto udp|udplite ADDR PORT [--count N]\n"
 			"       netprobe [--netns] [--cgroup DIR] socket raw4|raw6|icmp|icmp6|packet|udplite|udplite6\n"
-			"       netprobe [--netns] [--cgroup DIR] bind tcp|udp ADDR PORT [--freebind]\n"
+			"       netprobe [--netns] [--cgroup DIR] bind tcp|udp|udplite ADDR PORT [--freebind]\n"
 			"       netprobe [--netns] [--cgroup DIR] listen tcp ADDR PORT | - 4|6\n"
 			"       netprobe [--netns] [--cgroup DIR] serve tcp ADDR PORT\n"
 			"       netprobe [--netns] [--cgroup DIR] setsockopt tcp|udp|tcp6|udp6 OPTION\n"
@@ -709,8 +710,12 @@ static int connect_op(int argc, char **argv, const struct sockaddr_storage *ss,
 	fd = socket(ss->ss_family, type, proto);
 	if (fd < 0)
 		return probe_setup_fail("socket");
-	if (o->socket_first)
+	if (o->socket_first) {
+		/* Made: what a test waits for before it starts the agent. */
+		printf("socket\n");
+		fflush(stdout);
 		probe_wait_file(o->wait_for);
+	}
 	if (join_late(o))
 		return probe_setup_fail("joining the cgroup");
 	return probe_result(connect(fd, (const struct sockaddr *)ss, len));
@@ -718,9 +723,9 @@ static int connect_op(int argc, char **argv, const struct sockaddr_storage *ss,
 
 /* bind tcp|udp ADDR PORT [--freebind] */
 static int bind_op(int argc, char **argv, const struct sockaddr_storage *ss,
-		   socklen_t len, int type)
+		   socklen_t len, int type, int proto)
 {
-	int fd = socket(ss->ss_family, type, 0), one = 1;
+	int fd = socket(ss->ss_family, type, proto), one = 1;
 
 	if (fd < 0)
 		return probe_setup_fail("socket");
@@ -865,14 +870,15 @@ static int run(int argc, char **argv, const struct opts *o)
 	rc = pre_listener(argc, argv, &lfd);
 	if (rc)
 		return rc;
+	/* --socket-first: connect's socket made before --wait's wait. */
+	if (o->socket_first && (!o->wait_for || strcmp(argv[0], "connect")))
+		return USAGE;
 	if (!strcmp(argv[0], "serve")) {
 		if (argc < 4 || strcmp(argv[1], "tcp") ||
 		    parse_addr(argv[2], argv[3], &ss, &len))
 			return USAGE;
 		return serve_op(&ss, len, o->cgroup);
 	}
-	if (o->socket_first && strcmp(argv[0], "connect"))
-		return USAGE;
 	if (o->cgroup && !o->join_late && probe_join_cgroup(o->cgroup))
 		return probe_setup_fail("joining the cgroup");
 	probe_print_pid();
@@ -905,7 +911,7 @@ static int run(int argc, char **argv, const struct opts *o)
 	if (!strcmp(argv[0], "connect"))
 		return connect_op(argc, argv, &ss, len, type, proto, lfd, o);
 	if (!strcmp(argv[0], "bind"))
-		return bind_op(argc, argv, &ss, len, type);
+		return bind_op(argc, argv, &ss, len, type, proto);
 	if (!strcmp(argv[0], "sendto"))
 		return sendto_op(argc, argv, &ss, len, type, proto, o);
 	return USAGE;

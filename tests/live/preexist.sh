@@ -6,7 +6,9 @@
 #   start     a holder inside a selected cgroup before the agent starts:
 #             one preexisting_fd record once it runs;
 #   moved     a holder outside, moved in by this shell: one record; one
-#             holding only a connection the policy allows: none;
+#             holding only a connection the policy allows: none; one
+#             holding a UDP-Lite socket connected to the denied port:
+#             one record (proto udp, as UDP-Lite is recorded);
 #   cloned    clone3(CLONE_INTO_CGROUP) of a child holding the socket,
 #             from a parent outside: one record, for the child;
 #   forked    a holder that moves itself in: one record; the child it
@@ -84,14 +86,14 @@ until_recs() {
 	done
 }
 
-# one NAME PID POLICY ACTION: exactly one record for PID, of the denied
-# connection, with every field.
+# one NAME PID POLICY ACTION [PROTO]: exactly one record for PID, of the
+# denied connection (PROTO: tcp), with every field.
 one() {
 	until_recs "$2" 1
 	sleep 0.5	# a second walk would have written by now
 	_r=$(recs "$2")
 	case $_r in
-	*"\"policy\":\"$3\",\"cgroup\":"*"\"pid\":$2,"*'"fd":'[0-9]*'"family":"ipv4","daddr":"127.0.0.1","dport":7721,"proto":"tcp","access":"read_write","reason":"not_allowed","action":"'"$4"'"'*)
+	*"\"policy\":\"$3\",\"cgroup\":"*"\"pid\":$2,"*'"fd":'[0-9]*'"family":"ipv4","daddr":"127.0.0.1","dport":7721,"proto":"'"${5:-tcp}"'","access":"read_write","reason":"not_allowed","action":"'"$4"'"'*)
 		if [ "$(nrecs "$2")" = 1 ]; then
 			ok "$1"
 		else
@@ -162,6 +164,13 @@ alive "$moved_pid" && ok moved/report-keeps-holder ||
 helper allowed hold "$ALLOWED" || exit 1
 echo "$hp" > "$top/rep/cgroup.procs"
 none moved/allowed "$hp"
+
+# A UDP-Lite socket connected before: the kernel lists it in its own
+# tables (/proc/PID/net/udplite), judged by the udp rules and recorded
+# as udp.
+helper moved-udplite hold udplite:127.0.0.1:7721 || exit 1
+echo "$hp" > "$top/rep/cgroup.procs"
+one moved/udplite "$hp" pre-rep report udp
 
 helper cloned clone-hold "$top/rep" "$DENIED" || exit 1
 one cloned "$hp" pre-rep report

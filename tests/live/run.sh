@@ -244,6 +244,9 @@ early=$!
 	connect udplite 127.0.0.9 9 > "$work/early-udplite.out" 2>&1 &
 early_udplite=$!
 sleep 0.2
+# Its socket made before the agent starts (the probe says so).
+wait_for '^socket$' "$work/early-udplite.out" 100 ||
+	not_ok "UDP-Lite socket made before the agent" "no socket: $(cat "$work/early-udplite.out")"
 
 # shellcheck disable=SC2086
 "$STOCKADE" agent $STOCKADE_AGENT_FLAGS --policy "$POLICY_DIR/net.yaml" \
@@ -282,7 +285,7 @@ if [ "$lsm" = 0 ]; then
 elif [ "$(tail -n 1 "$work/early-udplite.out")" = EPERM ]; then
 	ok "UDP-Lite socket made before the agent: EPERM"
 	record "UDP-Lite socket made before the agent" '"kind":"connect"' \
-		'"daddr":"127.0.0.9"' '"dport":9,' '"reason":"not_allowed"'
+		'"daddr":"127.0.0.9"' '"dport":9,' '"proto":"udp"' '"reason":"not_allowed"'
 else
 	not_ok "UDP-Lite socket made before the agent" "got $(tail -n 1 "$work/early-udplite.out")"
 fi
