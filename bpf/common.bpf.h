@@ -162,21 +162,6 @@ static __always_inline struct sandbox *sandbox_nearest(struct sandbox *snap,
 	return sandbox_resolve(snap);
 }
 
-/*
- * The sandbox the current task is in (include/sandbox.h): its own
- * cgroup's entry first (the agent inserts every cgroup it has seen, so
- * this is the common case), then the outsider cache, then its ancestors,
- * nearest entry wins, for a cgroup the agent has not classified yet.
- * Returns NULL when the task is outside every sandbox (*state says whether
- * an entry said so, or none was found), else snap, a copy of the entry
- * taken right at the lookup, its slot resolved to a policy id: a reload
- * replaces entries and flips slots while programs run, and the kernel may
- * reuse a replaced entry's memory for the next update at once
- * (preallocated hash), so a program must read the entry once and decide
- * by that copy. A pending cgroup (nearest entry a WATCHED directory) is
- * judged by the directory's candidate slot, as a sandbox of its own
- * (root_id: itself), and its copy's slot carries SANDBOX_SNAP_PENDING.
- */
 /* Remember a verdict for the current task in cgroup id: "outside" (gen,
  * | SANDBOX_CACHE_CLASSIFIED or not), or its own cgroup's entry (entry
  * not NULL: gen | SANDBOX_CACHE_INSIDE). No-op when storage cannot be
@@ -202,6 +187,20 @@ task_verdict_put(bool task_cache, __u64 id, __u64 gen, const struct sandbox *ent
 }
 
 /*
+ * The sandbox the current task is in (include/sandbox.h): its own
+ * cgroup's entry first (the agent inserts every cgroup it has seen, so
+ * this is the common case), then the outsider cache, then its ancestors,
+ * nearest entry wins, for a cgroup the agent has not classified yet.
+ * Returns NULL when the task is outside every sandbox (*state says whether
+ * an entry said so, or none was found), else snap, a copy of the entry
+ * taken right at the lookup, its slot resolved to a policy id: a reload
+ * replaces entries and flips slots while programs run, and the kernel may
+ * reuse a replaced entry's memory for the next update at once
+ * (preallocated hash), so a program must read the entry once and decide
+ * by that copy. A pending cgroup (nearest entry a WATCHED directory) is
+ * judged by the directory's candidate slot, as a sandbox of its own
+ * (root_id: itself), and its copy's slot carries SANDBOX_SNAP_PENDING.
+ *
  * sandbox_lookup_tv(): how is a constant at every call site, so the cgroup
  * programs' copies hold no task storage call. *tvp (tvp not NULL): set to
  * the task's task_verdict when that holds this verdict (a task in a
