@@ -287,6 +287,8 @@ static int open_skel(struct agent *a, bool with_lsm)
 		err = verifier_stats_prepare(a->skel->obj);
 		if (!err)
 			err = stockade__load(a->skel);
+		if (!err)
+			err = lsm__find_locks(a->skel);
 		a->bpf_load_ns += clock_now_ns(CLOCK_MONOTONIC) - t0;
 		verifier_stats_report(a->skel->obj);
 	}

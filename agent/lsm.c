@@ -14,6 +14,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 #include <sys/utsname.h>
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "file.h"
@@ -572,6 +573,8 @@ int lsm__set_autoload(struct lsm_state *ls, struct stockade *skel, bool on)
 		err = 0;
 	}
 	skel->rodata->dcache_on = on && dcache_sound(skel);
+	/* Only the cache reads the locks stk_ksyms finds. */
+	bpf_program__set_autoload(skel->progs.stk_ksyms, skel->rodata->dcache_on);
 	raw_chr_majors(skel->rodata->raw_chr_majors);
 	if (lost)
 		pr_warn("agent", "running DEGRADED (--allow-degraded): some BPF-LSM hooks are missing on this kernel");
@@ -579,6 +582,23 @@ out:
 	hook_funcs_free(&hf);
 	btf__free(btf);
 	return err;
+}
+
+int lsm__find_locks(struct stockade *skel)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	const struct stockade__bss *b = skel->bss;
+
+	if (!bpf_program__autoload(skel->progs.stk_ksyms))
+		return 0;
+	/* Either failure leaves an address 0: nothing is cached, which is
+	 * slower, never less safe. */
+	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.stk_ksyms), &opts))
+		pr_warn("agent", "running stk_ksyms failed (%s): file_open's decision cache stays off, and every open is judged the whole way",
+			strerror(errno));
+	else if (!b->rename_lock_addr || !b->mount_lock_addr)
+		pr_warn("agent", "the kernel's symbol table has no rename_lock or mount_lock (CONFIG_KALLSYMS_ALL off): file_open's decision cache stays off, and every open is judged the whole way");
+	return 0;
 }
 
 /*

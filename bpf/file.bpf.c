@@ -337,10 +337,37 @@ static __always_inline bool file_exec_open(struct file *file)
 #define TMPFS_MAGIC		0x01021994
 #define RAMFS_MAGIC		0x858458f6
 
-/* The kernel's seqlocks over dcache moves and mount trees: typeless
- * ksyms, resolved from /proc/kallsyms; 0 where it does not list them. */
-extern const void rename_lock __ksym __weak;
-extern const void mount_lock __ksym __weak;
+/*
+ * The addresses of the kernel's seqlocks over dcache moves and mount
+ * trees, which no BTF names: stk_ksyms finds them in the kernel's symbol
+ * table once the agent has loaded (agent/lsm.c, lsm__find_locks()). 0
+ * until then, and where the kernel lists neither: nothing is cached.
+ * Not typeless __ksym externs: libbpf resolves those by reading the whole
+ * of /proc/kallsyms with fscanf(), about half of its work in a load, and
+ * the kernel takes as long again to print that text (under an emulator,
+ * 0.5 to 1 s of every agent start).
+ */
+__u64 rename_lock_addr;
+__u64 mount_lock_addr;
+
+static __always_inline void ksym_addr(const char *name, int len, __u64 *out)
+{
+	__u64 addr = 0;
+
+	if (!bpf_kallsyms_lookup_name(name, len, 0, &addr))
+		*out = addr;
+}
+
+/* Run once by the agent (BPF_PROG_TEST_RUN), before any link is made. */
+SEC("syscall")
+int stk_ksyms(void *ctx)
+{
+	char rename[] = "rename_lock", mount[] = "mount_lock";
+
+	ksym_addr(rename, sizeof(rename), &rename_lock_addr);
+	ksym_addr(mount, sizeof(mount), &mount_lock_addr);
+	return 0;
+}
 
 struct file_dcache_way {
 	struct file_dcache_key key;
@@ -463,8 +490,8 @@ static __always_inline bool seq_even(const void *lock, __u64 *out)
 /* Both sequences into k; false while a writer holds either. */
 static __always_inline bool dcache_seqs(struct file_dcache_key *k)
 {
-	return seq_even(&rename_lock, &k->rename_seq) &&
-	       seq_even(&mount_lock, &k->mount_seq);
+	return seq_even((const void *)rename_lock_addr, &k->rename_seq) &&
+	       seq_even((const void *)mount_lock_addr, &k->mount_seq);
 }
 
 static __always_inline bool dcache_fs(unsigned long magic)
@@ -1377,7 +1404,12 @@ static __always_inline bool mounts_reaching(struct dentry *d,
 
 	c->anc = (__u64 *)s->buf[1];
 	c->anc[0] = (__u64)d;
-	c->n = 1;
+	/* n = 1, read back from the map so that the verifier does not know
+	 * it: a known count made each depth a state of its own (anc_step()
+	 * tests it against SETATTR_ANC), and 6.7 and later, which verify a
+	 * callback until its states converge, went through all 64. */
+	c->anc[SETATTR_ANC] = 1;
+	c->n = *(volatile __u64 *)&c->anc[SETATTR_ANC];
 	bpf_loop(SETATTR_ANC, anc_step, c, 0);
 	c->ns = BPF_CORE_READ(bpf_get_current_task_btf(), nsproxy, mnt_ns);
 	if (bpf_core_field_exists(struct mount___list, mnt_instance)) {

@@ -177,8 +177,9 @@ struct file_cg_key {
  * only with every hook that bumps file_gen loaded; elsewhere every open
  * goes the whole way. tests/vm/dcache-race.sh runs a reader against
  * writers on two CPUs (the test build widens the write: dcache_widen()).
- * Where the kernel does not show rename_lock and mount_lock in
- * /proc/kallsyms (CONFIG_KALLSYMS_ALL off), nothing is cached.
+ * Where the kernel's symbol table has no rename_lock and mount_lock
+ * (CONFIG_KALLSYMS_ALL off), nothing is cached: stk_ksyms finds their
+ * addresses when the agent loads (agent/lsm.c, lsm__find_locks()).
  *
  * Memory. An entry is inode storage, about 510 bytes of kernel memory
  * charged to the agent's cgroup, freed with its inode. A sandbox can make
