@@ -235,6 +235,14 @@ all_cases() {
 	kase removexattr-own-tmpfs OK '' '' removexattr /tmp/task/xattr-file trusted.stockade
 	kase setxattr-other-mount EPERM "$W \"op\":\"setxattr\" \"path\":\"/srv/mnt/task/out/xattr-file\" $FP" '' \
 		setxattr /srv/mnt/task/out/xattr-file trusted.stockade
+	# The other three mountless hooks, on the same file (outside and in
+	# audit the attribute set just before is there to remove).
+	kase removexattr-other-mount EPERM "$W \"op\":\"removexattr\" \"path\":\"/srv/mnt/task/out/xattr-file\" $FP" '' \
+		removexattr /srv/mnt/task/out/xattr-file trusted.stockade
+	kase set-acl-other-mount EPERM "$W \"op\":\"$ACL_SET\" \"path\":\"/srv/mnt/task/out/xattr-file\" $FP" '' \
+		set-acl /srv/mnt/task/out/xattr-file
+	kase remove-acl-other-mount EPERM "$W \"op\":\"$ACL_REMOVE\" \"path\":\"/srv/mnt/task/out/xattr-file\" $FP" '' \
+		remove-acl /srv/mnt/task/out/xattr-file
 	kase symlink-outside EPERM "$W \"op\":\"symlink\" \"path\":\"/etc/fs-test/sym\" $FP" '' \
 		symlink /etc/shadow /etc/fs-test/sym
 	# A path deeper than the path_* hooks can walk is denied, never guessed.
