@@ -62,18 +62,13 @@ static __always_inline __u8 proto_of(__u32 type, __u32 protocol)
 	return NET_PROTO_OTHER;
 }
 
-/* The rules' lookup key of an address as given: a mapped IPv6 address is
- * judged as the IPv4 one it maps (netaddr_normalize6), full length. */
-static __always_inline void key_of(struct net_key *key, __u32 policy_id,
-				   bool v6, const __u8 *given)
+/* The rules' lookup key of an address, in place: key->addr holds it as
+ * given (4 or 16 bytes, the rest zero); a mapped IPv6 address is judged
+ * as the IPv4 one it maps (netaddr_normalize6), full length. */
+static __always_inline void key_fill(struct net_key *key, __u32 policy_id,
+				     bool v6)
 {
-	if (!v6) {
-		__builtin_memcpy(key->addr, given, 4);
-		key->family = NET_FAMILY_V4;
-	} else {
-		__builtin_memcpy(key->addr, given, 16);
-		key->family = netaddr_normalize6(key->addr);
-	}
+	key->family = v6 ? netaddr_normalize6(key->addr) : NET_FAMILY_V4;
 	key->policy_id = policy_id;
 	key->prefixlen = NET_KEY_FIXED_BITS +
 			 (key->family == NET_FAMILY_V4 ? 32 : 128);
@@ -133,19 +128,51 @@ __weak __noinline int net_allow_decide(const struct policy_conf *conf,
 /*
  * Is a destination inside a built-in metadata endpoint the policy has not
  * overridden? Tested in code first (include/netmeta.h): net_meta is looked
- * up only for a candidate, where an override may open it.
+ * up only for a candidate, where an override may open it (with a copy of
+ * the key on the stack, where a map key must be).
  */
 static __always_inline bool meta_blocked(const struct net_key *key)
 {
+	struct net_key k;
 	__u32 *meta;
 
 	if (!netmeta_candidate(key))
 		return false;
-	meta = bpf_map_lookup_elem(&net_meta, key);
+	k = *key;
+	meta = bpf_map_lookup_elem(&net_meta, &k);
 	/* A candidate with no entry at all: the agent writes every built-in
 	 * endpoint for every policy, so this is a policy half written, or a
 	 * table this build and the agent's disagree on: fail closed. */
 	return !meta || *meta != NET_META_OVERRIDDEN;
+}
+
+/*
+ * The rules' lookup key of an IPv6 address (key_fill(); key->addr holds
+ * it as given), and 1 when it is a built-in metadata endpoint the policy
+ * has not overridden (meta_blocked()). A global function, as
+ * net_allow_decide(): inlined, each way an IPv6 address normalises
+ * (mapped or compatible, NAT64, 6to4, native) went on through the rest of
+ * its caller, a state of its own for the verifier, in every program that
+ * judges an IPv6 address (a tenth of 6.1's verification at each agent
+ * start). key may be NULL to the verifier: fail closed.
+ */
+__weak __noinline int net_key_meta6(struct net_key *key, __u32 policy_id)
+{
+	if (!key)
+		return 1;
+	key_fill(key, policy_id, true);
+	return meta_blocked(key);
+}
+
+/* The same for either family: IPv4's, which has one way, inlined (the
+ * common case pays no call). */
+static __always_inline bool key_meta(struct net_key *key, __u32 policy_id,
+				     bool v6)
+{
+	if (v6)
+		return net_key_meta6(key, policy_id);
+	key_fill(key, policy_id, false);
+	return meta_blocked(key);
 }
 
 /*
@@ -178,10 +205,13 @@ static __always_inline int net_verdict(struct sandbox *sb, __u64 cgid,
 	if (!conf)
 		return 0;	/* no settings for its policy: fail closed */
 
-	key_of(&key, policy_id, v6, given);
+	if (v6)
+		__builtin_memcpy(key.addr, given, 16);
+	else
+		__builtin_memcpy(key.addr, given, 4);
 	proto = proto_of(sock_type, protocol);
 
-	if (meta_blocked(&key))
+	if (key_meta(&key, policy_id, v6))
 		reason = EV_REASON_METADATA;
 	/* network.default: allow needs no rule lookup at all. */
 	if (!reason && !(conf->flags & SANDBOX_NET_DEFAULT_ALLOW) &&
@@ -241,12 +271,15 @@ static __always_inline int listen_verdict(struct sandbox *sb, __u64 cgid,
 	if (!conf)
 		return 0;	/* no settings for its policy: fail closed */
 
-	key_of(&key, policy_id, v6, given);
+	if (v6)
+		__builtin_memcpy(key.addr, given, 16);
+	else
+		__builtin_memcpy(key.addr, given, 4);
 	proto = proto_of(sock_type, protocol);
 
 	/* A metadata address as a source is refused whatever the port: a
 	 * reply "from" the endpoint is as good as the endpoint. */
-	if (meta_blocked(&key))
+	if (key_meta(&key, policy_id, v6))
 		reason = EV_REASON_METADATA;
 	if (!reason && !(at_bind && port == 0)) {
 		key.family |= NET_FAMILY_LISTEN;
