@@ -588,16 +588,24 @@ int lsm__find_locks(struct stockade *skel)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, opts);
 	const struct stockade__bss *b = skel->bss;
+	int run;
 
 	if (!bpf_program__autoload(skel->progs.stk_ksyms))
 		return 0;
-	/* Either failure leaves an address 0: nothing is cached, which is
-	 * slower, never less safe. */
-	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.stk_ksyms), &opts))
-		pr_warn("agent", "running stk_ksyms failed (%s): file_open's decision cache stays off, and every open is judged the whole way",
-			strerror(errno));
-	else if (!b->rename_lock_addr || !b->mount_lock_addr)
-		pr_warn("agent", "the kernel's symbol table has no rename_lock or mount_lock (CONFIG_KALLSYMS_ALL off): file_open's decision cache stays off, and every open is judged the whole way");
+	/* Any failure leaves an address 0: nothing is cached, which is
+	 * slower, never less safe. Addresses an earlier agent of this boot
+	 * found, in the .bss pinned and reused, are as good as new. */
+	run = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.stk_ksyms), &opts) ?
+	      -errno : 0;
+
+	if (b->rename_lock_addr && b->mount_lock_addr)
+		return 0;
+	if (run)
+		pr_warn("agent", "running stk_ksyms failed (%s): file_open's decision cache stays off, and every open is judged the whole way. It needs a kernel that test-runs BPF_PROG_TYPE_SYSCALL programs (5.14 and later)",
+			strerror(-run));
+	else
+		pr_warn("agent", "finding rename_lock and mount_lock in the kernel's symbol table failed (%s): file_open's decision cache stays off, and every open is judged the whole way. EPERM: the kernel hides addresses from the agent: give it CAP_SYSLOG and keep kernel.kptr_restrict below 2; ENOENT: the kernel was built without CONFIG_KALLSYMS_ALL",
+			strerror(opts.retval ? -(int)opts.retval : ENOENT));
 	return 0;
 }
 

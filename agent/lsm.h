@@ -107,9 +107,10 @@ int lsm__degrade(struct lsm_state *ls, const char *cause);
 int lsm__attach(struct lsm_state *ls, struct stockade *skel, const char *pin_dir);
 /* After the load, before lsm__attach: run stk_ksyms, which stores the
  * addresses of the kernel's rename_lock and mount_lock in the .bss for
- * file_open's decision cache. Where it fails, or the kernel lists
- * neither, they stay 0 and the cache off (a warning says so); nothing to
- * do when the cache is off anyway. Returns 0. */
+ * file_open's decision cache. Where it fails, the kernel lacks either, or
+ * it hides addresses from the agent, an address stays 0 and the cache
+ * off (a warning says so and names the fix); nothing to do when the
+ * cache is off anyway. Returns 0. */
 int lsm__find_locks(struct stockade *skel);
 /* For `stockade status`: the guarantees lost, given which programs are
  * attached (attached(prog, ctx)): a row with no attached program is lost

@@ -341,7 +341,8 @@ static __always_inline bool file_exec_open(struct file *file)
  * The addresses of the kernel's seqlocks over dcache moves and mount
  * trees, which no BTF names: stk_ksyms finds them in the kernel's symbol
  * table once the agent has loaded (agent/lsm.c, lsm__find_locks()). 0
- * until then, and where the kernel lists neither: nothing is cached.
+ * until then, and where the kernel lacks either or hides addresses from
+ * the agent: nothing is cached.
  * Not typeless __ksym externs: libbpf resolves those by reading the whole
  * of /proc/kallsyms with fscanf(), about half of its work in a load, and
  * the kernel takes as long again to print that text (under an emulator,
@@ -350,23 +351,27 @@ static __always_inline bool file_exec_open(struct file *file)
 __u64 rename_lock_addr;
 __u64 mount_lock_addr;
 
-static __always_inline void ksym_addr(const char *name, int len, __u64 *out)
+static __always_inline long ksym_addr(const char *name, int len, __u64 *out)
 {
 	__u64 addr = 0;
+	long err = bpf_kallsyms_lookup_name(name, len, 0, &addr);
 
-	if (!bpf_kallsyms_lookup_name(name, len, 0, &addr))
+	if (!err)
 		*out = addr;
+	return err;
 }
 
-/* Run once by the agent (BPF_PROG_TEST_RUN), before any link is made. */
+/* Run once by the agent (BPF_PROG_TEST_RUN), before any link is made.
+ * Returns the first lookup's error (-ENOENT: not listed; -EPERM: the
+ * caller may not see kernel addresses), else 0. */
 SEC("syscall")
 int stk_ksyms(void *ctx)
 {
 	char rename[] = "rename_lock", mount[] = "mount_lock";
+	long err = ksym_addr(rename, sizeof(rename), &rename_lock_addr);
+	long err2 = ksym_addr(mount, sizeof(mount), &mount_lock_addr);
 
-	ksym_addr(rename, sizeof(rename), &rename_lock_addr);
-	ksym_addr(mount, sizeof(mount), &mount_lock_addr);
-	return 0;
+	return err ? err : err2;
 }
 
 struct file_dcache_way {

@@ -177,9 +177,11 @@ struct file_cg_key {
  * only with every hook that bumps file_gen loaded; elsewhere every open
  * goes the whole way. tests/vm/dcache-race.sh runs a reader against
  * writers on two CPUs (the test build widens the write: dcache_widen()).
- * Where the kernel's symbol table has no rename_lock and mount_lock
- * (CONFIG_KALLSYMS_ALL off), nothing is cached: stk_ksyms finds their
- * addresses when the agent loads (agent/lsm.c, lsm__find_locks()).
+ * Where the kernel's symbol table lacks rename_lock or mount_lock
+ * (CONFIG_KALLSYMS_ALL off), or the kernel hides addresses from the agent
+ * (no CAP_SYSLOG, or kernel.kptr_restrict 2), nothing is cached: stk_ksyms
+ * finds their addresses when the agent loads (agent/lsm.c,
+ * lsm__find_locks()).
  *
  * Memory. An entry is inode storage, about 510 bytes of kernel memory
  * charged to the agent's cgroup, freed with its inode. A sandbox can make

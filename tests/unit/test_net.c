@@ -359,7 +359,7 @@ static void test_listen_too_many_ranges(void **state)
 	DONE();
 }
 
-/* A full-length lookup key, as key_of() in bpf/net.bpf.h builds it. */
+/* A full-length lookup key, as key_fill() in bpf/net.bpf.h builds it. */
 static void full_key(struct net_key *q, __u32 policy_id, int fam, const __u8 *a)
 {
 	memset(q, 0, sizeof(*q));

@@ -417,16 +417,6 @@ judge_cases() {
 	rm -f "$cases"
 }
 
-# start_line NAME RECORD: where an agent's start went (RECORD: its
-# agent_ready), on the console (tests/vm/run.sh).
-start_line() {
-	echo "$2" | awk -v n="$1" '{
-		s = $0; sub(/.*"startup_ms": */, "", s); sub(/[^0-9].*/, "", s)
-		l = $0; sub(/.*"bpf_load_ms": */, "", l); sub(/[^0-9].*/, "", l)
-		if (s != "" && l != "") print "suite: start " n ": " s " ms, " l " ms loading"
-	}'
-}
-
 # agent_ready_or_fail NAME LOG PID ERRFILE: wait (60 s: loading is slow
 # under TCG) for the agent's agent_ready in LOG; ok NAME when it names no
 # degraded guarantee, else fail NAME with the agent's last words and
@@ -435,7 +425,12 @@ agent_ready_or_fail() {
 	_an=$1 _al=$2 _ap=$3 _ae=$4
 	wait_for 60 eval 'grep -q "\"event\":\"agent_ready\"" "$_al" || ! alive "$_ap"'
 	ready=$(grep '"event":"agent_ready"' "$_al" | head -n 1)
-	start_line "$_an" "$ready"
+	# Where an agent's start goes, on the console (tests/vm/run.sh).
+	echo "$ready" | awk -v n="$_an" '{
+		s = $0; sub(/.*"startup_ms": */, "", s); sub(/[^0-9].*/, "", s)
+		l = $0; sub(/.*"bpf_load_ms": */, "", l); sub(/[^0-9].*/, "", l)
+		if (s != "" && l != "") print "suite: start " n ": " s " ms, " l " ms loading"
+	}'
 	case $ready in
 	*'"degraded":[]'*) t_ok "$_an"; return 0 ;;
 	esac

@@ -95,7 +95,6 @@ esac
 # Where an agent's start goes under TCG (how much of the suite's time
 # goes to agents starting): on the console, for the VM's budget.
 grep '^verifier: ' "$work/agent.err" | sed 's/^/lsm-smoke: /'
-start_line lsm-smoke/agent-ready "$ready"
 # STOCKADE_VERIFIER_STATS said something of every program: a line for
 # stk_file_open (a BPF-LSM program) with its instructions, and the total.
 if grep -Eq '^verifier: stk_file_open +[1-9][0-9]* insns' "$work/agent.err" &&
