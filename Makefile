@@ -230,8 +230,11 @@ $(K8S_MODULES)/.installed: tests/k8s/package.json tests/k8s/package-lock.json
 	$(Q)command -v npm > /dev/null || { echo "k8s-test: npm not found; run make deps (it installs nodejs and npm)" >&2; exit 1; }
 	$(Q)mkdir -p $(K8S_MODULES)
 	$(Q)cp tests/k8s/package.json tests/k8s/package-lock.json $(K8S_MODULES)/
-	$(Q)npm ci --prefix $(K8S_MODULES) --ignore-scripts --no-audit --no-fund --loglevel=error || \
-		{ echo "k8s-test: npm ci failed (above): the npm registry unreachable, or npm too old for the lock" >&2; exit 1; }
+	$(Q)for try in 1 2 3; do \
+		npm ci --prefix $(K8S_MODULES) --ignore-scripts --no-audit --no-fund --loglevel=error && break; \
+		[ $$try = 3 ] && { echo "k8s-test: npm ci failed 3 times (above): the npm registry unreachable, or npm too old for the lock" >&2; exit 1; }; \
+		echo "k8s-test: npm ci failed (try $$try of 3), again in 10 s" >&2; sleep 10; \
+	done
 	$(Q)touch $@
 
 k8s-test: $(BIN) $(K8S_MODULES)/.installed
@@ -340,7 +343,9 @@ bench: deps $(BIN) tools
 
 # Unit tests, the BPF programs' test runs, host live tests, the benchmark
 # in tiny mode, and the VM suite; each step runs even when an earlier one
-# failed (so CI shows every result), and the target fails if any did. The
+# failed (so CI shows every result), and the target fails if any did; its
+# last lines then name the failed steps and quote what failed in them
+# (tools/test-summary.sh: CI keeps only the end of the output). The
 # tiny bench fails only on an invalid run or a crash, never on a
 # performance goal (tiny counts judge none).
 # Everything is built first, the VM's static binaries and initramfs
@@ -359,22 +364,26 @@ TEST_BUILD	= $(BIN) tools variant variant-layout $(UNIT_BINS) $(UNIT_ASAN) \
 		  $(FUZZ_BINS) $(OUT)/tests/prog/test_prog \
 		  $(K8S_MODULES)/.installed
 test: deps
-	@rc=0; \
-	$(MAKE) -j$(TEST_JOBS) $(TEST_BUILD) || rc=1; \
-	$(MAKE) --no-print-directory vm-initramfs VM_IMAGES="$(VM_KERNELS)" || rc=1; \
+	@failed=; \
+	$(MAKE) -k -j$(TEST_JOBS) $(TEST_BUILD) || failed="$$failed build"; \
+	$(MAKE) --no-print-directory vm-initramfs VM_IMAGES="$(VM_KERNELS)" || failed="$$failed vm-initramfs"; \
 	( $(MAKE) --no-print-directory vm-run > $(OUT)/test-vm.log 2>&1; \
 	  echo $$? > $(OUT)/test-vm.rc ) & vm=$$!; \
 	( $(MAKE) unit-test unit-test-asan fuzz-run prog-test k8s-test > $(OUT)/test-unit.log 2>&1; \
 	  echo $$? > $(OUT)/test-unit.rc ) & unit=$$!; \
-	$(MAKE) live-test || rc=1; \
+	{ $(MAKE) live-test; echo $$? > $(OUT)/test-live.rc; } 2>&1 | tee $(OUT)/test-live.log; \
+	[ "$$(cat $(OUT)/test-live.rc 2>/dev/null)" = 0 ] || failed="$$failed live-test"; \
 	wait $$unit; cat $(OUT)/test-unit.log; \
-	[ "$$(cat $(OUT)/test-unit.rc 2>/dev/null)" = 0 ] || { echo "make test: the unit, fuzz, prog or k8s tests FAILED (above)"; rc=1; }; \
-	$(MAKE) bench BENCH_TINY=1 || rc=1; \
+	[ "$$(cat $(OUT)/test-unit.rc 2>/dev/null)" = 0 ] || { echo "make test: the unit, fuzz, prog or k8s tests FAILED (above)"; failed="$$failed unit/fuzz/prog/k8s"; }; \
+	{ $(MAKE) bench BENCH_TINY=1; echo $$? > $(OUT)/test-bench.rc; } 2>&1 | tee $(OUT)/test-bench.log; \
+	[ "$$(cat $(OUT)/test-bench.rc 2>/dev/null)" = 0 ] || failed="$$failed bench"; \
 	echo "make test: the VM suite (started with the host tests; its output follows)"; \
 	wait $$vm; cat $(OUT)/test-vm.log; \
-	[ "$$(cat $(OUT)/test-vm.rc 2>/dev/null)" = 0 ] || { echo "make test: the VM suite FAILED (above)"; rc=1; }; \
-	if [ $$rc = 0 ]; then echo "make test: all suites passed"; \
-	else echo "make test: FAILED (see above)"; fi; exit $$rc
+	[ "$$(cat $(OUT)/test-vm.rc 2>/dev/null)" = 0 ] || { echo "make test: the VM suite FAILED (above)"; failed="$$failed vm"; }; \
+	if [ -z "$$failed" ]; then echo "make test: all suites passed"; exit 0; fi; \
+	sh tools/test-summary.sh "$$failed" $(OUT)/test-unit.log $(OUT)/test-live.log \
+		$(OUT)/test-bench.log $(OUT)/test-vm.log; \
+	exit 1
 
 demo: deps
 	$(MAKE) $(BIN) tools

@@ -417,6 +417,16 @@ judge_cases() {
 	rm -f "$cases"
 }
 
+# t_start NAME RECORD: where an agent's start went (its agent_ready
+# RECORD's startup_ms and bpf_load_ms), on the console (tests/vm/run.sh).
+t_start() {
+	echo "$2" | awk -v n="$1" '{
+		s = $0; sub(/.*"startup_ms": */, "", s); sub(/[^0-9].*/, "", s)
+		l = $0; sub(/.*"bpf_load_ms": */, "", l); sub(/[^0-9].*/, "", l)
+		if (s != "" && l != "") print "suite: start " n ": " s " ms, " l " ms loading"
+	}'
+}
+
 # agent_ready_or_fail NAME LOG PID ERRFILE: wait (60 s: loading is slow
 # under TCG) for the agent's agent_ready in LOG; ok NAME when it names no
 # degraded guarantee, else fail NAME with the agent's last words and
@@ -425,12 +435,7 @@ agent_ready_or_fail() {
 	_an=$1 _al=$2 _ap=$3 _ae=$4
 	wait_for 60 eval 'grep -q "\"event\":\"agent_ready\"" "$_al" || ! alive "$_ap"'
 	ready=$(grep '"event":"agent_ready"' "$_al" | head -n 1)
-	# Where an agent's start goes, on the console (tests/vm/run.sh).
-	echo "$ready" | awk -v n="$_an" '{
-		s = $0; sub(/.*"startup_ms": */, "", s); sub(/[^0-9].*/, "", s)
-		l = $0; sub(/.*"bpf_load_ms": */, "", l); sub(/[^0-9].*/, "", l)
-		if (s != "" && l != "") print "suite: start " n ": " s " ms, " l " ms loading"
-	}'
+	t_start "$_an" "$ready"
 	case $ready in
 	*'"degraded":[]'*) t_ok "$_an"; return 0 ;;
 	esac

@@ -111,6 +111,13 @@ drop_cgroups lim-nosub/x lim-nosub
 # ---- workloads running before the agent ----
 "$hog" --cgroup "$R/lim-mem" mem 48M hold > "$work/holder.out" 2>&1 &
 holder=$!
+# The spinner's cgroup at the lowest CPU weight (stockade sets only
+# cpu.max): the spinner still takes every cycle the guest leaves idle,
+# which is what cpu-capped measures against the cap, but no longer half
+# of the guest's one CPU while the agent starts beside it (under TCG that
+# made this start the suite's slowest; a task's nice would not do: the
+# cgroup's weight is what competes with the agent's).
+echo 1 > "$R/lim-cpu/cpu.weight"
 "$hog" --cgroup "$R/lim-cpu" spin > /dev/null 2>&1 &
 spinner=$!
 "$hog" --cgroup "$R/lim-run" sleeper "$work/sleeper.pid" > "$work/sleeper.out" 2>&1
@@ -138,6 +145,7 @@ if ! agent_ready; then
 	exit 0
 fi
 t_ok limits/agent-ready
+t_start limits/agent-ready "$(grep '"event":"agent_ready"' "$out" | head -n 1)"
 
 got="$(cat "$R/lim-mem/memory.max") $(cat "$R/lim-mem/memory.swap.max") $(cat "$R/lim-pids/pids.max") $(cat "$R/lim-cpu/cpu.max")"
 if [ "$got" = "33554432 0 16 50000 100000" ]; then
