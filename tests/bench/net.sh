@@ -5,8 +5,15 @@
 # build/tools/benchnet times, in tight loops, TCP connect+close to a
 # loopback listener (SO_LINGER 0), UDP socket+connect+close, and UDP
 # sendto to an allowed destination, always to 127.0.0.1 inside a private
-# network namespace (only lo up), under five conditions:
+# network namespace (only lo up), under six conditions:
 #   none   no agent: no agent process, nothing attached, no pins;
+#   null   no agent, and a program with no body (tools/lsmnull --cgroup)
+#          on each of the eight cgroup hooks stockade attaches to a
+#          sandbox, on the caller's own cgroup ($CG_PREFIX-null): what
+#          the mechanism itself costs (the kernel's dispatch, which any
+#          attached program turns on for every socket, and a program run
+#          per hook), so that a sandbox's figure over null's is what
+#          stockade's own code adds;
 #   out    the agent running, confining the three sandboxes below, with
 #          the caller in a cgroup outside every sandbox ($CG_PREFIX-out);
 #   r1, r1k, r10k
@@ -30,7 +37,10 @@
 #   conditions rotate their order from round to round, so no condition
 #   always runs first, or right after the agent started.
 # - "none" runs in the same cgroup as "out", so the two differ only by
-#   the agent.
+#   the agent. "null" shares the no-agent phase, its empty programs
+#   attached only while it is measured (attached anywhere, they would
+#   turn on the kernel's dispatch for none's sockets too), the order of
+#   the two alternating from round to round.
 # - On this host (no BPF-LSM) a caller outside every sandbox runs none of
 #   stockade's programs: cgroup programs run only below their attach
 #   point. "out" therefore measures the agent's indirect cost (its
@@ -47,7 +57,10 @@
 #
 # The profile phase after the rounds gives each program's own cost
 # (bpf_stats), as value rows: the median of 5 rounds (rotated order), and
-# connect4's and sendmsg4's 10k-rules-vs-1 ratio over those rounds.
+# connect4's and sendmsg4's 10k-rules-vs-1 ratio over those rounds; and
+# the same for the empty programs, whose run_time_ns is the floor that
+# bpf_stats itself puts under any program (two clock reads a run: on
+# this host, a virtual machine, more than the lookups they frame).
 # Samples: build/bench/raw/net/{tcp,udpconn,sendto}.samples, "ROUND COND
 # NS_PER_OP" (each the median of benchnet's batches). BENCH_TINY=1: two
 # rounds of tiny batches, goals not judged. BENCH_NET_ROUNDS overrides the
@@ -67,14 +80,38 @@ fi
 [ "$rounds" -ge 2 ] || bench_die "BENCH_NET_ROUNDS must be at least 2"
 check_port=5999
 out=$CGROUP_ROOT/$CG_PREFIX-out
+nullcg=$CGROUP_ROOT/$CG_PREFIX-null
+# The hooks agent/cgattach.c attaches to each sandbox cgroup.
+NULL_HOOKS="connect4 connect6 sendmsg4 sendmsg6 sock_create egress bind4 bind6"
+NULL_PID=
 conds_agent="out r1 r1k r10k"
 pols=$RAW/policies
 log=$RAW/agent.log
 
 cleanup() {
+	null_stop
 	bench_agent_stop
 	bench_cgroup_rm "$out" "$CGROUP_ROOT/$CG_PREFIX-r1" "$CGROUP_ROOT/$CG_PREFIX-r1k" \
-		"$CGROUP_ROOT/$CG_PREFIX-r10k"
+		"$CGROUP_ROOT/$CG_PREFIX-r10k" "$nullcg"
+}
+
+# null_start / null_stop: the empty programs on $nullcg (tools/lsmnull);
+# their links go with the process.
+null_start() {
+	: > "$RAW/null.out"
+	# shellcheck disable=SC2086
+	"$TOOLS/lsmnull" --cgroup "$nullcg" $NULL_HOOKS > "$RAW/null.out" 2> "$RAW/null.err" &
+	NULL_PID=$!
+	bench_wait_for '^ready$' "$RAW/null.out" 100 && return 0
+	cat "$RAW/null.err" >&2
+	null_stop
+	return 1
+}
+null_stop() {
+	[ -n "$NULL_PID" ] || return 0
+	kill -TERM "$NULL_PID" 2>/dev/null
+	wait "$NULL_PID" 2>/dev/null
+	NULL_PID=
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -83,7 +120,7 @@ trap 'exit 130' INT TERM
 AGENT_PID=
 bench_agent_stop || bench_die "cannot remove the pins a previous run left at $BPFFS"
 mkdir -p "$pols"
-for c in out r1 r1k r10k; do
+for c in out r1 r1k r10k null; do
 	d=$CGROUP_ROOT/$CG_PREFIX-$c
 	bench_cgroup_rm "$d"
 	mkdir "$d" || bench_die "cannot create the cgroup $d"
@@ -108,6 +145,8 @@ counts() {
 measure() {
 	if [ "$2" = none ] || [ "$2" = out ]; then
 		cg=$out expect=open
+	elif [ "$2" = null ]; then
+		cg=$nullcg expect=open
 	else
 		cg=$CGROUP_ROOT/$CG_PREFIX-$2 expect=denied
 		before=$(counts "$CG_PREFIX-$2")
@@ -150,13 +189,27 @@ agent_phase() {
 	bench_agent_stop || bench_die "round $1: stopping the agent failed"
 }
 
+# null_measure ROUND: null, its empty programs attached for it alone.
+null_measure() {
+	null_start || bench_die "round $1: lsmnull did not attach the empty programs (above)"
+	[ "$(attached "$nullcg")" != 0 ] || bench_die "round $1: nothing attached to $nullcg for null"
+	measure "$1" null
+	null_stop
+	[ "$(attached "$nullcg")" = 0 ] || bench_die "round $1: the empty programs are still attached to $nullcg"
+}
+
 none_phase() {
 	[ ! -e "$BPFFS" ] || bench_die "round $1: $BPFFS still exists without an agent"
-	for d in "$CGROUP_ROOT" "$out" "$CGROUP_ROOT/$CG_PREFIX-r1"; do
+	for d in "$CGROUP_ROOT" "$out" "$CGROUP_ROOT/$CG_PREFIX-r1" "$nullcg"; do
 		[ "$(attached "$d")" = 0 ] ||
 			bench_die "round $1: programs attached to $d in the no-agent phase"
 	done
-	measure "$1" none
+	# none first in rounds 1, 4, 5, 8, ...: the other order in the others,
+	# and each order both before and after the agent's phase.
+	case $(($1 % 4)) in
+	0 | 1) measure "$1" none; null_measure "$1" ;;
+	*) null_measure "$1"; measure "$1" none ;;
+	esac
 }
 
 valid=0
@@ -182,10 +235,12 @@ for op in tcp udpconn sendto; do
 	esac
 	s=$RAW/$op.samples
 	bench_ratio "$what: outside sandboxes vs no agent" "$s" none out '<=1.01' &&
+	bench_ratio "$what: empty programs vs no agent" "$s" none null &&
 	bench_ratio "$what: sandbox 1 rule vs no agent" "$s" none r1 &&
 	bench_ratio "$what: sandbox 1k rules vs no agent" "$s" none r1k "$g1k" &&
 	bench_ratio "$what: sandbox 10k rules vs no agent" "$s" none r10k &&
-	bench_ratio "$what: sandbox 10k rules vs 1 rule" "$s" r1 r10k '<=1.02' ||
+	bench_ratio "$what: sandbox 10k rules vs 1 rule" "$s" r1 r10k '<=1.02' &&
+	bench_ratio "$what: 1k rules vs empty programs" "$s" null r1k ||
 		bench_die "benchstat failed on $s"
 done
 # ---- profile: each program's own cost (kernel.bpf_stats_enabled) ----
@@ -193,8 +248,9 @@ done
 # one benchnet run per sandbox, and the programs' run_time_ns/run_cnt
 # deltas around it (the programs are shared by the three sandboxes, so
 # one sandbox at a time). The sysctl is global; it is put back on exit.
+# prog_snap ID...: "NAME RUN_TIME_NS RUN_CNT" of each program.
 prog_snap() {
-	for id in $prog_ids; do
+	for id in "$@"; do
 		bpftool -j prog show id "$id" | awk '{
 			n = t = c = 0
 			if (match($0, /"name":"[^"]*"/)) n = substr($0, RSTART + 8, RLENGTH - 9)
@@ -216,18 +272,34 @@ sysctl -qw kernel.bpf_stats_enabled=1 || bench_die "cannot enable kernel.bpf_sta
 # program's cost per condition is the median over the rounds, and the
 # rule count's effect is a same-run ratio of those samples.
 : > "$RAW/prof.samples"
+# prof_run ROUND COND ID...: one benchnet run in COND, the deltas of
+# programs ID... appended to the profile's samples.
+prof_run() {
+	_r=$1 _c=$2
+	shift 2
+	prog_snap "$@" > "$RAW/stats-$_c.before"
+	measure 0 "$_c"
+	prog_snap "$@" > "$RAW/stats-$_c.after"
+	paste -d' ' "$RAW/stats-$_c.before" "$RAW/stats-$_c.after" | awk -v c="$_c" -v r="$_r" '
+		$1 != $4 { exit 1 }
+		$6 > $3 { printf "%s %s %s %.1f %d\n", r, c, $1, ($5 - $2) / ($6 - $3), $6 - $3 }' \
+		>> "$RAW/prof.samples" || bench_die "bpftool listed the programs in another order"
+}
 pr=1
 while [ "$pr" -le "$prof_rounds" ]; do
 	k=$((pr % 3))
 	for c in $(echo r1 r1k r10k r1 r1k r10k | cut -d' ' -f$((k + 1))-$((k + 3))); do
-		prog_snap > "$RAW/stats-$c.before"
-		measure 0 "$c"
-		prog_snap > "$RAW/stats-$c.after"
-		paste -d' ' "$RAW/stats-$c.before" "$RAW/stats-$c.after" | awk -v c="$c" -v r="$pr" '
-			$1 != $4 { exit 1 }
-			$6 > $3 { printf "%s %s %s %.1f %d\n", r, c, $1, ($5 - $2) / ($6 - $3), $6 - $3 }' \
-			>> "$RAW/prof.samples" || bench_die "bpftool listed the programs in another order"
+		# shellcheck disable=SC2086
+		prof_run "$pr" "$c" $prog_ids
 	done
+	# The empty programs (null), last in each round: what bpf_stats
+	# counts for a program that does nothing, on the same hooks.
+	null_start || bench_die "profile round $pr: lsmnull did not attach the empty programs (above)"
+	null_ids=$("$TOOLS/bpfquery" cgroup "$nullcg" | awk '{ print $2 }')
+	[ -n "$null_ids" ] || bench_die "profile round $pr: bpfquery found no program on $nullcg"
+	# shellcheck disable=SC2086
+	prof_run "$pr" null $null_ids
+	null_stop
 	pr=$((pr + 1))
 done
 # The outsider's calls: every program of the agent's (any stk_ name,
@@ -288,10 +360,11 @@ median_of() {
 	awk -v c="$2" '$2 == c { print $3 }' "$RAW/prof-$1.samples" | sort -n |
 		awk '{ v[NR] = $1 } END { if (NR) printf "%.0f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
-progs=$(awk '{ print $3 }' "$RAW/prof.samples" | sort -u)
-for p in $progs; do
+all_progs=$(awk '{ print $3 }' "$RAW/prof.samples" | sort -u)
+for p in $all_progs; do
 	prof_of "$p"
 done
+progs=$(echo "$all_progs" | grep '^stk_')
 for c in r1 r1k r10k; do
 	case $c in r1) rules="1 rule" ;; r1k) rules="1k rules" ;; r10k) rules="10k rules" ;; esac
 	for p in stk_connect4 stk_sendmsg4 stk_sock_create; do
@@ -303,13 +376,22 @@ for c in r1 r1k r10k; do
 			note="$note${note:+, }${o#stk_} $(median_of "$o" "$c")"
 		done
 		bench_value "bpf_stats: ${p#stk_} in sandbox $rules" "$ns" ns/run "" \
-			"median of $prof_rounds profile rounds; the others: $note ns/run" ||
+			"median of $prof_rounds profile rounds; the others: $note ns/run; an empty program on the same hook: $(median_of "$(printf %.15s "null_${p#stk_}")" null) ns/run" ||
 			bench_die "benchstat failed"
 	done
+done
+# Names as the kernel keeps them: 15 characters.
+for p in null_connect4 null_sendmsg4 null_sock_creat null_egress; do
+	ns=$(median_of "$p" null)
+	[ -n "$ns" ] || bench_die "bpf_stats: the empty program $p did not run"
+	case $p in *creat) p=${p}e ;; esac
+	bench_value "bpf_stats: an empty ${p#null_} program (lsmnull)" "$ns" ns/run "" \
+		"median of $prof_rounds profile rounds: the floor bpf_stats puts under any program on this host; a sandbox's program over it is its own work" ||
+		bench_die "benchstat failed"
 done
 bench_ratio "bpf_stats: connect4, 10k rules vs 1 rule" "$RAW/prof-stk_connect4.samples" r1 r10k '<=1.10' &&
 bench_ratio "bpf_stats: sendmsg4, 10k rules vs 1 rule" "$RAW/prof-stk_sendmsg4.samples" r1 r10k ||
 	bench_die "benchstat failed on the profile samples"
 
 bench_check "net: valid measurements (calls allowed, counted, checked)" "$valid" \
-	$((rounds * 5 + prof_rounds * 4)) "each call succeeded; inside: EPERM on port $check_port, sb_count = calls made; outside: port open"
+	$((rounds * 6 + prof_rounds * 5)) "each call succeeded; inside: EPERM on port $check_port, sb_count = calls made; outside: port open"
