@@ -351,11 +351,13 @@ bench: deps $(BIN) tools
 # Everything is built first, the VM's static binaries and initramfs
 # images included, by one make at a time (no two writing the same
 # objects), each with TEST_JOBS jobs: the host's part takes about 2
-# minutes so, 3 min 50 s with one. Not the k8s test's npm modules: the
-# registry's answer took 16-41 s, a build slot idle meanwhile, so k8s-test
-# fetches them beside the guests. The fuzz targets run TEST_FUZZ_TIME
-# (10 s) each there, not FUZZ_TIME's 20: their CPU is the guests'. (Building it beside the guests
+# minutes so, 3 min 50 s with one. (Building it beside the guests
 # instead made make test 4 minutes longer: they share the two cores.)
+# Not the k8s test's npm modules: the registry's answer took 16-41 s, a
+# build slot idle meanwhile, so k8s-test fetches them beside the guests.
+# The fuzz targets run TEST_FUZZ_TIME (10 s) each there, not FUZZ_TIME's
+# 20: their CPU is the guests'. The build's and the initramfs' output is
+# kept in build/test-*.log too, for the summary of a failed run.
 # Then the VM suite, the longest part (each guest about 15 minutes under
 # TCG in make test), starts at once, and the host's parts run beside
 # it: the unit, ASan, fuzz and prog runs beside the host live tests (the
@@ -368,9 +370,11 @@ TEST_BUILD	= $(BIN) tools variant variant-layout $(UNIT_BINS) $(UNIT_ASAN) \
 # The fuzz targets' time in make test (make fuzz-run alone: FUZZ_TIME).
 TEST_FUZZ_TIME	?= 10
 test: deps
-	@failed=; \
-	$(MAKE) -k -j$(TEST_JOBS) $(TEST_BUILD) || failed="$$failed build"; \
-	$(MAKE) --no-print-directory vm-initramfs VM_IMAGES="$(VM_KERNELS)" || failed="$$failed vm-initramfs"; \
+	@failed=; mkdir -p $(OUT); rm -f $(OUT)/test-*.rc; \
+	{ $(MAKE) -k -j$(TEST_JOBS) $(TEST_BUILD); echo $$? > $(OUT)/test-build.rc; } 2>&1 | tee $(OUT)/test-build.log; \
+	[ "$$(cat $(OUT)/test-build.rc 2>/dev/null)" = 0 ] || failed="$$failed build"; \
+	{ $(MAKE) --no-print-directory vm-initramfs VM_IMAGES="$(VM_KERNELS)"; echo $$? > $(OUT)/test-initramfs.rc; } 2>&1 | tee $(OUT)/test-initramfs.log; \
+	[ "$$(cat $(OUT)/test-initramfs.rc 2>/dev/null)" = 0 ] || failed="$$failed vm-initramfs"; \
 	( $(MAKE) --no-print-directory vm-run > $(OUT)/test-vm.log 2>&1; \
 	  echo $$? > $(OUT)/test-vm.rc ) & vm=$$!; \
 	( $(MAKE) unit-test unit-test-asan fuzz-run FUZZ_TIME=$(TEST_FUZZ_TIME) prog-test k8s-test > $(OUT)/test-unit.log 2>&1; \
@@ -385,8 +389,8 @@ test: deps
 	wait $$vm; cat $(OUT)/test-vm.log; \
 	[ "$$(cat $(OUT)/test-vm.rc 2>/dev/null)" = 0 ] || { echo "make test: the VM suite FAILED (above)"; failed="$$failed vm"; }; \
 	if [ -z "$$failed" ]; then echo "make test: all suites passed"; exit 0; fi; \
-	sh tools/test-summary.sh "$$failed" $(OUT)/test-unit.log $(OUT)/test-live.log \
-		$(OUT)/test-bench.log $(OUT)/test-vm.log; \
+	sh tools/test-summary.sh "$$failed" $(OUT)/test-build.log $(OUT)/test-initramfs.log \
+		$(OUT)/test-unit.log $(OUT)/test-live.log $(OUT)/test-bench.log $(OUT)/test-vm.log; \
 	exit 1
 
 demo: deps

@@ -94,6 +94,7 @@ static const struct {
 static int attach_cg_null(int cg, const char *dir, const char *hook)
 {
 	const struct bpf_insn insns[] = NULL_PROG(1);	/* 1: allow */
+	LIBBPF_OPTS(bpf_prog_load_opts, opts);
 	char name[BPF_OBJ_NAME_LEN];
 	size_t i;
 	int prog, link;
@@ -107,10 +108,8 @@ static int attach_cg_null(int cg, const char *dir, const char *hook)
 		return -EINVAL;
 	}
 	snprintf(name, sizeof(name), "null_%s", hook);
-	prog = bpf_prog_load(cg_hooks[i].type, name, "GPL", insns, 2,
-			     &(struct bpf_prog_load_opts){
-				     .sz = sizeof(struct bpf_prog_load_opts),
-				     .expected_attach_type = cg_hooks[i].attach });
+	opts.expected_attach_type = cg_hooks[i].attach;
+	prog = bpf_prog_load(cg_hooks[i].type, name, "GPL", insns, 2, &opts);
 	if (prog < 0) {
 		fprintf(stderr, "lsmnull: loading a program for %s: %s (needs root)\n",
 			hook, strerror(-prog));

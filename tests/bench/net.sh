@@ -12,8 +12,9 @@
 #          sandbox, on the caller's own cgroup ($CG_PREFIX-null): what
 #          the mechanism itself costs (the kernel's dispatch, which any
 #          attached program turns on for every socket, and a program run
-#          per hook), so that a sandbox's figure over null's is what
-#          stockade's own code adds;
+#          per hook). A sandbox's figure over null's is stockade's own
+#          code plus the agent's presence (out vs none), since null has
+#          no agent;
 #   out    the agent running, confining the three sandboxes below, with
 #          the caller in a cgroup outside every sandbox ($CG_PREFIX-out);
 #   r1, r1k, r10k
@@ -192,7 +193,7 @@ agent_phase() {
 # null_measure ROUND: null, its empty programs attached for it alone.
 null_measure() {
 	null_start || bench_die "round $1: lsmnull did not attach the empty programs (above)"
-	[ "$(attached "$nullcg")" != 0 ] || bench_die "round $1: nothing attached to $nullcg for null"
+	[ "$(attached "$nullcg")" = 8 ] || bench_die "round $1: not the 8 empty programs on $nullcg for null: $("$TOOLS/bpfquery" cgroup "$nullcg" | tr '\n' ' ')"
 	measure "$1" null
 	null_stop
 	[ "$(attached "$nullcg")" = 0 ] || bench_die "round $1: the empty programs are still attached to $nullcg"

@@ -7,7 +7,8 @@
 #                and the BPF-LSM links in the kernel's link list (adopted,
 #                each once, the changed one replaced; all new, overlapped,
 #                after a layout replacement);
-#   reload/*     tests/live/reload.sh: 100 reloads under load, a broken
+#   reload/*     tests/live/reload.sh: 40 reloads under load (the host's
+#                make live-test runs 100), a broken
 #                file, audit by reload, inotify, slots, SIGHUP at start.
 # Each `ok`/`not ok` line of theirs becomes a marker.
 #
