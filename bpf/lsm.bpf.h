@@ -276,32 +276,75 @@ static __always_inline long syscall_nr(void)
 /* The setup pass (include/setup.h); it records through lsm_record(). */
 #include "setup.bpf.h"
 
-/* The current task's sandbox (a copy in *snap: sandbox_current()) and its
+/*
+ * The current task's sandbox (a copy in *snap, its cgroup in *cgid) and,
+ * unless it is in its setup pass, 1; 0 outside or in a pass. Behind a
+ * global function, one per how (lsm_who(), lsm_who_hot()): the verifier
+ * checks a global function once per program, by the types of its
+ * arguments, and the caller goes on from one state, the int it returns.
+ * Inlined, each way out of the lookup (the task's cached verdict, its
+ * cgroup's own entry, the outsider cache, the ancestors' scan, a pending
+ * cgroup) and of the setup pass's checks went on through the rest of
+ * every BPF-LSM program as a path of its own: a fifth of 6.1's verified
+ * instructions at each agent start (README "Testing"). -1 for a NULL
+ * argument, which the verifier makes it check and no caller passes.
+ */
+static __always_inline int lsm_who_body(struct sandbox *snap, __u64 *cgid,
+					int how)
+{
+	struct task_verdict_val *tv = NULL;
+	struct sandbox *sb;
+	bool over = false;
+	int state;
+
+	if (!snap || !cgid)
+		return -1;
+	sb = sandbox_lookup_tv(cgid, snap, &state, how, &tv);
+	if (!sb)
+		return 0;
+	/* A task marked judged can never have a pass: its verdict's
+	 * storage says so, and the setup check's own lookup is skipped. */
+	if (!tv || !tv->setup_over) {
+		if (setup_pass(sb, *cgid, &over))
+			return 0;
+		if (over && tv)
+			tv->setup_over = 1;
+	}
+	return 1;
+}
+
+__attribute__((noinline, weak)) int lsm_who(struct sandbox *snap, __u64 *cgid)
+{
+	return lsm_who_body(snap, cgid, SBL_TASK_CACHE);
+}
+
+__attribute__((noinline, weak)) int lsm_who_hot(struct sandbox *snap, __u64 *cgid)
+{
+	return lsm_who_body(snap, cgid, SBL_ID_LOADS);
+}
+
+/* The current task's sandbox (a copy in *snap, *sbp = snap) and its
  * policy settings, or NULL outside, or while it is in its setup pass;
  * how: sandbox_lookup_tv()'s (lsm_current(), lsm_current_hot()). */
 static __always_inline struct policy_conf *
 lsm_current_how(struct sandbox **sbp, __u64 *cgid, struct sandbox *snap,
 		int how)
 {
-	struct task_verdict_val *tv = NULL;
-	struct sandbox *sb;
-	bool over = false;
-	int state;
 	__u32 id;
+	int in;
 
-	sb = sandbox_lookup_tv(cgid, snap, &state, how, &tv);
-	if (!sb)
+	__builtin_memset(snap, 0, sizeof(*snap));
+	*cgid = 0;
+	in = how == SBL_ID_LOADS ? lsm_who_hot(snap, cgid) : lsm_who(snap, cgid);
+	if (!in)
 		return NULL;
-	/* A task marked judged can never have a pass: its verdict's
-	 * storage says so, and the setup check's own lookup is skipped. */
-	if (!tv || !tv->setup_over) {
-		if (setup_pass(sb, *cgid, &over))
-			return NULL;
-		if (over && tv)
-			tv->setup_over = 1;
+	if (in < 0) {
+		/* Never seen (no caller passes NULL): deny all. */
+		snap->slot = POLICY_SLOT_CONFLICT;
+		sandbox_resolve(snap);
 	}
-	*sbp = sb;
-	id = sb->policy_id;
+	*sbp = snap;
+	id = snap->policy_id;
 	return bpf_map_lookup_elem(&policies, &id);
 }
 
