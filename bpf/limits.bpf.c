@@ -26,30 +26,51 @@ struct {
  * clocking), so the current task says nothing: the socket's cgroup does.
  * False when none has one.
  */
+struct skb_anc {
+	struct __sk_buff *skb;
+	struct sandbox snap;
+	bool found;
+};
+
+/* One level of sandbox_of_skb()'s walk, root first (bpf_loop() callback,
+ * 1 to stop): the deepest entry found is kept. A callback, not a loop,
+ * for the reason anc_scan_step() gives (bpf/common.bpf.h): the loop was
+ * checked level by level, twice (both callers inline this), a quarter of
+ * stk_egress's verification. */
+static long skb_anc_step(__u32 level, void *ctx)
+{
+	struct skb_anc *c = ctx;
+	struct sandbox *sb;
+	__u64 id;
+
+	/* 0 beyond the socket cgroup's own level. */
+	id = bpf_skb_ancestor_cgroup_id(c->skb, level);
+	if (!id)
+		return 1;
+	sb = bpf_map_lookup_elem(&sandboxes, &id);
+	if (sb) {
+		c->snap = *sb;
+		c->found = true;
+	}
+	return 0;
+}
+
 static __always_inline bool sandbox_of_skb(struct __sk_buff *skb, __u64 id,
 					   struct sandbox *snap)
 {
+	struct skb_anc c = { .skb = skb };
 	struct sandbox *sb;
-	bool found = false;
-	int level;
 
 	sb = bpf_map_lookup_elem(&sandboxes, &id);
 	if (sb) {
 		*snap = *sb;
 		return true;
 	}
-	/* 0 beyond the socket cgroup's own level: walk down from the root. */
-	for (level = 0; level < SANDBOX_MAX_DEPTH; level++) {
-		id = bpf_skb_ancestor_cgroup_id(skb, level);
-		if (!id)
-			break;
-		sb = bpf_map_lookup_elem(&sandboxes, &id);
-		if (sb) {
-			*snap = *sb;
-			found = true;
-		}
-	}
-	return found;
+	/* Walk down from the root: the nearest entry wins. */
+	bpf_loop(SANDBOX_MAX_DEPTH, skb_anc_step, &c, 0);
+	if (c.found)
+		*snap = c.snap;
+	return c.found;
 }
 
 /* ---- source routes ------------------------------------------------------ */
@@ -83,33 +104,62 @@ struct src_route {
  * walk's paths were alike and none was pruned (141,000 instructions
  * verified on 6.1, 196,000 on 6.12: a fifth of all an agent's start
  * verifies, for every agent started), where an offset given to a helper
- * is not, and the walk costs about 11,000.
+ * is not, and the walk cost about 11,000. As a bpf_loop() callback
+ * (opt_step()), checked once, it costs a few hundred.
  */
+struct opt_walk {
+	struct __sk_buff *skb;
+	__u32 i, end;		/* the option's offset, the header's end */
+	bool none;		/* the list ended, or is malformed */
+};
+
+/* One option of ip4_source_routed()'s walk (bpf_loop() callback, 1 to
+ * stop): at a source route (c->i), past the header's end, or with none. */
+static long opt_step(__u32 k, void *ctx)
+{
+	struct opt_walk *c = ctx;
+	__u8 tl[2];
+
+	if (c->i >= c->end)
+		return 1;
+	/* A 2-byte read fails only at a header's last byte with nothing
+	 * after it (a raw socket's header-only packet): that byte alone,
+	 * with no length (a failed read zeroes tl). A source route's type
+	 * there is malformed, and dropped all the same. */
+	if (bpf_skb_load_bytes(c->skb, c->i, tl, 2) &&
+	    bpf_skb_load_bytes(c->skb, c->i, tl, 1)) {
+		c->none = true;
+		return 1;
+	}
+	if (tl[0] == 0) {
+		c->none = true;
+		return 1;
+	}
+	if (tl[0] == IPOPT_LSRR || tl[0] == IPOPT_SSRR)
+		return 1;
+	if (tl[0] == 1) {
+		tl[1] = 1;
+	} else if (tl[1] < 2) {	/* malformed: the kernel sends none */
+		c->none = true;
+		return 1;
+	}
+	c->i += tl[1];
+	return 0;
+}
+
 static __always_inline bool ip4_source_routed(struct __sk_buff *skb, __u32 ihl,
 					      struct src_route *r)
 {
-	__u32 end = ihl * 4, i = 20, k;
-	__u8 h[20], tl[2];
+	struct opt_walk w = { .skb = skb, .i = 20, .end = ihl * 4 };
+	__u32 end = ihl * 4, i;
+	__u8 h[20];
 
-	for (k = 0; k < 40 && i < end; k++) {
-		/* A 2-byte read fails only at a header's last byte with
-		 * nothing after it (a raw socket's header-only packet): that
-		 * byte alone, with no length (a failed read zeroes tl). A
-		 * source route's type there is malformed, and dropped all the
-		 * same. */
-		if (bpf_skb_load_bytes(skb, i, tl, 2) &&
-		    bpf_skb_load_bytes(skb, i, tl, 1))
-			return false;
-		if (tl[0] == 0)
-			return false;
-		if (tl[0] == IPOPT_LSRR || tl[0] == IPOPT_SSRR)
-			break;
-		if (tl[0] == 1)
-			tl[1] = 1;
-		else if (tl[1] < 2)	/* malformed: the kernel sends none */
-			return false;
-		i += tl[1];
-	}
+	/* Had bpf_loop() failed, i would still be 20, before the end: a
+	 * source route, dropped (fail closed). */
+	bpf_loop(40, opt_step, &w, 0);
+	if (w.none)
+		return false;
+	i = w.i;
 	/* Here at a source route or past the list: 40 options of a byte
 	 * or more fill the 40 bytes, so the bound never cuts the walk
 	 * short (were it to, the packet would be dropped: fail closed). */

@@ -75,41 +75,56 @@ static __always_inline void key_fill(struct net_key *key, __u32 policy_id,
 }
 
 /*
- * The allow entry of a destination (full-length key): the longest prefix
- * of the policy's rules that covers it, by exact probes of the policy's
- * prefix lengths, longest first, or by the trie when they do not fit
- * (include/net.h, net_exact). NULL: no rule covers it.
+ * net_allow_match() as a global function, for the callers that judge an
+ * entry on several paths (the trie's, bind's and listen's): checked once
+ * per program, not once per path. a may be NULL to the verifier: no.
  */
-static __always_inline struct net_allow *allow_lookup(const struct policy_conf *conf,
-						      const struct net_key *key)
+__weak __noinline int net_allow_match_fn(const struct net_allow *a,
+					 __u32 proto, __u32 port)
 {
-	__u32 f = key->family == NET_FAMILY_V6 ? 1 : 0, i, n;
-	struct net_xkey x;
-	struct net_allow *a;
-
-	n = conf->net_nxlen[f];
-	if (n > NET_XLEN_MAX)
-		return bpf_map_lookup_elem(&net_allow, key);
-	for (i = 0; i < NET_XLEN_MAX; i++) {
-		if (i >= n)
-			break;
-		net_xkey_of(&x, key, conf->net_xlen[f][i]);
-		a = bpf_map_lookup_elem(&net_exact, &x);
-		if (a)
-			return a;
-	}
-	return NULL;
+	return a && net_allow_match(a, (__u8)proto, (__u16)port);
 }
 
 /*
- * Does a rule allow (proto, port) to a destination? A global function,
- * not inlined: the verifier checks it once per program, on its own, and
- * the caller sees only its 0 or 1. Inlined, its probes' paths multiplied
- * with the callers' (a third more verification work for the agent's
- * load, which the VM suite pays at every agent start under TCG). Weak:
- * net.bpf.c and lsm.bpf.c both include it, and the static linker keeps
- * one. conf and key may be NULL for the verifier (it checks a global
- * function for any argument): fail closed.
+ * One exact probe of a destination (full-length key) at one of its
+ * policy's prefix lengths (include/net.h, net_exact): -1 when the policy
+ * has no entry of that length covering it, else whether that entry
+ * allows (proto, port). A global function, as net_allow_decide() below,
+ * for the same reason: inlined, each probe's masks and its entry's port
+ * ranges were checked again for every way the probes before it had gone
+ * (three quarters of each connect and sendmsg program's verification).
+ * key may be NULL to the verifier: fail closed (an entry that allows
+ * nothing).
+ */
+__weak __noinline int net_probe(const struct net_key *key, __u32 prefix,
+				__u32 proto, __u32 port)
+{
+	struct net_allow *a;
+	struct net_xkey x;
+
+	if (!key)
+		return 0;
+	net_xkey_of(&x, key, prefix);
+	a = bpf_map_lookup_elem(&net_exact, &x);
+	if (!a)
+		return -1;
+	return net_allow_match(a, (__u8)proto, (__u16)port);
+}
+
+/*
+ * Does a rule allow (proto, port) to a destination (full-length key)? The
+ * longest prefix of the policy's rules that covers it decides: by exact
+ * probes of the policy's prefix lengths, longest first (the first entry
+ * found is the trie's longest match), or by the trie when they do not fit
+ * (include/net.h, net_exact). No rule covers it: no.
+ *
+ * A global function, not inlined: the verifier checks it once per
+ * program, on its own, and the caller sees only its 0 or 1. Inlined, its
+ * probes' paths multiplied with the callers' (a third more verification
+ * work for the agent's load, which the VM suite pays at every agent start
+ * under TCG). Weak: net.bpf.c and lsm.bpf.c both include it, and the
+ * static linker keeps one. conf and key may be NULL for the verifier (it
+ * checks a global function for any argument): fail closed.
  */
 __weak __noinline int net_allow_decide(const struct policy_conf *conf,
 				       const struct net_key *key, __u32 proto,
@@ -117,12 +132,26 @@ __weak __noinline int net_allow_decide(const struct policy_conf *conf,
 {
 	struct net_allow *a;
 	struct net_key k;
+	__u32 f, i, n;
+	int r;
 
 	if (!conf || !key)
 		return 0;
 	k = *key;
-	a = allow_lookup(conf, &k);
-	return a && net_allow_match(a, (__u8)proto, (__u16)port);
+	f = k.family == NET_FAMILY_V6 ? 1 : 0;
+	n = conf->net_nxlen[f];
+	if (n > NET_XLEN_MAX) {
+		a = bpf_map_lookup_elem(&net_allow, &k);
+		return net_allow_match_fn(a, proto, port);
+	}
+	for (i = 0; i < NET_XLEN_MAX; i++) {
+		if (i >= n)
+			break;
+		r = net_probe(&k, conf->net_xlen[f][i], proto, port);
+		if (r >= 0)
+			return r;
+	}
+	return 0;
 }
 
 /*
@@ -284,7 +313,7 @@ static __always_inline int listen_verdict(struct sandbox *sb, __u64 cgid,
 	if (!reason && !(at_bind && port == 0)) {
 		key.family |= NET_FAMILY_LISTEN;
 		allow = bpf_map_lookup_elem(&net_allow, &key);
-		if (!(allow && net_allow_match(allow, proto, port)))
+		if (!net_allow_match_fn(allow, proto, port))
 			reason = EV_REASON_NOT_ALLOWED;
 	}
 	if (!reason) {
