@@ -314,7 +314,7 @@ left=$(pidof stockade)
 fi
 
 # A modest real workload under a default policy (tests/vm/workload.sh).
-if want workload && on_kernel workload 6.1; then
+if want workload && on_kernel workload 6.12; then
 echo "suite: workload at $(t_at)"
 timeout -s KILL 120 sh tests/vm/workload.sh
 [ $? != 137 ] || t_fail workload/run "killed after 120 s; the results above are partial"
@@ -419,7 +419,7 @@ fi
 # Containers as docker, containerd's CRI and podman lay them out, under
 # container and pod selectors (tests/vm/containers.sh): runc again, its
 # leftovers deleted here as above.
-if want containers && on_kernel containers 6.1; then
+if want containers && on_kernel containers 6.12; then
 echo "suite: containers at $(t_at)"
 timeout -s KILL 150 sh tests/vm/containers.sh
 [ $? != 137 ] || t_fail containers/run "killed after 150 s; the results above are partial"
