@@ -164,7 +164,15 @@ want=$(seqs "$log" '.policy == "wa"' | tail -n 5 | tr '\n' ' ')
 # The terminal, while the agent runs: tmux, 200x50.
 tmux_run() {
 	$tm kill-session -t w 2>/dev/null
-	$tm new-session -d -s w -x 200 -y 50 "$1; echo EXIT=\$?; sleep 30"
+	# Killing the last session ends the tmux server, and a new session
+	# asked for while it ends fails ("server exited unexpectedly": CI,
+	# under load): asked again until it is there (2 s at most).
+	n=0
+	until $tm has-session -t w 2>/dev/null || [ "$n" -ge 20 ]; do
+		$tm new-session -d -s w -x 200 -y 50 "$1; echo EXIT=\$?; sleep 30" 2>/dev/null ||
+			sleep 0.1
+		n=$((n + 1))
+	done
 	# Until its 3 lines are there (a hang guard, 10 s), then a moment.
 	n=0
 	while [ "$($tm capture-pane -p -t w 2>/dev/null | grep -c 'policy=wa')" -lt 3 ] &&
