@@ -346,7 +346,8 @@ const struct net_entry *net_rules__lpm(const struct net_compiled *c,
 	return best;
 }
 
-/* bpf/net.bpf.h allow_lookup(), with linear searches for the maps. */
+/* bpf/net.bpf.h net_allow_decide()'s lookup (its exact probes, net_probe(),
+ * or the trie), with linear searches for the maps. */
 const struct net_entry *net_rules__find(const struct net_compiled *c,
 					const struct net_key *q)
 {

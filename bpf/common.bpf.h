@@ -128,21 +128,26 @@ struct anc_scan {
 	bool found;
 };
 
-static long __attribute__((unused)) anc_scan_step(__u32 level, void *ctx)
+/* One level of such a scan, root first, by its cgroup's id (0: past the
+ * cgroup's own level): its entry, if any, is the deepest so far. 1 to
+ * stop. Shared with egress's scan of a socket's cgroup (limits.bpf.c). */
+static __always_inline long anc_keep(struct anc_scan *c, __u64 id)
 {
-	struct anc_scan *c = ctx;
 	struct sandbox *sb;
-	__u64 anc = bpf_get_current_ancestor_cgroup_id((int)level);
 
-	/* 0 beyond the task's own level. */
-	if (!anc)
+	if (!id)
 		return 1;
-	sb = bpf_map_lookup_elem(&sandboxes, &anc);
+	sb = bpf_map_lookup_elem(&sandboxes, &id);
 	if (sb) {
 		c->snap = *sb;
 		c->found = true;
 	}
 	return 0;
+}
+
+static long __attribute__((unused)) anc_scan_step(__u32 level, void *ctx)
+{
+	return anc_keep(ctx, bpf_get_current_ancestor_cgroup_id((int)level));
 }
 
 /* Cgroup id's sandbox, its nearest entry being *snap, a SANDBOX or a

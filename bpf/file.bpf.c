@@ -70,7 +70,11 @@ static __always_inline bool file_internal(struct file *file)
  * its __safe_* names (sandbox_lookup_tv() says more), and it does so for
  * every path that reaches the load: loaded in each helper, they made
  * stk_file_open's verification 140 us an instruction under TCG, against
- * 20-55 for the other programs. The loads at run time are the same.
+ * 20-55 for the other programs. The file's pointers are loaded at the
+ * hook's entry, the task's (mount namespace, fs) in judge_file() once
+ * the task is known to be in a sandbox: the same loads at run time, but
+ * for those two on the paths (a queue, an exec, an internal mount) that
+ * did not need them.
  */
 struct fo {
 	struct vfsmount *mnt;		/* file->f_path.mnt */

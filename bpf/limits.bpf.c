@@ -18,6 +18,24 @@ struct {
 	__type(value, struct limits_saved);
 } lim_saved SEC(".maps");
 
+struct skb_anc {
+	struct anc_scan scan;	/* what anc_keep() keeps */
+	struct __sk_buff *skb;
+};
+
+/* One level of sandbox_of_skb()'s walk, root first (bpf_loop() callback,
+ * 1 to stop): the deepest entry found is kept (anc_keep(); 0 beyond the
+ * socket cgroup's own level). A callback, not a loop, for the reason
+ * anc_scan_step() gives (bpf/common.bpf.h): the loop was checked level
+ * by level, twice (both callers inline this), a quarter of stk_egress's
+ * verification. */
+static long skb_anc_step(__u32 level, void *ctx)
+{
+	struct skb_anc *c = ctx;
+
+	return anc_keep(&c->scan, bpf_skb_ancestor_cgroup_id(c->skb, level));
+}
+
 /*
  * The nearest `sandboxes` entry of the socket cgroup id, copied into
  * snap: its own first, else its ancestors', nearest wins (a cgroup created
@@ -26,35 +44,6 @@ struct {
  * clocking), so the current task says nothing: the socket's cgroup does.
  * False when none has one.
  */
-struct skb_anc {
-	struct __sk_buff *skb;
-	struct sandbox snap;
-	bool found;
-};
-
-/* One level of sandbox_of_skb()'s walk, root first (bpf_loop() callback,
- * 1 to stop): the deepest entry found is kept. A callback, not a loop,
- * for the reason anc_scan_step() gives (bpf/common.bpf.h): the loop was
- * checked level by level, twice (both callers inline this), a quarter of
- * stk_egress's verification. */
-static long skb_anc_step(__u32 level, void *ctx)
-{
-	struct skb_anc *c = ctx;
-	struct sandbox *sb;
-	__u64 id;
-
-	/* 0 beyond the socket cgroup's own level. */
-	id = bpf_skb_ancestor_cgroup_id(c->skb, level);
-	if (!id)
-		return 1;
-	sb = bpf_map_lookup_elem(&sandboxes, &id);
-	if (sb) {
-		c->snap = *sb;
-		c->found = true;
-	}
-	return 0;
-}
-
 static __always_inline bool sandbox_of_skb(struct __sk_buff *skb, __u64 id,
 					   struct sandbox *snap)
 {
@@ -68,9 +57,9 @@ static __always_inline bool sandbox_of_skb(struct __sk_buff *skb, __u64 id,
 	}
 	/* Walk down from the root: the nearest entry wins. */
 	bpf_loop(SANDBOX_MAX_DEPTH, skb_anc_step, &c, 0);
-	if (c.found)
-		*snap = c.snap;
-	return c.found;
+	if (c.scan.found)
+		*snap = c.scan.snap;
+	return c.scan.found;
 }
 
 /* ---- source routes ------------------------------------------------------ */

@@ -162,20 +162,19 @@ want=$(seqs "$log" '.policy == "wa"' | tail -n 5 | tr '\n' ' ')
 	not_ok "--since 5" "got '$got' (exit $rc), want '$want': $(cat "$work/since.err")"
 
 # The terminal, while the agent runs: tmux, 200x50.
+ws=w0
 tmux_run() {
-	$tm kill-session -t w 2>/dev/null
-	# Killing the last session ends the tmux server, and a new session
-	# asked for while it ends fails ("server exited unexpectedly": CI,
-	# under load): asked again until it is there (2 s at most).
-	n=0
-	until $tm has-session -t w 2>/dev/null || [ "$n" -ge 20 ]; do
-		$tm new-session -d -s w -x 200 -y 50 "$1; echo EXIT=\$?; sleep 30" 2>/dev/null ||
-			sleep 0.1
-		n=$((n + 1))
-	done
+	_old=$ws
+	ws=w$((${ws#w} + 1))
+	# A session of its own each time, made before the last one is
+	# killed: the tmux server ends with its last session, and a new one
+	# asked for while it ended failed ("server exited unexpectedly", in
+	# CI under load), which left NO_COLOR's check no server at all.
+	$tm new-session -d -s "$ws" -x 200 -y 50 "$1; echo EXIT=\$?; sleep 30"
+	$tm kill-session -t "$_old" 2>/dev/null
 	# Until its 3 lines are there (a hang guard, 10 s), then a moment.
 	n=0
-	while [ "$($tm capture-pane -p -t w 2>/dev/null | grep -c 'policy=wa')" -lt 3 ] &&
+	while [ "$($tm capture-pane -p -t "$ws" 2>/dev/null | grep -c 'policy=wa')" -lt 3 ] &&
 	      [ "$n" -lt 100 ]; do
 		n=$((n + 1))
 		sleep 0.1
@@ -183,8 +182,8 @@ tmux_run() {
 	sleep 0.3
 }
 tmux_run "'$STOCKADE' watch --socket '$sock' --policy wa --since 3"
-$tm capture-pane -p -t w > "$work/tty.txt"
-$tm capture-pane -p -e -t w > "$work/tty-e.txt"
+$tm capture-pane -p -t "$ws" > "$work/tty.txt"
+$tm capture-pane -p -e -t "$ws" > "$work/tty-e.txt"
 re='^[0-2][0-9]:[0-5][0-9]:[0-5][0-9]\.[0-9]{3}  deny   /stockade-watch-[0-9]+-a +sendmsg +127\.0\.0\.1:9  not_allowed  policy=wa$'
 n=$(grep -c -E "$re" "$work/tty.txt")
 [ "$n" = 3 ] && ok "compact output in a terminal: 3 lines of time, sandbox, kind, target, reason, policy" ||
@@ -192,27 +191,27 @@ n=$(grep -c -E "$re" "$work/tty.txt")
 printf '\033[31m' > "$work/red"
 grep -q -F "$(cat "$work/red")" "$work/tty-e.txt" && ok "a deny is red on a terminal" ||
 	not_ok "colour" "no red (ESC[31m) in capture-pane -e: $(head -c 300 "$work/tty-e.txt" | od -c | head -n 3)"
-$tm send-keys -t w s
+$tm send-keys -t "$ws" s
 sleep 1.5
-$tm capture-pane -p -t w > "$work/tty-s.txt"
+$tm capture-pane -p -t "$ws" > "$work/tty-s.txt"
 grep -q 'top sandboxes' "$work/tty-s.txt" && grep -q 'denials: ' "$work/tty-s.txt" &&
 	grep -q 'stockade-watch-[0-9]*-a' "$work/tty-s.txt" &&
 	ok "the key s shows the summary: top sandboxes, reasons, the denial rate" ||
 	not_ok "summary key" "$(head -c 400 "$work/tty-s.txt")"
-$tm send-keys -t w C-c
+$tm send-keys -t "$ws" C-c
 sleep 1
-$tm capture-pane -p -t w > "$work/tty-c.txt"
+$tm capture-pane -p -t "$ws" > "$work/tty-c.txt"
 grep -q '^EXIT=0$' "$work/tty-c.txt" && ok "Ctrl-C in the terminal: exit 0" ||
 	not_ok "Ctrl-C" "$(tail -n 5 "$work/tty-c.txt")"
 tmux_run "NO_COLOR=1 '$STOCKADE' watch --socket '$sock' --policy wa --since 3"
-$tm capture-pane -p -e -t w > "$work/tty-nc.txt"
+$tm capture-pane -p -e -t "$ws" > "$work/tty-nc.txt"
 n=$(grep -c 'not_allowed  policy=wa' "$work/tty-nc.txt")
 if [ "$n" = 3 ] && ! grep -q "$(printf '\033')\[3" "$work/tty-nc.txt"; then
 	ok "NO_COLOR: the same lines, no colour"
 else
 	not_ok "NO_COLOR" "$n lines; $(head -c 300 "$work/tty-nc.txt" | od -c | head -n 3)"
 fi
-$tm kill-session -t w 2>/dev/null
+$tm kill-session -t "$ws" 2>/dev/null
 
 # Not root.
 setpriv --reuid=65534 --regid=65534 --clear-groups "$STOCKADE" watch --socket "$sock" \
