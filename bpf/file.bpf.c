@@ -48,21 +48,6 @@ static __always_inline bool is_internal(struct vfsmount *mnt)
 }
 
 /*
- * The hot path's reads (file_open, file_receive, mmap_file) go straight
- * through the hook's struct file *: a BTF pointer, which the verifier
- * lets a program dereference, and each dereference (CO-RE relocated, like
- * every field of vmlinux.h) becomes one fault-safe load (BPF_PROBE_MEM: a
- * fault reads 0, as a failed bpf_probe_read_kernel() does), not a helper
- * call. The BPF_CORE_READ()s elsewhere take pointers that came out of
- * probe reads or out of a container_of(), which the verifier sees as
- * plain numbers (or a negative offset into a BTF type, which it refuses).
- */
-static __always_inline bool file_internal(struct file *file)
-{
-	return file->f_path.mnt->mnt_flags & MNT_INTERNAL;
-}
-
-/*
  * The pointers an open is judged by, loaded from the hook's struct file *
  * once, at its entry, before any branch, and passed down. 6.12's verifier
  * checks each load of a pointer from a trusted one (the hook's argument,
@@ -89,6 +74,16 @@ static __always_inline void fo_load(struct fo *f, struct file *file)
 	f->inode = file->f_inode;
 }
 
+/*
+ * The hot path's reads (file_open, file_receive, mmap_file) go straight
+ * through the hook's struct file *: a BTF pointer, which the verifier
+ * lets a program dereference, and each dereference (CO-RE relocated, like
+ * every field of vmlinux.h) becomes one fault-safe load (BPF_PROBE_MEM: a
+ * fault reads 0, as a failed bpf_probe_read_kernel() does), not a helper
+ * call. The BPF_CORE_READ()s elsewhere take pointers that came out of
+ * probe reads or out of a container_of(), which the verifier sees as
+ * plain numbers (or a negative offset into a BTF type, which it refuses).
+ */
 static __always_inline bool fo_internal(const struct fo *f)
 {
 	return f->mnt->mnt_flags & MNT_INTERNAL;
@@ -115,6 +110,13 @@ static __always_inline bool is_foreign_mount(struct vfsmount *vfsmnt)
 
 	/* The task is a BTF pointer. */
 	return foreign_to(vfsmnt, task->nsproxy->mnt_ns);
+}
+
+/* Not a file of the task's tree (an internal mount, or a foreign one):
+ * what setup_exec() calls unattached. */
+static __always_inline bool fo_unattached(const struct fo *f)
+{
+	return fo_internal(f) || is_foreign_mount(f->mnt);
 }
 
 /* fs/mount.h: the mnt_ns of a kernel-private mount (kern_mount(), and
@@ -361,7 +363,7 @@ static __always_inline bool is_exec_open(struct file *file)
 	       FMODE_EXEC;
 }
 
-/* is_exec_open() for a BTF pointer (file_internal()). */
+/* is_exec_open() for a BTF pointer (fo_load()). */
 static __always_inline bool file_exec_open(struct file *file)
 {
 	return (file->f_mode | file->f_flags) & FMODE_EXEC;
@@ -931,7 +933,7 @@ int BPF_PROG(stk_file_open, struct file *file)
 	/* An exec ends a setup pass (include/setup.h) before it is judged,
 	 * so the payload's own binary is judged. */
 	if (file_exec_open(file))
-		setup_exec(file, fo_internal(&f) || is_foreign_mount(f.mnt), false);
+		setup_exec(file, fo_unattached(&f), false);
 	return judge_file(file, &f, EV_KIND_FILE, EV_OP_OPEN_READ);
 }
 
@@ -955,12 +957,13 @@ int BPF_PROG(stk_bprm_check, struct linux_binprm *bprm)
 	struct file *file = bprm->file;
 	struct policy_conf *conf;
 	struct sandbox *sb, sb_snap;
+	struct fo f;
 	__u64 cgid;
 
 	if (bprm->interp != bprm->filename)
 		return 0;
-	if (!setup_exec(file, file_internal(file) ||
-			is_foreign_mount(file->f_path.mnt), true))
+	fo_load(&f, file);
+	if (!setup_exec(file, fo_unattached(&f), true))
 		return 0;
 	conf = lsm_current_hot(&sb, &cgid, &sb_snap);
 	if (!conf)
