@@ -52,12 +52,21 @@ bench_init() {
 
 bench_tiny() { [ "$BENCH_TINY" = 1 ]; }
 
-# bench_wait_for PATTERN FILE [TENTHS]: until a line of FILE matches.
+# bench_wait_for PATTERN FILE [TENTHS [PID]]: until a line of FILE
+# matches; fails after TENTHS tenths of a second, or as soon as process
+# PID (the one that writes FILE) is gone without writing it.
 bench_wait_for() {
 	_n=0
 	while ! grep -q "$1" "$2" 2>/dev/null; do
 		_n=$((_n + 1))
 		[ "$_n" -gt "${3:-300}" ] && return 1
+		# Gone or a zombie (not reaped yet: kill -0 still succeeds).
+		_st=
+		[ -z "${4:-}" ] || _st=$(sed 's/.*) //; s/ .*//' "/proc/$4/stat" 2>/dev/null)
+		if [ -n "${4:-}" ] && { [ -z "$_st" ] || [ "$_st" = Z ]; }; then
+			grep -q "$1" "$2" 2>/dev/null
+			return
+		fi
 		sleep 0.1
 	done
 	return 0
@@ -67,7 +76,7 @@ bench_wait_for() {
 # (--allow-degraded unless BENCH_AGENT_FLAGS says otherwise: this host
 # refuses BPF-LSM) and wait for its agent_ready record in LOG (appended
 # to). Sets AGENT_PID. Fails, with the agent's stderr, if it is not ready
-# within 60 s.
+# within 60 s, or at once if it exits first.
 bench_agent_start() {
 	_log=$1
 	shift
@@ -76,7 +85,7 @@ bench_agent_start() {
 		--state "$RAW/agent.state" --log "$_log" "$@" \
 		> /dev/null 2> "$RAW/agent.stderr" &
 	AGENT_PID=$!
-	if ! bench_wait_for '"event":"agent_ready"' "$_log" 600; then
+	if ! bench_wait_for '"event":"agent_ready"' "$_log" 600 "$AGENT_PID"; then
 		cat "$RAW/agent.stderr" >&2
 		bench_die "the agent did not become ready"
 	fi

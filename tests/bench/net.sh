@@ -103,7 +103,7 @@ null_start() {
 	# shellcheck disable=SC2086
 	"$TOOLS/lsmnull" --cgroup "$nullcg" $NULL_HOOKS > "$RAW/null.out" 2> "$RAW/null.err" &
 	NULL_PID=$!
-	bench_wait_for '^ready$' "$RAW/null.out" 100 && return 0
+	bench_wait_for '^ready$' "$RAW/null.out" 100 "$NULL_PID" && return 0
 	cat "$RAW/null.err" >&2
 	null_stop
 	return 1

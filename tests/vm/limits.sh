@@ -117,7 +117,8 @@ holder=$!
 # of the guest's one CPU while the agent starts beside it (under TCG that
 # made this start the suite's slowest; a task's nice would not do: the
 # cgroup's weight is what competes with the agent's).
-echo 1 > "$R/lim-cpu/cpu.weight"
+echo 1 > "$R/lim-cpu/cpu.weight" ||
+	t_fail limits/cpu-weight "cannot set $R/lim-cpu/cpu.weight to 1 (is the cpu controller enabled below $R?): the spinner would compete with the agent's start"
 "$hog" --cgroup "$R/lim-cpu" spin > /dev/null 2>&1 &
 spinner=$!
 "$hog" --cgroup "$R/lim-run" sleeper "$work/sleeper.pid" > "$work/sleeper.out" 2>&1
