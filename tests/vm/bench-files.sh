@@ -29,6 +29,8 @@
 #            outside's is: what the
 #            mechanism itself costs (trampoline, emulator), so that
 #            outside / null is what stockade's own outsider path adds;
+#            and the allowed paths again in the middle sandbox's cgroup
+#            (null-in1k), the base of what its programs add inside;
 #   outside  the agent running, the caller outside every sandbox (the
 #            programs run and find no sandbox);
 #   inN      the caller in a sandbox whose policy has N file rules
@@ -36,7 +38,7 @@
 # Outside a sandbox the deny paths are plain readable files.
 #
 # Each round: the "pre" half of none (conditions pre-outside, pre-in10,
-# ...), lsmnull's phase (null-outside), the agent starts, one benchfile run times every path of every
+# ...), lsmnull's phase (null-outside, null-in1k), the agent starts, one benchfile run times every path of every
 # agent condition (outside, in10, in1k, in10k: a worker process per
 # condition, since a sandboxed process may not leave its cgroup), their
 # blocks taking turns ABCD ABCD ... so that a slow spell of the
@@ -367,6 +369,13 @@ for n in $RULES; do
 done
 mid=$(echo "$RULES" | awk '{ print (NF > 1 ? $2 : $1) }')
 mid=$(label "$mid")
+# The allowed paths once more with the empty programs, in the middle
+# sandbox's cgroup: the base of its "over empty programs" rows, the same
+# worker in the same cgroup as in$mid (a file's memory is charged to a
+# non-root cgroup, not to the root's: outside and inside differ by that
+# with no BPF at all).
+# shellcheck disable=SC2086
+null_args="$null_args --cond null-in$mid=$CGROUP_ROOT/bench-files-$mid $(spec "null-in$mid" $ALLOWED $MANY)"
 echo "@@BENCH info rounds $ROUNDS"
 echo "@@BENCH info iters $ITERS blocks $BLOCKS"
 echo "@@BENCH info rules $RULES"
@@ -448,9 +457,9 @@ check denials-logged ok
 # Every round: 5 paths in each condition (4 and the miss-heavy mix), with
 # the agent and in both none halves, the capable and exec rows outside (3
 # more each), the exec row in the first sandbox (3 more), the 2 denylive
-# paths, and the null condition's 6 (the outside paths but exec); each a
-# positive number.
-want=$((ROUNDS * (15 * ncond + 3 + 3 + 3 + 2 + 6)))
+# paths, and the null conditions' 9 (the outside paths but exec, and the
+# 3 allowed ones in the middle sandbox's cgroup); each a positive number.
+want=$((ROUNDS * (15 * ncond + 3 + 3 + 3 + 2 + 9)))
 got=$(awk '$5 + 0 > 0 && NF == 5' "$work/samples" | wc -l)
 if [ "$got" = "$want" ]; then
 	check samples ok
