@@ -305,7 +305,7 @@ while [ "$i" -lt "$creations" ]; do
 	mkdir "$zw/c$i" || bench_die "cannot create $zw/c$i"
 	sleep 0.005
 done
-bench_wait_for "\"cgroup\":\"/$CG_PREFIX-zw/c$creations\"" "$log" 600 ||
+bench_wait_for "\"cgroup\":\"/$CG_PREFIX-zw/c$creations\"" "$log" 600 "$AGENT_PID" ||
 	bench_die "the last new cgroup was never classified"
 sleep 1
 grep '"event":"attach"' "$log" | sed -n 's/.*"pending_us":\([0-9]*\).*/\1/p' |
