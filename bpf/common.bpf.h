@@ -85,6 +85,15 @@ struct {
 	__type(value, struct task_verdict_val);
 } task_verdict SEC(".maps") __weak;
 
+/* The verdicts again, by cgroup, read without a helper call
+ * (include/sandbox.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CG_FAST_SLOTS);
+	__type(key, __u32);
+	__type(value, struct cg_fast_slot);
+} cg_fast SEC(".maps") __weak;
+
 /* Is cgrp in the cgroup v2 hierarchy (hierarchy id 0)? A cgroup v1
  * hierarchy's (a hybrid host: runc joins each of them too) cgroup ids are
  * another kernfs's numbering, and may equal a sandbox's: a hook handed an
@@ -167,15 +176,138 @@ static __always_inline struct sandbox *sandbox_nearest(struct sandbox *snap,
 	return sandbox_resolve(snap);
 }
 
-/* Remember a verdict for the current task in cgroup id: "outside" (gen,
- * | SANDBOX_CACHE_CLASSIFIED or not), or its own cgroup's entry (entry
- * not NULL: gen | SANDBOX_CACHE_INSIDE). No-op when storage cannot be
- * had. */
+/* cg_fast's seqlock (include/sandbox.h): the compiler keeps each access
+ * where it is, and x86 keeps loads in order with loads and stores with
+ * stores (the compare-and-swap is a full barrier), as the JIT emits them. */
+#define cg_fast_barrier()	asm volatile("" ::: "memory")
+#define cg_fast_once(x)		(*(volatile __u64 *)&(x))
+
+/* Key 0: the reads cg_fast's sequence turned away, counted by the test
+ * build alone (tests/vm/cgfast-race.sh). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} cg_fast_turned SEC(".maps") __weak;
+
+/*
+ * The test build (make variant) has one slot (include/sandbox.h), which
+ * every cgroup's verdict takes in turn; writes a verdict's cgroup, then
+ * spins, then its generation and entry; and spins between a reader's
+ * first read of the sequence and its reads of the slot: so that on two
+ * CPUs a reader often meets a slot half written, and a writer that
+ * starts mid-read. tests/vm/cgfast-race.sh shows with it that the
+ * sequence keeps readers off them (a slot holding a sandbox cgroup's id
+ * with another cgroup's "outside" would let that sandbox do anything).
+ * The product does neither.
+ */
+#ifdef STOCKADE_TEST_VARIANT
+static long cg_fast_spin_step(__u32 i, void *ctx)
+{
+	return 0;
+}
+
+/* bpf_loop(): its callback is verified once, where a loop would be
+ * verified round by round at each of the lookup's call sites. */
+static __always_inline void cg_fast_spin(void)
+{
+	bpf_loop(2000, cg_fast_spin_step, NULL, 0);
+}
+
+static __always_inline void cg_fast_count_turned(void)
+{
+	__u32 zero = 0;
+	__u64 *n = bpf_map_lookup_elem(&cg_fast_turned, &zero);
+
+	if (n)
+		__sync_fetch_and_add(n, 1);
+}
+#else
+static __always_inline void cg_fast_spin(void)
+{
+}
+
+static __always_inline void cg_fast_count_turned(void)
+{
+}
+#endif
+
+static __always_inline struct cg_fast_slot *cg_fast_slot(__u64 id)
+{
+	__u32 k = (__u32)((id * 0x9E3779B97F4A7C15ULL) >> 32) & (CG_FAST_SLOTS - 1);
+
+	return bpf_map_lookup_elem(&cg_fast, &k);
+}
+
+/*
+ * Cgroup id's verdict at generation gen, if its slot holds one: its gen
+ * (with the flags) in *gen_out, its entry in *snap (whatever it held
+ * otherwise: a caller reads it only for a verdict inside).
+ */
+static __always_inline bool cg_fast_get(__u64 id, __u64 gen, __u64 *gen_out,
+					struct sandbox *snap)
+{
+	struct cg_fast_slot *v = cg_fast_slot(id);
+	__u64 seq, cgid, g;
+
+	if (!v || !id)
+		return false;
+	seq = cg_fast_once(v->seq);
+	if (seq & 1) {
+		cg_fast_count_turned();
+		return false;	/* a writer is in */
+	}
+	cg_fast_spin();
+	cg_fast_barrier();
+	cgid = v->cgid;
+	g = v->gen;
+	*snap = v->entry;
+	cg_fast_barrier();
+	if (cg_fast_once(v->seq) != seq) {
+		cg_fast_count_turned();
+		return false;	/* a writer came and went */
+	}
+	if (cgid != id ||
+	    (g & ~(SANDBOX_CACHE_CLASSIFIED | SANDBOX_CACHE_INSIDE)) != gen)
+		return false;
+	*gen_out = g;
+	return true;
+}
+
+/* Write a verdict into id's slot, unless another writer is in it. */
+static __always_inline void cg_fast_put(__u64 id, __u64 gen,
+					const struct sandbox *entry)
+{
+	struct cg_fast_slot *v = cg_fast_slot(id);
+	__u64 seq;
+
+	if (!v || !id)
+		return;
+	seq = cg_fast_once(v->seq);
+	if ((seq & 1) || __sync_val_compare_and_swap(&v->seq, seq, seq + 1) != seq)
+		return;
+	v->cgid = id;
+	cg_fast_barrier();
+	cg_fast_spin();
+	cg_fast_barrier();
+	v->gen = gen;
+	if (entry)
+		v->entry = *entry;
+	cg_fast_barrier();
+	cg_fast_once(v->seq) = seq + 2;
+}
+
+/* Remember a verdict for cgroup id: "outside" (gen,
+ * | SANDBOX_CACHE_CLASSIFIED or not), or its own entry (entry not NULL:
+ * gen | SANDBOX_CACHE_INSIDE), in cg_fast and, with task_cache, in the
+ * current task's storage (returned; NULL when it cannot be had). */
 static __always_inline struct task_verdict_val *
 task_verdict_put(bool task_cache, __u64 id, __u64 gen, const struct sandbox *entry)
 {
 	struct task_verdict_val *tv;
 
+	cg_fast_put(id, entry ? gen | SANDBOX_CACHE_INSIDE : gen, entry);
 	if (!task_cache)
 		return NULL;
 	tv = bpf_task_storage_get(&task_verdict, bpf_get_current_task_btf(), 0,
@@ -239,7 +371,8 @@ static __always_inline struct sandbox *sandbox_lookup_tv(__u64 *cgid,
 	struct cg_cache_val *c, nc;
 	struct anc_scan scan = {};
 	struct sandbox *sb;
-	__u64 id;
+	bool fast;
+	__u64 id, g;
 
 	if ((how & SBL_ID_LOADS) == SBL_ID_LOADS) {
 		t = bpf_get_current_task_btf();
@@ -259,6 +392,20 @@ static __always_inline struct sandbox *sandbox_lookup_tv(__u64 *cgid,
 	 * bumps sandbox_gen after its entry exists, so an "outside" cached
 	 * from lookups that missed it is stale on arrival. */
 	nc.gen = sandbox_gen;
+	fast = cg_fast_get(id, nc.gen, &g, snap);
+	if (fast) {
+		if (!(g & SANDBOX_CACHE_INSIDE)) {
+			if (!(g & SANDBOX_CACHE_CLASSIFIED))
+				*state = SANDBOX_NONE;
+			return NULL;
+		}
+		/* A task in a sandbox: the BPF-LSM programs read its storage
+		 * all the same, for setup_over (lsm_who_body()). */
+		if (!task_cache) {
+			*state = SANDBOX_IN;
+			return sandbox_resolve(snap);
+		}
+	}
 	if (task_cache) {
 		/* The verdict in one lookup: the task's own last one, while
 		 * it stays in that cgroup and nothing was written. An entry
@@ -267,6 +414,11 @@ static __always_inline struct sandbox *sandbox_lookup_tv(__u64 *cgid,
 		tv = bpf_task_storage_get(&task_verdict, t, 0, 0);
 		if (tv && tv->cgid == id &&
 		    (tv->gen & ~(SANDBOX_CACHE_CLASSIFIED | SANDBOX_CACHE_INSIDE)) == nc.gen) {
+			/* The cgroup's slot holds another verdict (or
+			 * none): this one back in it. */
+			if (!fast)
+				cg_fast_put(id, tv->gen, tv->gen & SANDBOX_CACHE_INSIDE ?
+					    &tv->entry : NULL);
 			if (tv->gen & SANDBOX_CACHE_INSIDE) {
 				*snap = tv->entry;
 				*state = SANDBOX_IN;

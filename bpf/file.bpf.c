@@ -65,10 +65,15 @@ struct fo {
 	struct vfsmount *mnt;		/* file->f_path.mnt */
 	struct dentry *dentry;		/* file->f_path.dentry */
 	struct inode *inode;		/* file->f_inode */
+	/* The current task, fetched once for the hook: each
+	 * bpf_get_current_task_btf() is a helper call on 6.1, and an
+	 * open's hit path (judge_file()) asked for it three times. */
+	struct task_struct *task;
 };
 
 static __always_inline void fo_load(struct fo *f, struct file *file)
 {
+	f->task = bpf_get_current_task_btf();
 	f->mnt = file->f_path.mnt;
 	f->dentry = file->f_path.dentry;
 	f->inode = file->f_inode;
@@ -116,7 +121,7 @@ static __always_inline bool is_foreign_mount(struct vfsmount *vfsmnt)
  * what setup_exec() calls unattached. */
 static __always_inline bool fo_unattached(const struct fo *f)
 {
-	return fo_internal(f) || is_foreign_mount(f->mnt);
+	return fo_internal(f) || foreign_to(f->mnt, f->task->nsproxy->mnt_ns);
 }
 
 /* fs/mount.h: the mnt_ns of a kernel-private mount (kern_mount(), and
@@ -143,7 +148,7 @@ static __always_inline bool fo_unattached(const struct fo *f)
  */
 static __always_inline bool kernel_own_open(const struct fo *f)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
+	struct task_struct *t = f->task;
 	const struct cred *cred = t->cred;
 	struct mount *mnt;
 
@@ -829,7 +834,7 @@ static __always_inline int judge_file(struct file *file, const struct fo *f,
 	if (!conf)
 		return 0;
 	/* The task's pointers, once (struct fo says why). */
-	t = bpf_get_current_task_btf();
+	t = f->task;
 	ns = t->nsproxy->mnt_ns;
 	fs = t->fs;
 	/* POSIX message queues (mq_open's internal mount, or a mounted
@@ -843,9 +848,6 @@ static __always_inline int judge_file(struct file *file, const struct fo *f,
 		return judge_exec(sb, conf, cgid, file, EV_OP_EXEC, false);
 	if (fo_internal(f))
 		return 0;
-	s = scratch();
-	if (!s)
-		return -EPERM;	/* cannot happen; fail closed */
 	mode = file->f_mode;
 	flags = file->f_flags;
 	if (mode & FMODE_READ)
@@ -885,6 +887,11 @@ static __always_inline int judge_file(struct file *file, const struct fo *f,
 			return 0;
 		}
 	}
+	/* The scratch buffer only now: a hit needs none, and on 6.1 the
+	 * lookup of a per-CPU array is a helper call. */
+	s = scratch();
+	if (!s)
+		return -EPERM;	/* cannot happen; fail closed */
 	foreign = foreign_to(f->mnt, ns);
 	len = dpath((struct path *)&file->f_path, s->buf[0]);
 	if (len < 0)

@@ -325,7 +325,8 @@ int stk_w_bind6(struct bpf_sock_addr *ctx)
  * (a sandbox, its slot conflicting or not; a WATCHED directory or an
  * OUTSIDE entry: outside), the full path below would allow the socket,
  * record nothing and write nothing (no cg_cache update, no handoff: an own
- * entry is never pending), and one lookup of that entry answers the same.
+ * entry is never pending), and one lookup of that entry answers the same:
+ * in cg_fast first, whose "inside" is only ever an own entry's.
  * Only the own program takes it: the watch program must still consume a
  * handoff its own twin left when it saw the cgroup pending, or the next
  * call of this thread would be judged twice. Anything else (raw, ICMP,
@@ -363,8 +364,14 @@ static __always_inline int sock_create(struct bpf_sock *sk, const bool watch)
 		   (protocol == IPPROTO_TCP || protocol == IPPROTO_MPTCP)) ||
 		  (type == SOCK_DGRAM && protocol == IPPROTO_UDP);
 	if (!watch && tcp_udp) {
+		__u64 g;
+
 		cgid = bpf_get_current_cgroup_id();
-		if (bpf_map_lookup_elem(&sandboxes, &cgid))
+		/* The own entry as cg_fast keeps it (a sandbox's: no hash
+		 * lookup), else as the map holds it (any entry). */
+		if ((cg_fast_get(cgid, sandbox_gen, &g, &sb_snap) &&
+		     (g & SANDBOX_CACHE_INSIDE)) ||
+		    bpf_map_lookup_elem(&sandboxes, &cgid))
 			return 1;
 	}
 	sb = who_judges(&cgid, &sb_snap, watch, &skip, NULL);

@@ -159,6 +159,34 @@ struct task_verdict_val {
 	__u32 setup_over;
 	__u32 pad;
 };
+/*
+ * `cg_fast` (array of CG_FAST_SLOTS): the same verdicts by cgroup, one
+ * slot per hash of the cgroup's id, looked at before the task's storage
+ * and cg_cache, and read with no helper call (an array's lookup is
+ * inlined): "outside", or a sandbox cgroup's own entry, valid while gen
+ * matches sandbox_gen as theirs are, written where they are. So an
+ * outsider's BPF-LSM hook makes no storage lookup, the larger part of
+ * its cost (README "Performance"), and a cgroup program in a sandbox no
+ * hash lookup. The BPF-LSM programs take only its "outside": a task in a
+ * sandbox still reads its own storage (setup_over). A slot is a seqlock:
+ * a writer takes it by compare-and-swap of seq from even to odd (one
+ * that loses, or finds it odd, writes nothing) and makes seq even again
+ * after its stores; a reader takes what it read between two reads of the
+ * same even seq, else goes the long way. A slot another cgroup's verdict
+ * took only misses (the cgroup's id is in it). Never written by the
+ * agent, nor carried across a replacement.
+ */
+#ifdef STOCKADE_TEST_VARIANT
+#define CG_FAST_SLOTS	1	/* every verdict in one slot (bpf/common.bpf.h) */
+#else
+#define CG_FAST_SLOTS	8192	/* a power of two */
+#endif
+struct cg_fast_slot {
+	__u64 seq;		/* odd while a writer is in */
+	__u64 cgid;		/* 0: empty (no cgroup has id 0) */
+	__u64 gen;		/* as task_verdict_val.gen */
+	struct sandbox entry;	/* with SANDBOX_CACHE_INSIDE: the cgroup's own */
+};
 /* Cached "outside" because an OUTSIDE entry (or a WATCHED directory of its
  * own) says so, not because no entry was found: the cgroup programs deny
  * the second (attached, yet no policy: fail closed), never the first. */

@@ -97,10 +97,10 @@ vm-test:
 
 # The guests alone, on initramfs images vm-initramfs made (make test
 # builds them first, then runs this beside the host's tests).
-# VM_ONLY without dcache-race or setup-race: no two-CPU guests
-# (tests/vm/run.sh, VM_RACE; VM_RACE=0 or 1 given on the command line
-# wins).
-VM_RACE		?= $(if $(VM_ONLY),$(if $(filter dcache-race setup-race,$(subst $(comma), ,$(VM_ONLY))),1,0),1)
+# VM_ONLY without dcache-race, cgfast-race or setup-race: no two-CPU
+# guests (tests/vm/run.sh, VM_RACE; VM_RACE=0 or 1 given on the command
+# line wins).
+VM_RACE		?= $(if $(VM_ONLY),$(if $(filter dcache-race cgfast-race setup-race,$(subst $(comma), ,$(VM_ONLY))),1,0),1)
 vm-run:
 	$(Q)VM_DIR=$(VM_DIR) VM_TIMEOUT=$(VM_TIMEOUT) VM_KERNELS="$(VM_KERNELS)" \
 		VM_RACE=$(VM_RACE) VM_RACE_TIMEOUT=$(VM_RACE_TIMEOUT) \

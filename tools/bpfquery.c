@@ -21,6 +21,13 @@
  *                         the u64 value at key KEY (default 0) of the
  *                         pinned array map PIN (tests/vm/dcache.sh and
  *                         dcache-race.sh: dcache_hits)
+ *   bpfquery add PIN OFFSET N
+ *                         add N, atomically, to the u64 at byte OFFSET of
+ *                         the pinned global data map PIN (mmap: its one
+ *                         value), as the agent's sandbox_gen_bump() does
+ *                         (tests/live/noentry.sh: a test that deletes a
+ *                         sandboxes entry by hand bumps the generation
+ *                         after it, as every writer must)
  * Exit status: 0, 1 when a query fails, 2 on a usage error.
  */
 #include <errno.h>
@@ -29,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/bpf.h>
@@ -245,6 +253,67 @@ static int map_u64(const char *pin, const char *key_arg)
 	return 0;
 }
 
+/* strtoull() of all of arg, or -1 with a message. */
+static int number(const char *what, const char *arg, unsigned long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(arg, &end, 10);
+	if (errno || end == arg || *end || *arg == '-') {
+		fprintf(stderr, "bpfquery: %s '%s' is not a number\n", what, arg);
+		return -1;
+	}
+	return 0;
+}
+
+static int map_add(const char *pin, const char *off_arg, const char *n_arg)
+{
+	unsigned long long off, n;
+	struct bpf_map_info info;
+	union bpf_attr attr;
+	long page = sysconf(_SC_PAGESIZE);
+	void *mem;
+	int fd, rc = 1;
+
+	if (number("offset", off_arg, &off) || number("addend", n_arg, &n))
+		return 2;
+	memset(&attr, 0, sizeof(attr));
+	attr.pathname = (__u64)(unsigned long)pin;
+	fd = sys_bpf(BPF_OBJ_GET, &attr);
+	if (fd < 0) {
+		fprintf(stderr, "bpfquery: opening the pin %s failed: %s\n", pin, strerror(errno));
+		return 1;
+	}
+	memset(&info, 0, sizeof(info));
+	memset(&attr, 0, sizeof(attr));
+	attr.info.bpf_fd = fd;
+	attr.info.info_len = sizeof(info);
+	attr.info.info = (__u64)(unsigned long)&info;
+	if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &attr)) {
+		fprintf(stderr, "bpfquery: reading %s's info failed: %s\n", pin, strerror(errno));
+		goto out;
+	}
+	if (info.type != BPF_MAP_TYPE_ARRAY || !(info.map_flags & BPF_F_MMAPABLE) ||
+	    off % 8 || off + 8 > info.value_size || info.value_size > (__u32)page) {
+		fprintf(stderr, "bpfquery: %s is not a mmapable array whose value holds a u64 at %llu\n",
+			pin, off);
+		goto out;
+	}
+	mem = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (mem == MAP_FAILED) {
+		fprintf(stderr, "bpfquery: mapping %s failed: %s\n", pin, strerror(errno));
+		goto out;
+	}
+	printf("%llu\n", (unsigned long long)__atomic_add_fetch((__u64 *)((char *)mem + off),
+								n, __ATOMIC_SEQ_CST));
+	munmap(mem, (size_t)page);
+	rc = 0;
+out:
+	close(fd);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "cgroup"))
@@ -255,6 +324,8 @@ int main(int argc, char **argv)
 		return prog_stats();
 	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "u64"))
 		return map_u64(argv[2], argc == 4 ? argv[3] : NULL);
-	fprintf(stderr, "usage: bpfquery cgroup DIR | bpfquery links | bpfquery stats | bpfquery u64 PIN [KEY]\n");
+	if (argc == 5 && !strcmp(argv[1], "add"))
+		return map_add(argv[2], argv[3], argv[4]);
+	fprintf(stderr, "usage: bpfquery cgroup DIR | bpfquery links | bpfquery stats | bpfquery u64 PIN [KEY] | bpfquery add PIN OFFSET N\n");
 	return 2;
 }

@@ -19,6 +19,8 @@ skel=${1:-build/stockade.skel.h}
 # the control commands read them through the pins, never the skeleton).
 owners='
 cg_cache -
+cg_fast -
+cg_fast_turned -
 task_verdict -
 judge_handoff -
 cg_born watch.c

@@ -5,7 +5,8 @@
 # and UDP sockets from the task's own entry (its fast path); without one
 # they must still take the full path and be refused, with exactly one
 # no_policy record each, as raw sockets are. The entry is deleted by hand
-# from the pinned map while the agent runs; the selector is an exact path,
+# from the pinned map while the agent runs, and the generation bumped
+# after it as the agent does; the selector is an exact path,
 # so no watched directory makes the cgroup pending instead.
 # Holds /tmp/stockade-live.lock. Env: STOCKADE, TOOLS, CGROUP_ROOT.
 set -u
@@ -88,6 +89,16 @@ if bpftool map delete pinned "$bpffs/maps/sandboxes" key hex $key; then
 	ok "entry of $cg deleted"
 else
 	not_ok "entry deleted" "bpftool map delete failed"
+fi
+# Then the generation, as every writer of the map does after its write
+# (include/sandbox.h): the verdicts the programs cached for this cgroup
+# (cg_fast holds its entry, which the probes above put there) end with it.
+off=$(bpftool btf dump map pinned "$bpffs/maps/data" value 2>&1 |
+	sed -n "s/.* offset=\([0-9]*\) size=8 (VAR 'sandbox_gen')\$/\1/p")
+if [ -n "$off" ] && gen=$("$TOOLS/bpfquery" add "$bpffs/maps/data" "$off" 1 2>&1); then
+	ok "sandbox_gen bumped to $gen"
+else
+	not_ok "sandbox_gen bumped" "no sandbox_gen in the pinned .data's BTF ('$off'), or: $gen"
 fi
 for p in "tcp 127.0.0.1 8080" "udp 127.0.0.1 8080"; do
 	# netprobe says which step failed: the socket itself.

@@ -149,11 +149,12 @@ else
 	t_fail lsm-smoke/deny-logged-once "no probe pid to look for"
 fi
 
-# stale-outside: the outsider cache (task storage `task_outside`, and
-# cg_cache) never outlives a write of the sandboxes map. One long-lived
-# shell, in a cgroup no policy selects, opens /etc/shadow itself (the
-# redirection of a builtin: no child, the same task every time) ten times
-# a second: allowed, and its "outside" verdict cached. A reload of the
+# stale-outside: the outsider caches (cg_fast, task storage
+# `task_verdict`, and cg_cache) never outlive a write of the sandboxes
+# map. One long-lived shell, in a cgroup no policy selects, opens
+# /etc/shadow itself (the redirection of a builtin: no child, the same
+# task every time) ten times a second: allowed, and its "outside"
+# verdict cached. A reload of the
 # agent above then selects that cgroup, the task not moving (same cgroup
 # id, so only the generation can end its cached verdict): from then on
 # every open is refused, each with one record.

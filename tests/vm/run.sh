@@ -39,7 +39,8 @@
 # After the guest of each kernel of VM_RACE_KERNELS, `test` boots one
 # more guest of that kernel, with two CPUs, for the sections that need two programs running at
 # once: dcache-race (tests/vm/dcache-race.sh, the cache's lockless read
-# against writers on the other CPU) and setup-race (tests/vm/setup-race.sh,
+# against writers on the other CPU), cgfast-race (tests/vm/cgfast-race.sh,
+# the verdict cache's) and setup-race (tests/vm/setup-race.sh,
 # a runtime's move landing during its init's exec). Their results are
 # labelled [6.12-2cpu] (and [6.1-2cpu]) and count in the total. VM_RACE=0
 # leaves them out (make vm-test VM_ONLY=... without either does);
@@ -78,11 +79,11 @@ if [ "$mode" = test ]; then
 			case " $race_kernels " in *" $k "*) continue ;; esac
 			case " $kernels " in
 			*" $k "*) race_kernels="$race_kernels $k" ;;
-			*) echo "vm-test: no two-CPU guest for $k: VM_KERNELS ($kernels) has no $k (dcache-race and setup-race not run on it)" ;;
+			*) echo "vm-test: no two-CPU guest for $k: VM_KERNELS ($kernels) has no $k (dcache-race, cgfast-race and setup-race not run on it)" ;;
 			esac
 		done
 		[ -n "$race_kernels" ] ||
-			echo "vm-test: no two-CPU guest (VM_RACE_KERNELS: ${VM_RACE_KERNELS-6.12}); dcache-race and setup-race not run"
+			echo "vm-test: no two-CPU guest (VM_RACE_KERNELS: ${VM_RACE_KERNELS-6.12}); dcache-race, cgfast-race and setup-race not run"
 	fi
 	for k in $kernels; do
 		race=
@@ -112,7 +113,7 @@ if [ "$mode" = test ]; then
 			if [ -n "$race" ]; then
 				echo "vm-test: [$k-2cpu] booting (console in $vm_dir/console-$k-2cpu.log)"
 				VM_KERNEL=$k VM_SMP=2 VM_LABEL=$k-2cpu VM_QUIET=1 VM_TIMEOUT=${VM_RACE_TIMEOUT:-900} \
-					VM_APPEND="${VM_APPEND:-} stockade.race=1 stockade.only=dcache-race,setup-race" \
+					VM_APPEND="${VM_APPEND:-} stockade.race=1 stockade.only=dcache-race,cgfast-race,setup-race" \
 					sh "$0" test-one > "$vm_dir/results-$k-2cpu.txt" 2>&1 &
 				child=$!
 				wait $child || rc=1

@@ -17,6 +17,9 @@
 #                   it decided on (tests/vm/dcache.sh); dcache-race/*:
 #                   its lockless read against writers on another CPU,
 #                   in the two-CPU guests only (tests/vm/dcache-race.sh);
+#      cgfast-race/* issue 18: the verdict cache cg_fast's lockless read
+#                   against writers on another CPU, in the two-CPU guests
+#                   only (tests/vm/cgfast-race.sh);
 #      overlay/*    a sandbox on overlayfs, as a container's root: the
 #                   kernel's own opens of its layers neither refused nor
 #                   judged twice (tests/vm/overlay.sh);
@@ -256,7 +259,7 @@ fi
 # The cache's lockless read against writers on another CPU
 # (tests/vm/dcache-race.sh): in the two-CPU guests, which run only it
 # and setup-race (tests/vm/run.sh boots one per kernel with VM_RACE=1:
-# stockade.race=1 stockade.only=dcache-race,setup-race); a one-CPU guest cannot run two programs at
+# stockade.race=1 stockade.only=dcache-race,cgfast-race,setup-race); a one-CPU guest cannot run two programs at
 # once.
 # The race guest (stockade.race=1) runs it whatever its CPUs: the script
 # fails on one. A one-CPU guest asked for it by name says why not.
@@ -265,6 +268,16 @@ if want dcache-race; then
 		vm_script dcache-race 300 benchfile
 	elif [ -n "$only" ]; then
 		t_skip dcache-race/cpus "needs two CPUs: the two-CPU guests (tests/vm/run.sh, VM_RACE_KERNELS) run it"
+	fi
+fi
+
+# The verdict cache cg_fast's lockless read against writers on another
+# CPU (tests/vm/cgfast-race.sh): the two-CPU guests too, as dcache-race.
+if want cgfast-race; then
+	if [ -n "$race" ] || [ "$(grep -c '^processor' /proc/cpuinfo)" -ge 2 ]; then
+		vm_script cgfast-race 300 benchfile
+	elif [ -n "$only" ]; then
+		t_skip cgfast-race/cpus "needs two CPUs: the two-CPU guests (tests/vm/run.sh, VM_RACE_KERNELS) run it"
 	fi
 fi
 

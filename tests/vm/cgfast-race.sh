@@ -1,0 +1,133 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#
+# The verdict cache cg_fast's lockless read (include/sandbox.h) against
+# writers on another CPU, in the test VM's two-CPU guests (tests/vm/run.sh,
+# VM_RACE). A reader takes a slot only if its sequence count was the same
+# even number before and after it read the slot; a reader that took a
+# slot half written could take a sandbox cgroup's id with an outsider's
+# "outside", and let the sandbox open anything. Here it would:
+#
+#   the test build (make variant) has one slot, which every cgroup's
+#   verdict takes in turn, writes a slot's cgroup id first and its
+#   verdict after a spin, and spins between a reader's first read of the
+#   sequence and its reads of the slot;
+#   writer 1, in sandbox cf-x, opens /cf/ok/f, which cf-x may read: the
+#     slot holds the outsider's verdict, so each of its opens writes its
+#     own ("inside") back;
+#   writer 2, in cf-out, a cgroup no policy selects, opens /cf/deny/f,
+#     and writes "outside" over writer 1's;
+#   the reader, in cf-x, opens /cf/deny/f, which cf-x may not read: every
+#     open must be refused, with its record.
+#   While writer 1 writes, the slot holds cf-x's id with writer 2's
+#   "outside": the reader's own cgroup, outside every sandbox.
+#
+# The test build counts the reads the sequence turned away
+# (cg_fast_turned key 0), which must be some: reads met writers
+# mid-write. With the sequence's second check taken out of cg_fast_get(),
+# the reader's opens were allowed (this case broken on purpose; README,
+# Testing).
+#
+# Env (tests/vm/suite.sh): STOCKADE, TOOLS, CGROUP_ROOT.
+
+. tests/vm/lib.sh
+
+T=cgfast-race
+bf=$TOOLS/benchfile
+work=/tmp/cgfast-race
+log=$work/agent.log
+bpffs=/sys/fs/bpf/cgfast-race
+cgx=$CGROUP_ROOT/cf-x
+cgo=$CGROUP_ROOT/cf-out
+agent=
+
+if [ "$(hostname)" != stockade-vm ] || [ ! -f /init ]; then
+	t_fail $T/guest "refusing to run outside the test VM: this script writes /cf"
+	exit 0
+fi
+two_cpus $T || exit 0
+t_ok $T/cpus
+
+cleanup() {
+	if [ -n "$agent" ]; then
+		kill -TERM "$agent" 2>/dev/null
+		wait_for 20 eval '! alive "$agent"' || kill -9 "$agent" 2>/dev/null
+		wait "$agent" 2>/dev/null
+	fi
+	[ ! -d "$bpffs" ] || "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
+	cg_remove "$cgx" "$cgo"
+	rm -rf /cf
+}
+trap cleanup EXIT
+
+rm -rf "$work" /cf
+mkdir -p "$work/policies" /cf/ok /cf/deny "$cgx" "$cgo"
+echo data > /cf/ok/f
+echo data > /cf/deny/f
+cat > "$work/policies/cf-x.yaml" <<EOF
+name: cf-x
+mode: enforce
+cgroups: [/cf-x]
+network:
+  default: deny
+files:
+  read: [/cf/ok, /opt/stockade]
+EOF
+
+: > "$log"
+"$TOOLS/stockade-variant" agent --policy "$work/policies" --bpffs "$bpffs" \
+	--ring-size 32M --log "$log" > /dev/null 2> "$work/agent.err" &
+agent=$!
+agent_ready_or_fail $T/agent-ready "$log" "$agent" "$work/agent.err" || exit 0
+
+t0=$("$TOOLS/bpfquery" u64 "$bpffs/maps/cg_fast_turned" 0 2>&1)
+# benchfile: one call per block, so that the two writers take the slot
+# in turns; the reader's blocks are long, it only has to outlast them.
+"$bf" open --iters 1 --blocks 6000 --cond "w=$cgx" w/ok:ok:/cf/ok/f \
+	> "$work/w1.out" 2>&1 &
+w1=$!
+"$bf" open --iters 1 --blocks 6000 --cond "w=$cgo" w/out:ok:/cf/deny/f \
+	> "$work/w2.out" 2>&1 &
+w2=$!
+"$bf" open --iters 500 --blocks 40 --cond "w=$cgx" w/r:denied:/cf/deny/f \
+	> "$work/r.out" 2>&1
+rrc=$?
+wait "$w1"
+w1rc=$?
+wait "$w2"
+w2rc=$?
+t1=$("$TOOLS/bpfquery" u64 "$bpffs/maps/cg_fast_turned" 0 2>&1)
+
+if [ "$w1rc" = 0 ] && [ "$w2rc" = 0 ]; then
+	t_ok $T/writers-allowed
+else
+	t_fail $T/writers-allowed "writer 1 exit $w1rc: $(short "$(cat "$work/w1.out")"); writer 2 exit $w2rc: $(short "$(cat "$work/w2.out")")"
+fi
+# benchfile exits 1 at the first open that does not fail as expected.
+# Its line: "r.w NS_PER_OP OPENS DENIED".
+# shellcheck disable=SC2046	# split on purpose: the line's fields
+set -- $(grep '^r\.w ' "$work/r.out")
+opens=${3:-0} denied=${4:-0}
+if [ "$rrc" = 0 ] && [ "$opens" -gt 0 ] && [ "$opens" = "$denied" ]; then
+	t_ok $T/no-torn-outside
+else
+	t_fail $T/no-torn-outside "the reader's opens of /cf/deny/f: exit $rrc, $(short "$(cat "$work/r.out")")"
+fi
+turned=$((t1 - t0))
+if [ "$turned" -gt 0 ] 2> /dev/null; then
+	t_ok $T/race-run
+else
+	t_fail $T/race-run "cg_fast_turned: $t0 then $t1 (want it to grow: readers met writers mid-write)"
+fi
+echo "$T: the reader made $opens opens, $denied refused; $turned reads turned away by the sequence"
+
+# Each refusal has its record: one per denied open, none lost.
+log_settle "$log"
+n=$(grep '"event":"deny"' "$log" | grep -c '"path":"/cf/deny/f"')
+if [ "$n" = "$denied" ]; then
+	t_ok $T/records
+else
+	t_fail $T/records "$n deny records for /cf/deny/f, $denied opens refused"
+fi
+t_no_lost
+exit 0
