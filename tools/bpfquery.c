@@ -210,6 +210,20 @@ static int prog_stats(void)
 	return n < 0;
 }
 
+/* The map pinned at pin, or -1 with a message. */
+static int pin_open(const char *pin)
+{
+	union bpf_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.pathname = (__u64)(unsigned long)pin;
+	fd = sys_bpf(BPF_OBJ_GET, &attr);
+	if (fd < 0)
+		fprintf(stderr, "bpfquery: opening the pin %s failed: %s\n", pin, strerror(errno));
+	return fd;
+}
+
 static int map_u64(const char *pin, const char *key_arg)
 {
 	union bpf_attr attr;
@@ -231,13 +245,9 @@ static int map_u64(const char *pin, const char *key_arg)
 		key = (__u32)k;
 	}
 
-	memset(&attr, 0, sizeof(attr));
-	attr.pathname = (__u64)(unsigned long)pin;
-	fd = sys_bpf(BPF_OBJ_GET, &attr);
-	if (fd < 0) {
-		fprintf(stderr, "bpfquery: opening the pin %s failed: %s\n", pin, strerror(errno));
+	fd = pin_open(pin);
+	if (fd < 0)
 		return 1;
-	}
 	memset(&attr, 0, sizeof(attr));
 	attr.map_fd = fd;
 	attr.key = (__u64)(unsigned long)&key;
@@ -278,13 +288,9 @@ static int map_add(const char *pin, const char *off_arg, const char *n_arg)
 
 	if (number("offset", off_arg, &off) || number("addend", n_arg, &n))
 		return 2;
-	memset(&attr, 0, sizeof(attr));
-	attr.pathname = (__u64)(unsigned long)pin;
-	fd = sys_bpf(BPF_OBJ_GET, &attr);
-	if (fd < 0) {
-		fprintf(stderr, "bpfquery: opening the pin %s failed: %s\n", pin, strerror(errno));
+	fd = pin_open(pin);
+	if (fd < 0)
 		return 1;
-	}
 	memset(&info, 0, sizeof(info));
 	memset(&attr, 0, sizeof(attr));
 	attr.info.bpf_fd = fd;

@@ -98,21 +98,7 @@ wait "$w2"
 w2rc=$?
 t1=$("$TOOLS/bpfquery" u64 "$bpffs/maps/cg_fast_turned" 0 2>&1)
 
-if [ "$w1rc" = 0 ] && [ "$w2rc" = 0 ]; then
-	t_ok $T/writers-allowed
-else
-	t_fail $T/writers-allowed "writer 1 exit $w1rc: $(short "$(cat "$work/w1.out")"); writer 2 exit $w2rc: $(short "$(cat "$work/w2.out")")"
-fi
-# benchfile exits 1 at the first open that does not fail as expected.
-# Its line: "r.w NS_PER_OP OPENS DENIED".
-# shellcheck disable=SC2046	# split on purpose: the line's fields
-set -- $(grep '^r\.w ' "$work/r.out")
-opens=${3:-0} denied=${4:-0}
-if [ "$rrc" = 0 ] && [ "$opens" -gt 0 ] && [ "$opens" = "$denied" ]; then
-	t_ok $T/no-torn-outside
-else
-	t_fail $T/no-torn-outside "the reader's opens of /cf/deny/f: exit $rrc, $(short "$(cat "$work/r.out")")"
-fi
+race_verdicts no-torn-outside /cf/deny/f "$rrc" "$w1rc" "$w2rc"
 turned=$((t1 - t0))
 if [ "$turned" -gt 0 ] 2> /dev/null; then
 	t_ok $T/race-run
@@ -122,12 +108,5 @@ fi
 echo "$T: the reader made $opens opens, $denied refused; $turned reads turned away by the sequence"
 
 # Each refusal has its record: one per denied open, none lost.
-log_settle "$log"
-n=$(grep '"event":"deny"' "$log" | grep -c '"path":"/cf/deny/f"')
-if [ "$n" = "$denied" ]; then
-	t_ok $T/records
-else
-	t_fail $T/records "$n deny records for /cf/deny/f, $denied opens refused"
-fi
-t_no_lost
+race_records /cf/deny/f
 exit 0

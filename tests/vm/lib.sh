@@ -205,6 +205,44 @@ t_no_lost() {
 	fi
 }
 
+# ---- the race scripts (dcache-race.sh, cgfast-race.sh) ----
+
+# race_verdicts CASE PATH RRC W1RC W2RC: their two writers allowed
+# ($work/w1.out, w2.out: $T/writers-allowed), and every one of the
+# reader's opens of PATH refused ($work/r.out, benchfile's line
+# "r.w NS_PER_OP OPENS DENIED"; RRC its exit status: benchfile exits 1 at
+# the first open that does not fail as expected): $T/CASE. Sets opens and
+# denied.
+race_verdicts() {
+	_rc_case=$1 _rc_path=$2 _rc_r=$3
+	if [ "$4" = 0 ] && [ "$5" = 0 ]; then
+		t_ok "$T/writers-allowed"
+	else
+		t_fail "$T/writers-allowed" "writer 1 exit $4: $(short "$(cat "$work/w1.out")"); writer 2 exit $5: $(short "$(cat "$work/w2.out")")"
+	fi
+	# shellcheck disable=SC2046	# split on purpose: the line's fields
+	set -- $(grep '^r\.w ' "$work/r.out")
+	opens=${3:-0} denied=${4:-0}
+	if [ "$_rc_r" = 0 ] && [ "$opens" -gt 0 ] && [ "$opens" = "$denied" ]; then
+		t_ok "$T/$_rc_case"
+	else
+		t_fail "$T/$_rc_case" "the reader's opens of $_rc_path: exit $_rc_r, $(short "$(cat "$work/r.out")")"
+	fi
+}
+
+# race_records PATH: each refusal has its record, one deny record of PATH
+# per denied open ($denied), none lost ($T/records, $T/no-lost-records).
+race_records() {
+	log_settle "$log"
+	_rr_n=$(grep '"event":"deny"' "$log" | grep -c "\"path\":\"$1\"")
+	if [ "$_rr_n" = "$denied" ]; then
+		t_ok "$T/records"
+	else
+		t_fail "$T/records" "$_rr_n deny records for $1, $denied opens refused"
+	fi
+	t_no_lost
+}
+
 # ---- helpers outside the sandbox ----
 
 helpers=
