@@ -829,7 +829,7 @@ int sandbox_entry_put(struct agent *a, uint64_t id, const struct sandbox *sb)
 
 /*
  * After every write of the sandboxes map, never before: a verdict the
- * BPF programs cached (cg_cache, task_verdict) was computed
+ * BPF programs cached (cg_fast, cg_cache, task_verdict) was computed
  * with the generation read before their lookups, so one that missed this
  * write is stale once the bump lands (include/sandbox.h).
  */

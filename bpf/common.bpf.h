@@ -182,8 +182,8 @@ static __always_inline struct sandbox *sandbox_nearest(struct sandbox *snap,
 #define cg_fast_barrier()	asm volatile("" ::: "memory")
 #define cg_fast_once(x)		(*(volatile __u64 *)&(x))
 
-/* Key 0: the reads cg_fast's sequence turned away, counted by the test
- * build alone (tests/vm/cgfast-race.sh). */
+/* Key 0: the reads cg_fast's sequence turned away, counted by the layout
+ * test build alone (tests/vm/cgfast-race.sh). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
@@ -192,17 +192,20 @@ struct {
 } cg_fast_turned SEC(".maps") __weak;
 
 /*
- * The test build (make variant) has one slot (include/sandbox.h), which
- * every cgroup's verdict takes in turn; writes a verdict's cgroup, then
- * spins, then its generation and entry; and spins between a reader's
- * first read of the sequence and its reads of the slot: so that on two
- * CPUs a reader often meets a slot half written, and a writer that
- * starts mid-read. tests/vm/cgfast-race.sh shows with it that the
- * sequence keeps readers off them (a slot holding a sandbox cgroup's id
- * with another cgroup's "outside" would let that sandbox do anything).
- * The product does neither.
+ * The layout test build (make variant-layout, whose pins fit no other
+ * build's anyway; not make variant, whose programs must differ from
+ * these in a few places only: tests/live/lifecycle.sh) has one slot
+ * (include/sandbox.h), which every cgroup's verdict takes in turn;
+ * writes a verdict's cgroup, then spins, then its generation and entry;
+ * and spins (less: every lookup does) between a reader's first read of
+ * the sequence and its reads of the slot: so that on two CPUs a reader
+ * often meets a slot half written, and a writer that starts mid-read.
+ * tests/vm/cgfast-race.sh shows with it that the sequence keeps readers
+ * off them (a slot holding a sandbox cgroup's id with another cgroup's
+ * "outside" would let that sandbox do anything). The product does
+ * neither.
  */
-#ifdef STOCKADE_TEST_VARIANT
+#ifdef STOCKADE_TEST_LAYOUT
 static long cg_fast_spin_step(__u32 i, void *ctx)
 {
 	return 0;
@@ -210,9 +213,9 @@ static long cg_fast_spin_step(__u32 i, void *ctx)
 
 /* bpf_loop(): its callback is verified once, where a loop would be
  * verified round by round at each of the lookup's call sites. */
-static __always_inline void cg_fast_spin(void)
+static __always_inline void cg_fast_spin(__u32 n)
 {
-	bpf_loop(2000, cg_fast_spin_step, NULL, 0);
+	bpf_loop(n, cg_fast_spin_step, NULL, 0);
 }
 
 static __always_inline void cg_fast_count_turned(void)
@@ -224,7 +227,7 @@ static __always_inline void cg_fast_count_turned(void)
 		__sync_fetch_and_add(n, 1);
 }
 #else
-static __always_inline void cg_fast_spin(void)
+static __always_inline void cg_fast_spin(__u32 n)
 {
 }
 
@@ -258,7 +261,7 @@ static __always_inline bool cg_fast_get(__u64 id, __u64 gen, __u64 *gen_out,
 		cg_fast_count_turned();
 		return false;	/* a writer is in */
 	}
-	cg_fast_spin();
+	cg_fast_spin(200);
 	cg_fast_barrier();
 	cgid = v->cgid;
 	g = v->gen;
@@ -289,7 +292,7 @@ static __always_inline void cg_fast_put(__u64 id, __u64 gen,
 		return;
 	v->cgid = id;
 	cg_fast_barrier();
-	cg_fast_spin();
+	cg_fast_spin(2000);
 	cg_fast_barrier();
 	v->gen = gen;
 	if (entry)
@@ -324,10 +327,13 @@ task_verdict_put(bool task_cache, __u64 id, __u64 gen, const struct sandbox *ent
 }
 
 /*
- * The sandbox the current task is in (include/sandbox.h): its own
- * cgroup's entry first (the agent inserts every cgroup it has seen, so
- * this is the common case), then the outsider cache, then its ancestors,
- * nearest entry wins, for a cgroup the agent has not classified yet.
+ * The sandbox the current task is in (include/sandbox.h): its cgroup's
+ * verdict in cg_fast if that holds it (for the BPF-LSM programs, only
+ * an "outside": a task inside reads its own storage), then the task's
+ * storage, then its own cgroup's entry (the agent inserts every cgroup
+ * it has seen, so this is the common case), then the outsider cache,
+ * then its ancestors, nearest entry wins, for a cgroup the agent has
+ * not classified yet.
  * Returns NULL when the task is outside every sandbox (*state says whether
  * an entry said so, or none was found), else snap, a copy of the entry
  * taken right at the lookup, its slot resolved to a policy id: a reload
@@ -371,7 +377,6 @@ static __always_inline struct sandbox *sandbox_lookup_tv(__u64 *cgid,
 	struct cg_cache_val *c, nc;
 	struct anc_scan scan = {};
 	struct sandbox *sb;
-	bool fast;
 	__u64 id, g;
 
 	if ((how & SBL_ID_LOADS) == SBL_ID_LOADS) {
@@ -392,8 +397,7 @@ static __always_inline struct sandbox *sandbox_lookup_tv(__u64 *cgid,
 	 * bumps sandbox_gen after its entry exists, so an "outside" cached
 	 * from lookups that missed it is stale on arrival. */
 	nc.gen = sandbox_gen;
-	fast = cg_fast_get(id, nc.gen, &g, snap);
-	if (fast) {
+	if (cg_fast_get(id, nc.gen, &g, snap)) {
 		if (!(g & SANDBOX_CACHE_INSIDE)) {
 			if (!(g & SANDBOX_CACHE_CLASSIFIED))
 				*state = SANDBOX_NONE;
@@ -414,11 +418,12 @@ static __always_inline struct sandbox *sandbox_lookup_tv(__u64 *cgid,
 		tv = bpf_task_storage_get(&task_verdict, t, 0, 0);
 		if (tv && tv->cgid == id &&
 		    (tv->gen & ~(SANDBOX_CACHE_CLASSIFIED | SANDBOX_CACHE_INSIDE)) == nc.gen) {
-			/* The cgroup's slot holds another verdict (or
-			 * none): this one back in it. */
-			if (!fast)
-				cg_fast_put(id, tv->gen, tv->gen & SANDBOX_CACHE_INSIDE ?
-					    &tv->entry : NULL);
+			/* Not copied into cg_fast when its slot holds
+			 * another cgroup's verdict: a hook that runs in
+			 * interrupt context with task storage (task_kill,
+			 * from a USB URB's completion) could read the
+			 * interrupted task's verdict half written, and
+			 * would hand it to the whole cgroup. */
 			if (tv->gen & SANDBOX_CACHE_INSIDE) {
 				*snap = tv->entry;
 				*state = SANDBOX_IN;

@@ -61,7 +61,9 @@
  * one's (make variant-layout, built with -DSTOCKADE_TEST_LAYOUT): another
  * layout version, `detached` of another size, and one map more
  * (layout_test, bpf/lifecycle.bpf.c). Agents of the two builds replace
- * each other's state (agent/replace.c).
+ * each other's state (agent/replace.c). The same build has a cg_fast of
+ * one slot, with spins that widen its race (bpf/common.bpf.h): its pins
+ * fit no other build's anyway.
  */
 #ifdef STOCKADE_TEST_LAYOUT
 enum { PIN_LAYOUT_BASE = PIN_LAYOUT_VERSION };

@@ -138,9 +138,9 @@ struct cg_cache_val {
  * Task storage `task_verdict`: the same verdict per task, with the cgroup
  * it was reached in, and for a task in a sandbox cgroup of its own entry,
  * a copy of that entry. The BPF-LSM and tracing programs look it up
- * first, so an outsider and a confined task alike pay one lookup (no
- * hash, no LRU) on every hook; a task moved to another cgroup misses
- * (cgid differs). Whoever writes the sandboxes map (put or delete) bumps
+ * first after cg_fast (below), so a confined task pays one storage
+ * lookup (no hash, no LRU) on every hook; a task moved to another
+ * cgroup misses (cgid differs). Whoever writes the sandboxes map (put or delete) bumps
  * sandbox_gen after the write: the agent, and `stockade detach` (through
  * the pinned .data); that ends every cached verdict at once. The copy
  * holds the entry's slot, which each use resolves again (policy_slots),
@@ -176,7 +176,7 @@ struct task_verdict_val {
  * took only misses (the cgroup's id is in it). Never written by the
  * agent, nor carried across a replacement.
  */
-#ifdef STOCKADE_TEST_VARIANT
+#ifdef STOCKADE_TEST_LAYOUT
 #define CG_FAST_SLOTS	1	/* every verdict in one slot (bpf/common.bpf.h) */
 #else
 #define CG_FAST_SLOTS	8192	/* a power of two */
