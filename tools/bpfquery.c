@@ -32,6 +32,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,26 +225,33 @@ static int pin_open(const char *pin)
 	return fd;
 }
 
+/* A decimal number from 0 to max, all of arg, or -1 with a message. */
+static int number(const char *what, const char *arg, unsigned long long max,
+		  unsigned long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(arg, &end, 10);
+	if (errno || end == arg || *end || *arg == '-' || *out > max) {
+		fprintf(stderr, "bpfquery: %s '%s' is not a number (0 to %llu)\n",
+			what, arg, max);
+		return -1;
+	}
+	return 0;
+}
+
 static int map_u64(const char *pin, const char *key_arg)
 {
 	union bpf_attr attr;
-	__u32 key = 0;
+	unsigned long long k = 0;
+	__u32 key;
 	__u64 val = 0;
-	char *end;
 	int fd;
 
-	if (key_arg) {
-		unsigned long k;
-
-		errno = 0;
-		k = strtoul(key_arg, &end, 10);
-		if (errno || end == key_arg || *end || k > UINT32_MAX) {
-			fprintf(stderr, "bpfquery: key '%s' is not a number (0 to %u)\n",
-				key_arg, UINT32_MAX);
-			return 2;
-		}
-		key = (__u32)k;
-	}
+	if (key_arg && number("key", key_arg, UINT32_MAX, &k))
+		return 2;
+	key = (__u32)k;
 
 	fd = pin_open(pin);
 	if (fd < 0)
@@ -263,20 +271,6 @@ static int map_u64(const char *pin, const char *key_arg)
 	return 0;
 }
 
-/* strtoull() of all of arg, or -1 with a message. */
-static int number(const char *what, const char *arg, unsigned long long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoull(arg, &end, 10);
-	if (errno || end == arg || *end || *arg == '-') {
-		fprintf(stderr, "bpfquery: %s '%s' is not a number\n", what, arg);
-		return -1;
-	}
-	return 0;
-}
-
 static int map_add(const char *pin, const char *off_arg, const char *n_arg)
 {
 	unsigned long long off, n;
@@ -286,7 +280,8 @@ static int map_add(const char *pin, const char *off_arg, const char *n_arg)
 	void *mem;
 	int fd, rc = 1;
 
-	if (number("offset", off_arg, &off) || number("addend", n_arg, &n))
+	if (number("offset", off_arg, UINT32_MAX, &off) ||
+	    number("addend", n_arg, ULLONG_MAX, &n))
 		return 2;
 	fd = pin_open(pin);
 	if (fd < 0)

@@ -54,12 +54,7 @@ two_cpus $T || exit 0
 t_ok $T/cpus
 
 cleanup() {
-	if [ -n "$agent" ]; then
-		kill -TERM "$agent" 2>/dev/null
-		wait_for 20 eval '! alive "$agent"' || kill -9 "$agent" 2>/dev/null
-		wait "$agent" 2>/dev/null
-	fi
-	[ ! -d "$bpffs" ] || "$STOCKADE" detach --all --bpffs "$bpffs" > /dev/null 2>&1
+	agent_kill
 	cg_remove "$cgx" "$cgo"
 	rm -rf /cf
 }
