@@ -315,7 +315,7 @@ variant-layout:
 # ---- live tests on this machine's kernel (root) ----
 # Every script runs, even after one failed (each says what it found), and
 # the target fails if any did.
-LIVE_TESTS := run noentry srcroute mptcp setuppass degraded limits-hybrid lifecycle reload zerowin burst latency preexist manifest probe report ocihook \
+LIVE_TESTS := run noentry cgfast srcroute mptcp setuppass degraded limits-hybrid lifecycle reload zerowin burst latency preexist manifest probe report ocihook \
 	      systemd reopen logfull metrics preflight configmap containers watch idle fdlimit
 # Each script's time and the CPU its processes took (the shell's reaped
 # children: cutime + cstime, in USER_HZ), for make test's budget.
