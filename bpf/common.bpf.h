@@ -419,13 +419,11 @@ static __always_inline struct sandbox *sandbox_lookup_tv(__u64 *cgid,
 		if (tv && tv->cgid == id &&
 		    (tv->gen & ~(SANDBOX_CACHE_CLASSIFIED | SANDBOX_CACHE_INSIDE)) == nc.gen) {
 			/* Not copied into cg_fast when its slot holds
-			 * another cgroup's verdict: a hook that ran in
-			 * interrupt context with task storage could read
-			 * the interrupted task's verdict half written, and
-			 * would hand it to the whole cgroup. None does (the
-			 * hooks that run there, file_send_sigiotask and
-			 * task_kill's URB case, look up without it), but
-			 * the copy would make any that did unsafe. */
+			 * another cgroup's verdict: a hook that runs in
+			 * interrupt context with task storage (task_kill,
+			 * from a USB URB's completion) could read the
+			 * interrupted task's verdict half written, and
+			 * would hand it to the whole cgroup. */
 			if (tv->gen & SANDBOX_CACHE_INSIDE) {
 				*snap = tv->entry;
 				*state = SANDBOX_IN;

@@ -87,33 +87,7 @@ SEC("lsm/task_kill")
 int BPF_PROG(stk_task_kill, struct task_struct *p, struct kernel_siginfo *info,
 	     int sig, const struct cred *cred)
 {
-	struct policy_conf *conf;
-	struct sandbox *sb, sb_snap;
-	__u64 cgid;
-	__u32 id;
-	int state;
-
-	if (!cred) {
-		conf = lsm_current(&sb, &cgid, &sb_snap);
-		if (!conf)
-			return 0;
-	} else {
-		/* A USB URB's completion signalling in its submitter's
-		 * name (kill_pid_usb_asyncio(), the one caller that passes
-		 * cred), in interrupt context: current is whoever was
-		 * interrupted, maybe halfway through writing its own
-		 * task_verdict or setup state in a hook of its own. So
-		 * judged by its cgroup, not its storage, as SIGIO is
-		 * (stk_file_send_sigiotask()), and with no setup pass
-		 * (setup_pass() writes task storage): fail closed. */
-		sb = sandbox_lookup(&cgid, &sb_snap, &state, false);
-		if (!sb)
-			return 0;
-		id = sb->policy_id;
-		conf = bpf_map_lookup_elem(&policies, &id);
-		if (!conf)
-			return -EPERM;
-	}
+	CURRENT_OR_ALLOW();
 	/* A runtime's task in setup is out of the sandbox's reach. */
 	if (in_setup(p))
 		return lsm_deny(sb, conf, cgid, EV_KIND_SIGNAL, 0,
