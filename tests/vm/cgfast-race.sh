@@ -25,8 +25,9 @@
 #
 # The test build counts the reads the sequence turned away
 # (cg_fast_turned key 0), which must be some: reads met writers
-# mid-write. With the sequence's second check taken out of cg_fast_get(),
-# the reader's opens were allowed (this case broken on purpose; README,
+# mid-write. With either of the sequence's two checks taken out of
+# cg_fast_get() (odd before the read; changed after it), some of the
+# reader's opens were allowed (this case broken on purpose; README,
 # Testing).
 #
 # Writers that only opened files would write once each: a task's own
