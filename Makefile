@@ -305,7 +305,9 @@ variant:
 		BPF_EXTRA=-DSTOCKADE_TEST_VARIANT $(VARIANT)
 
 # The same agent with pinned maps that do not fit (include/lifecycle.h,
-# STOCKADE_TEST_LAYOUT): the replacement tests switch between the two.
+# STOCKADE_TEST_LAYOUT): the replacement tests switch between the two;
+# its one cg_fast slot serves tests/live/cgfast.sh and
+# tests/vm/cgfast-race.sh (include/sandbox.h).
 # DEFS reaches both halves: the layout version is shared.
 VARIANT_LAYOUT	:= $(OUT)/variant-layout/stockade
 variant-layout:

@@ -89,12 +89,34 @@ send() {
 	esac
 }
 
+# slot_holds WHO: the one slot holds sandbox WHO's cgroup id, so the
+# other sandbox's next send finds WHO's verdict there first. Only where
+# BPF-LSM is off (the host): with it, every new task's first hook (the
+# stat and bpftool below) writes its own cgroup's verdict in the slot.
+slot_holds() {
+	if grep -q '"event":"agent_ready".*"degraded":\[\]' "$log"; then
+		skip "round $round: the slot holds $1's verdict" \
+			"BPF-LSM is on: this test's own processes take the slot"
+		return
+	fi
+	want=$(stat -c %i "$CGROUP_ROOT/stockade-cgfast-$1")
+	got=$(bpftool -j map lookup pinned "$bpffs/maps/cg_fast" key 0 0 0 0 2>&1 |
+		sed -n 's/.*"cgid":\([0-9]*\).*/\1/p')
+	if [ "$got" = "$want" ]; then
+		ok "round $round: the slot holds $1's verdict"
+	else
+		not_ok "round $round: the slot holds $1's verdict" "cgid '$got', want $want"
+	fi
+}
+
 # Each send's programs leave their verdict in the one slot; the next
 # sandbox's send finds it there first.
 for round in 1 2 3; do
 	send b 9002 OK
+	slot_holds b
 	send a 9002 EPERM
 	send a 9001 OK
+	slot_holds a
 	send b 9001 EPERM
 done
 
